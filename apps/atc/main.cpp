@@ -1,0 +1,153 @@
+// atc: the graphsplit model converter, with GE's option style (--name=value, modes selected by --mode).
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "common/log.h"
+#include "graphsplit/sdk/ir/graph.h"
+#include "model/om_io.h"
+#include "options.h"
+
+namespace graphsplit::atc {
+namespace {
+
+using sdk::Status;
+namespace fs = std::filesystem;
+
+int fail(const std::string& message) {
+  std::string line = message;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::fprintf(stderr, "atc: error: %s\n", line.c_str());
+  return 1;
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status check_framework(const AtcOptions& o, const std::string& path) {
+  if (o.framework) {
+    if (*o.framework != 5) {
+      return Status::unsupported("--framework=" + std::to_string(*o.framework) +
+                                 " is not supported; graphsplit reads ONNX models (--framework=5)");
+    }
+    return Status::ok();
+  }
+  if (!ends_with(path, ".onnx")) {
+    return Status::invalid_argument(path + ": cannot tell the model's framework from its name; pass --framework=5 for ONNX");
+  }
+  return Status::ok();
+}
+
+Status load_model(const AtcOptions& o, const std::string& path, std::unique_ptr<sdk::Graph>* root) {
+  GS_RETURN_IF_ERROR(check_framework(o, path));
+  OnnxImportOptions import;
+  if (!o.input_shape.empty()) GS_RETURN_IF_ERROR(parse_input_shape(o.input_shape, &import.input_shapes));
+  return import_onnx_file(path, import, root);
+}
+
+std::string io_line(const sdk::Node* n, size_t out) {
+  return n->output_name(out) + " " + n->output_desc(out).to_string();
+}
+
+void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::string& om_path, size_t om_bytes) {
+  std::map<std::string, size_t> ops;
+  size_t inputs_shown = 0;
+  std::ostringstream in, out;
+  for (const sdk::Node* n : root.nodes()) {
+    if (n->type() == sdk::op::kData) {
+      in << (inputs_shown++ ? ", " : "") << io_line(n, 0);
+    } else if (n->type() == sdk::op::kNetOutput) {
+      for (size_t i = 0; i < n->num_inputs(); ++i) {
+        const sdk::OutPort p = n->input(i);
+        out << (i ? ", " : "") << (p.node ? io_line(p.node, p.index) : "?");
+      }
+    }
+  }
+  auto count = [&](const sdk::Graph& g) {
+    for (const sdk::Node* n : g.nodes()) ++ops[n->type()];
+  };
+  count(root);
+  for (const sdk::Graph* g : root.subgraphs()) count(*g);
+  std::vector<std::pair<std::string, size_t>> top(ops.begin(), ops.end());
+  std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::ostringstream ops_line;
+  for (size_t i = 0; i < top.size() && i < 8; ++i) ops_line << (i ? ", " : "") << top[i].first << " " << top[i].second;
+  if (top.size() > 8) ops_line << ", ... (" << top.size() << " op types)";
+
+  std::printf("model:     %s\n", o.model.c_str());
+  std::printf("graph:     '%s': %zu nodes in the root graph, %zu subgraphs, %zu nodes in all\n", root.name().c_str(),
+              root.num_nodes(), root.subgraphs().size(), root.total_nodes());
+  std::printf("inputs:    %s\n", in.str().c_str());
+  std::printf("outputs:   %s\n", out.str().c_str());
+  std::printf("ops:       %s\n", ops_line.str().c_str());
+  std::printf("wrote:     %s (%zu bytes)\n", om_path.c_str(), om_bytes);
+}
+
+int convert(const AtcOptions& o) {
+  if (o.model.empty()) return fail("--model is required with --mode=0 (e.g. --model=net.onnx --output=net)");
+  if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
+  std::unique_ptr<sdk::Graph> root;
+  if (Status s = load_model(o, o.model, &root); !s) return fail(s.message());
+  std::string bytes;
+  if (Status s = serialize_om(*root, &bytes); !s) return fail(s.message());
+  const std::string path = ends_with(o.output, ".om") ? o.output : o.output + ".om";
+  if (Status s = write_file_atomically(path, bytes); !s) return fail(s.message());
+  print_summary(o, *root, path, bytes.size());
+  return 0;
+}
+
+int to_json(const AtcOptions& o) {
+  if (o.om.empty()) return fail("--om is required with --mode=1 (the model to convert to JSON)");
+  if (o.json.empty()) return fail("--json is required with --mode=1 (the JSON file to write)");
+  std::string json;
+  if (ends_with(o.om, ".onnx") || o.framework) {
+    std::unique_ptr<sdk::Graph> root;
+    if (Status s = load_model(o, o.om, &root); !s) return fail(s.message());
+    if (Status s = graph_to_json(*root, &json); !s) return fail(s.message());
+  } else {
+    std::string bytes;
+    if (Status s = read_file(o.om, &bytes, uint64_t{1} << 31); !s) return fail(s.message());
+    if (Status s = om_to_json(bytes, o.om, &json); !s) return fail(s.message());
+  }
+  if (Status s = write_file_atomically(o.json, json); !s) return fail(s.message());
+  std::printf("wrote:     %s (%zu bytes)\n", o.json.c_str(), json.size());
+  return 0;
+}
+
+}  // namespace
+}  // namespace graphsplit::atc
+
+int main(int argc, char** argv) {
+  using namespace graphsplit::atc;
+  CLI::App app{"atc: convert a model into a graphsplit .om model (GE-style options)", "atc"};
+  AtcOptions options;
+  register_core_options(app, options);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::fputs(app.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return fail(e.what());
+  }
+  if (options.version) {
+    std::printf("atc (graphsplit) %s; ONNX opsets up to %d\n", GRAPHSPLIT_VERSION, graphsplit::max_supported_onnx_opset());
+    return 0;
+  }
+  if (auto s = graphsplit::init_logging(options.log); !s) return fail(s.message());
+  try {
+    switch (options.mode) {
+      case 0: return convert(options);
+      case 1: return to_json(options);
+      default: return fail("--mode=" + std::to_string(options.mode) + " is not supported (0: model to .om, 1: to JSON)");
+    }
+  } catch (const std::exception& e) {
+    return fail(std::string("internal error: ") + e.what());
+  }
+}

@@ -1,0 +1,36 @@
+// atc's options. Each feature area registers its own group on the CLI11 app, so a later feature adds a
+// register_*_options function here and a call in main, and nothing else changes.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "import/onnx_import.h"
+
+namespace CLI {
+class App;
+}
+
+namespace graphsplit::atc {
+
+struct AtcOptions {
+  // Core (GE spellings).
+  std::string model;
+  std::optional<int> framework;  // 5 = ONNX, the only framework graphsplit reads
+  std::string output;
+  std::string input_shape;
+  std::string log = "warning";
+  int mode = 0;  // 0: model -> .om; 1: .om (or model) -> JSON
+  std::string om;
+  std::string json;
+  bool version = false;
+};
+
+void register_core_options(CLI::App& app, AtcOptions& options);
+
+// Parses GE's --input_shape syntax: "name:d0,d1;name2:d0". A name is everything before the last ':' (names may
+// contain ':'); an empty dimension list is a scalar; -1 marks an unknown dimension.
+sdk::Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out);
+
+}  // namespace graphsplit::atc

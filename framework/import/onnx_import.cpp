@@ -1,0 +1,720 @@
+// ONNX -> IR.
+//
+// Mapping (docs/onnx-import.md has the full table):
+//  - graph inputs that are not initializers -> Data (attr `index`; in subgraphs also `_parent_node_index`)
+//  - initializers and Constant nodes       -> Const (attr `value`)
+//  - graph outputs                         -> one NetOutput per graph (attr `output_names`)
+//  - graph-valued attributes               -> subgraphs registered on the root, referenced by kGraph attributes
+//  - values a subgraph captures from an enclosing graph become explicit inputs of the control-flow node (shared
+//    by all its branches) and a Data node in the subgraph with `_parent_node_index` and `_outer_value`; a capture
+//    two levels down is threaded through every level in between.
+#include "import/onnx_import.h"
+
+#include <onnx/defs/data_type_utils.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#include <spdlog/spdlog.h>
+
+#include <climits>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "common/atomic_file.h"
+#include "graphsplit/sdk/ir/verify.h"
+
+namespace graphsplit {
+namespace {
+
+using sdk::Status;
+namespace fs = std::filesystem;
+
+constexpr std::string_view kDefaultDomain = "ai.onnx";
+bool is_default_domain(const std::string& d) { return d.empty() || d == kDefaultDomain; }
+
+// ------------------------------------------------------------------ types and tensors
+
+void type_to_desc(const onnx::TypeProto& t, sdk::TensorDesc* d) {
+  using V = onnx::TypeProto::ValueCase;
+  switch (t.value_case()) {
+    case V::kTensorType: {
+      const auto& tt = t.tensor_type();
+      if (d->kind == sdk::ValueKind::kUnknown) d->kind = sdk::ValueKind::kTensor;
+      d->dtype = (tt.elem_type() >= 0 && tt.elem_type() <= sdk::kMaxDataType)
+                     ? static_cast<sdk::DataType>(tt.elem_type())
+                     : sdk::DataType::kUndefined;
+      if (!tt.has_shape()) {
+        d->shape = sdk::Shape::unknown_rank();
+        return;
+      }
+      std::vector<int64_t> dims;
+      std::vector<std::string> names;
+      bool named = false;
+      for (const auto& dim : tt.shape().dim()) {
+        if (dim.has_dim_value() && dim.dim_value() >= 0) {
+          dims.push_back(dim.dim_value());
+          names.emplace_back();
+        } else {
+          dims.push_back(sdk::kUnknownDim);
+          names.push_back(dim.has_dim_param() ? dim.dim_param() : std::string());
+          named = named || dim.has_dim_param();
+        }
+      }
+      d->shape = sdk::Shape(std::move(dims));
+      if (named) d->shape.set_dim_names(std::move(names));
+      return;
+    }
+    case V::kSequenceType:
+      d->kind = sdk::ValueKind::kSequence;
+      type_to_desc(t.sequence_type().elem_type(), d);
+      return;
+    case V::kOptionalType:
+      d->kind = sdk::ValueKind::kOptional;
+      type_to_desc(t.optional_type().elem_type(), d);
+      return;
+    case V::kMapType:
+      d->kind = sdk::ValueKind::kMap;
+      type_to_desc(t.map_type().value_type(), d);
+      return;
+    case V::kSparseTensorType: {
+      d->kind = sdk::ValueKind::kSparseTensor;
+      const int32_t e = t.sparse_tensor_type().elem_type();
+      d->dtype = (e >= 0 && e <= sdk::kMaxDataType) ? static_cast<sdk::DataType>(e) : sdk::DataType::kUndefined;
+      return;
+    }
+    default:
+      d->kind = sdk::ValueKind::kUnknown;
+      return;
+  }
+}
+
+sdk::TensorDesc desc_of(const onnx::TypeProto* t) {
+  sdk::TensorDesc d;
+  if (t) {
+    d.kind = sdk::ValueKind::kUnknown;  // type_to_desc sets the outermost kind first
+    type_to_desc(*t, &d);
+    if (d.kind == sdk::ValueKind::kUnknown && t->value_case() == onnx::TypeProto::VALUE_NOT_SET) {
+      d.kind = sdk::ValueKind::kTensor;
+    }
+  }
+  return d;
+}
+
+template <class T>
+void append_le(std::string* out, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));  // x86-64 and aarch64 are little-endian; the file format says little-endian
+  out->append(b, sizeof(T));
+}
+
+class TensorReader {
+ public:
+  TensorReader(std::string source, std::string base_dir) : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
+    const int32_t dt = t.data_type();
+    if (dt <= 0 || dt > sdk::kMaxDataType) {
+      return err(what + " has unsupported data type " + std::to_string(dt));
+    }
+    const auto dtype = static_cast<sdk::DataType>(dt);
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    sdk::Shape shape(dims);
+    for (int64_t d : dims) {
+      if (d < 0) return err(what + " has negative dimension " + std::to_string(d) + " in shape " + shape.to_string());
+    }
+    auto count = shape.num_elements();
+    if (!count) return err(what + " has a shape whose element count overflows: " + shape.to_string());
+    sdk::TensorDesc desc;
+    desc.dtype = dtype;
+    desc.shape = shape;
+    if (t.has_segment()) return err(what + " is segmented, which is not supported");
+
+    if (dtype == sdk::DataType::kString) {
+      if (t.data_location() == onnx::TensorProto::EXTERNAL) return err(what + ": external string data is not supported");
+      if (static_cast<int64_t>(t.string_data_size()) != *count) {
+        return err(what + " has " + std::to_string(t.string_data_size()) + " strings but its shape " +
+                   shape.to_string() + " holds " + std::to_string(*count));
+      }
+      *out = sdk::Tensor::from_strings(desc, {t.string_data().begin(), t.string_data().end()});
+      return Status::ok();
+    }
+    const int64_t esize = sdk::element_size(dtype);
+    if (*count > std::numeric_limits<int64_t>::max() / esize) {
+      return err(what + " is too large: shape " + shape.to_string());
+    }
+    const int64_t nbytes = *count * esize;
+    std::string bytes;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      GS_RETURN_IF_ERROR(read_external(t, what, nbytes, &bytes));
+    } else if (t.has_raw_data()) {
+      if (static_cast<int64_t>(t.raw_data().size()) != nbytes) {
+        return err(what + " has " + std::to_string(t.raw_data().size()) + " bytes of data but shape " +
+                   shape.to_string() + " of " + std::string(sdk::to_string(dtype)) + " needs " + std::to_string(nbytes));
+      }
+      bytes = t.raw_data();
+    } else {
+      GS_RETURN_IF_ERROR(read_typed(t, what, dtype, *count, &bytes));
+    }
+    *out = sdk::Tensor(std::move(desc), std::move(bytes));
+    return Status::ok();
+  }
+
+ private:
+  Status err(const std::string& m) const { return Status::invalid_argument(source_ + ": " + m); }
+
+  Status count_error(const std::string& what, int64_t have, int64_t want) const {
+    return err(what + " has " + std::to_string(have) + " values but its shape needs " + std::to_string(want));
+  }
+
+  Status read_typed(const onnx::TensorProto& t, const std::string& what, sdk::DataType dtype, int64_t count,
+                    std::string* bytes) const {
+    using D = sdk::DataType;
+    bytes->reserve(static_cast<size_t>(count * sdk::element_size(dtype)));
+    switch (dtype) {
+      case D::kFloat:
+      case D::kComplex64: {
+        const int64_t want = dtype == D::kComplex64 ? 2 * count : count;
+        if (t.float_data_size() != want) return count_error(what, t.float_data_size(), want);
+        for (float v : t.float_data()) append_le(bytes, v);
+        return Status::ok();
+      }
+      case D::kDouble:
+      case D::kComplex128: {
+        const int64_t want = dtype == D::kComplex128 ? 2 * count : count;
+        if (t.double_data_size() != want) return count_error(what, t.double_data_size(), want);
+        for (double v : t.double_data()) append_le(bytes, v);
+        return Status::ok();
+      }
+      case D::kInt64:
+        if (t.int64_data_size() != count) return count_error(what, t.int64_data_size(), count);
+        for (int64_t v : t.int64_data()) append_le(bytes, v);
+        return Status::ok();
+      case D::kUint32:
+      case D::kUint64:
+        if (t.uint64_data_size() != count) return count_error(what, t.uint64_data_size(), count);
+        for (uint64_t v : t.uint64_data()) {
+          if (dtype == D::kUint32) append_le(bytes, static_cast<uint32_t>(v));
+          else append_le(bytes, v);
+        }
+        return Status::ok();
+      case D::kInt32:
+      case D::kInt16:
+      case D::kInt8:
+      case D::kUint16:
+      case D::kUint8:
+      case D::kBool:
+      case D::kFloat16:
+      case D::kBFloat16:
+        // ONNX stores all of these widened to int32 (16-bit floats as their bit patterns).
+        if (t.int32_data_size() != count) return count_error(what, t.int32_data_size(), count);
+        for (int32_t v : t.int32_data()) {
+          switch (sdk::element_size(dtype)) {
+            case 1: append_le(bytes, static_cast<uint8_t>(v)); break;
+            case 2: append_le(bytes, static_cast<uint16_t>(v)); break;
+            default: append_le(bytes, v); break;
+          }
+        }
+        return Status::ok();
+      default: return err(what + " has data type " + std::string(sdk::to_string(dtype)) + " with no readable data");
+    }
+  }
+
+  Status read_external(const onnx::TensorProto& t, const std::string& what, int64_t nbytes, std::string* bytes) const {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoll(kv.value());
+        else if (kv.key() == "length") length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        return err(what + ": external_data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+      }
+    }
+    const fs::path rel(location);
+    if (location.empty() || rel.is_absolute() || location.find("..") != std::string::npos) {
+      return err(what + ": external data location '" + location + "' must be a relative path inside the model folder");
+    }
+    if (length >= 0 && length != nbytes) {
+      return err(what + ": external data length " + std::to_string(length) + " does not match its shape (" +
+                 std::to_string(nbytes) + " bytes)");
+    }
+    const std::string path = (fs::path(base_dir_) / rel).string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return err(what + ": cannot open external data file '" + path + "'");
+    in.seekg(0, std::ios::end);
+    const auto file_size = static_cast<int64_t>(in.tellg());
+    if (offset < 0 || offset > file_size || file_size - offset < nbytes) {
+      return err(what + ": external data file '" + path + "' is too short for offset " + std::to_string(offset) +
+                 " and " + std::to_string(nbytes) + " bytes");
+    }
+    in.seekg(offset);
+    bytes->resize(static_cast<size_t>(nbytes));
+    in.read(bytes->data(), nbytes);
+    return Status::ok();
+  }
+
+  std::string source_;
+  std::string base_dir_;
+};
+
+// ------------------------------------------------------------------ graph building
+
+struct Scope {
+  sdk::Graph* graph = nullptr;
+  Scope* parent = nullptr;
+  sdk::Node* owner = nullptr;  // the control-flow node (in the parent graph) that owns this subgraph
+  int64_t next_data_index = 0;
+  std::unordered_map<std::string, sdk::OutPort> values;
+  std::unordered_map<std::string, const onnx::TypeProto*> types;
+};
+
+class Importer {
+ public:
+  Importer(std::string source, std::string base_dir, const onnx::ModelProto& model)
+      : source_(std::move(source)), tensors_(source_, std::move(base_dir)), model_(model) {
+    for (const auto& o : model.opset_import()) opsets_[is_default_domain(o.domain()) ? "" : o.domain()] = o.version();
+  }
+
+  Status run(std::unique_ptr<sdk::Graph>* out) {
+    const onnx::GraphProto& g = model_.graph();
+    auto root = sdk::Graph::create(g.name().empty() ? "main" : g.name());
+    root_ = root.get();
+    std::vector<std::string> opset_texts;
+    for (const auto& o : model_.opset_import()) {
+      opset_texts.push_back((is_default_domain(o.domain()) ? std::string(kDefaultDomain) : o.domain()) + ":" +
+                            std::to_string(o.version()));
+    }
+    root->attrs().set("_onnx_ir_version", sdk::AttrValue::Int(model_.ir_version()));
+    root->attrs().set("_onnx_opset_import", sdk::AttrValue::Strings(std::move(opset_texts)));
+    if (!model_.producer_name().empty()) {
+      root->attrs().set("_onnx_producer", sdk::AttrValue::String(model_.producer_name() + " " + model_.producer_version()));
+    }
+    Scope scope;
+    scope.graph = root.get();
+    GS_RETURN_IF_ERROR(build_graph(g, &scope, 0));
+    GS_RETURN_IF_ERROR(sdk::verify(*root).with_context(source_ + ": "));
+    *out = std::move(root);
+    return Status::ok();
+  }
+
+ private:
+  Status err(const std::string& m) const { return Status::invalid_argument(source_ + ": " + m); }
+
+  static std::string node_label(const onnx::NodeProto& n, const sdk::Node* ir) {
+    return "node '" + (ir ? ir->name() : n.name()) + "' (" + n.op_type() + ")";
+  }
+
+  Status build_graph(const onnx::GraphProto& g, Scope* s, int64_t formal_parent_offset) {
+    for (const auto& vi : g.input()) s->types.emplace(vi.name(), &vi.type());
+    for (const auto& vi : g.value_info()) s->types.emplace(vi.name(), &vi.type());
+    for (const auto& vi : g.output()) s->types.emplace(vi.name(), &vi.type());
+    if (g.sparse_initializer_size() > 0) {
+      return err("graph '" + s->graph->name() + "' has sparse initializers, which are not supported");
+    }
+    std::unordered_set<std::string> initializer_names;
+    for (const auto& t : g.initializer()) initializer_names.insert(t.name());
+
+    // Data nodes first, in input order (GE's `index`), then constants, then the operators, then NetOutput.
+    for (const auto& vi : g.input()) {
+      if (initializer_names.count(vi.name())) continue;  // an initializer that is also an input: the initializer wins
+      if (vi.name().empty()) return err("graph '" + s->graph->name() + "' has an input without a name");
+      if (s->values.count(vi.name())) return err("graph '" + s->graph->name() + "' lists input '" + vi.name() + "' twice");
+      sdk::Node* d = s->graph->add_node(s->graph->unique_node_name(vi.name()), std::string(sdk::op::kData), 0, 0);
+      d->add_output(desc_of(&vi.type()), vi.name());
+      const int64_t index = s->next_data_index++;
+      d->attrs().set(std::string(sdk::attr::kIndex), sdk::AttrValue::Int(index));
+      if (s->owner) {
+        d->attrs().set(std::string(sdk::attr::kParentNodeIndex), sdk::AttrValue::Int(index + formal_parent_offset));
+      }
+      s->values[vi.name()] = {d, 0};
+    }
+    for (const auto& t : g.initializer()) {
+      if (t.name().empty()) return err("graph '" + s->graph->name() + "' has an initializer without a name");
+      if (s->values.count(t.name())) return err("initializer '" + t.name() + "' is defined twice");
+      sdk::Tensor value;
+      GS_RETURN_IF_ERROR(tensors_.read(t, "initializer '" + t.name() + "'", &value));
+      sdk::Node* c = s->graph->add_node(s->graph->unique_node_name(t.name()), std::string(sdk::op::kConst), 0, 0);
+      c->add_output(value.desc(), t.name());
+      c->attrs().set(std::string(sdk::attr::kValue), sdk::AttrValue::OfTensor(std::move(value)));
+      s->values[t.name()] = {c, 0};
+    }
+
+    // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph that is
+    // not sorted still imports, and a cycle is reported by the verifier with its path).
+    std::vector<sdk::Node*> created;
+    created.reserve(g.node_size());
+    for (const auto& n : g.node()) {
+      GS_RETURN_IF_ERROR(check_operator(n));
+      const bool is_constant = n.op_type() == "Constant" && is_default_domain(n.domain());
+      std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
+      sdk::Node* ir = s->graph->add_node(s->graph->unique_node_name(base),
+                                         is_constant ? std::string(sdk::op::kConst) : n.op_type(), n.input_size(), 0);
+      if (!is_default_domain(n.domain())) ir->attrs().set(std::string(sdk::attr::kDomain), sdk::AttrValue::String(n.domain()));
+      for (int o = 0; o < n.output_size(); ++o) {
+        const std::string& v = n.output(o);
+        auto type = s->types.find(v);
+        ir->add_output(desc_of(type == s->types.end() ? nullptr : type->second), v);
+        if (v.empty()) continue;
+        auto [it, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
+        if (!fresh) {
+          return err("value '" + v + "' is produced twice in graph '" + s->graph->name() + "': by '" +
+                     it->second.node->name() + "' (" + it->second.node->type() + ") and by " + node_label(n, ir));
+        }
+      }
+      created.push_back(ir);
+    }
+
+    // Pass 2: inputs, attributes and subgraphs.
+    for (int k = 0; k < g.node_size(); ++k) {
+      const onnx::NodeProto& n = g.node(k);
+      sdk::Node* ir = created[k];
+      for (int i = 0; i < n.input_size(); ++i) {
+        if (n.input(i).empty()) continue;  // an omitted optional input
+        sdk::OutPort src;
+        GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
+        if (!src.valid()) {
+          return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
+                     "', which no node, graph input or initializer produces");
+        }
+        GS_RETURN_IF_ERROR(s->graph->add_edge(src, {ir, i}));
+      }
+      if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == "Constant") {
+        GS_RETURN_IF_ERROR(convert_constant(n, ir));
+        continue;
+      }
+      for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
+    }
+
+    sdk::Node* out = s->graph->add_node(s->graph->unique_node_name("NetOutput"), std::string(sdk::op::kNetOutput),
+                                        g.output_size(), 0);
+    std::vector<std::string> names;
+    for (int i = 0; i < g.output_size(); ++i) {
+      const std::string& v = g.output(i).name();
+      if (v.empty()) return err("graph '" + s->graph->name() + "' output " + std::to_string(i) + " has no name");
+      sdk::OutPort src;
+      GS_RETURN_IF_ERROR(resolve(s, v, &src));
+      if (!src.valid()) {
+        return err("graph '" + s->graph->name() + "' output '" + v + "' is not produced by any node, input or initializer");
+      }
+      GS_RETURN_IF_ERROR(s->graph->add_edge(src, {out, i}));
+      names.push_back(v);
+    }
+    out->attrs().set(std::string(sdk::attr::kOutputNames), sdk::AttrValue::Strings(std::move(names)));
+    return Status::ok();
+  }
+
+  Status check_operator(const onnx::NodeProto& n) {
+    const std::string domain = is_default_domain(n.domain()) ? "" : n.domain();
+    auto opset = opsets_.find(domain);
+    const std::string shown = domain.empty() ? std::string(kDefaultDomain) : domain;
+    if (opset == opsets_.end()) {
+      return err("node '" + n.name() + "' (" + n.op_type() + ") uses domain '" + shown +
+                 "', which the model does not import in opset_import");
+    }
+    if (!onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain)) {
+      return err("node '" + n.name() + "': operator '" + n.op_type() + "' is not defined in domain '" + shown +
+                 "' at opset " + std::to_string(opset->second));
+    }
+    return Status::ok();
+  }
+
+  // Finds the producer of `name`, capturing it from an enclosing graph if needed. An invalid port means the name
+  // is defined nowhere.
+  Status resolve(Scope* s, const std::string& name, sdk::OutPort* out) {
+    if (auto it = s->values.find(name); it != s->values.end()) {
+      *out = it->second;
+      return Status::ok();
+    }
+    *out = {};
+    if (!s->parent) return Status::ok();
+    sdk::OutPort outer;
+    GS_RETURN_IF_ERROR(resolve(s->parent, name, &outer));
+    if (!outer.valid()) return Status::ok();
+    auto& inputs = capture_inputs_[s->owner];
+    int32_t input_index;
+    if (auto it = inputs.find(name); it != inputs.end()) {
+      input_index = it->second;
+    } else {
+      input_index = s->owner->add_input();
+      GS_RETURN_IF_ERROR(s->parent->graph->add_edge(outer, {s->owner, input_index}));
+      inputs.emplace(name, input_index);
+    }
+    sdk::Node* d = s->graph->add_node(s->graph->unique_node_name(name), std::string(sdk::op::kData), 0, 0);
+    d->add_output(outer.node->output_desc(outer.index), name);
+    d->attrs().set(std::string(sdk::attr::kIndex), sdk::AttrValue::Int(s->next_data_index++));
+    d->attrs().set(std::string(sdk::attr::kParentNodeIndex), sdk::AttrValue::Int(input_index));
+    d->attrs().set(std::string(sdk::attr::kOuterValue), sdk::AttrValue::String(name));
+    s->values[name] = {d, 0};
+    *out = {d, 0};
+    return Status::ok();
+  }
+
+  // The parent input that a subgraph's first formal input binds to. Loop and Scan bind positionally; Scan-8 has
+  // the sequence_lens input in front; If/Case branches have no formal inputs.
+  int64_t formal_offset(const onnx::NodeProto& n) const {
+    if (n.op_type() == "Scan" && is_default_domain(n.domain())) {
+      auto it = opsets_.find("");
+      if (it != opsets_.end() && it->second < 9) return 1;
+    }
+    return 0;
+  }
+
+  Status build_subgraph(const onnx::NodeProto& n, const std::string& key, const onnx::GraphProto& body, Scope* s,
+                        sdk::Node* ir, sdk::Graph** out) {
+    if (depth_ >= kMaxNesting) {
+      return err(node_label(n, ir) + ": subgraphs nest deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    sdk::Graph* sub = root_->add_subgraph(root_->unique_subgraph_name(ir->name() + "_" + key), ir);
+    Scope child;
+    child.graph = sub;
+    child.parent = s;
+    child.owner = ir;
+    ++depth_;
+    Status st = build_graph(body, &child, formal_offset(n));
+    --depth_;
+    GS_RETURN_IF_ERROR(st);
+    *out = sub;
+    return Status::ok();
+  }
+
+  Status convert_constant(const onnx::NodeProto& n, sdk::Node* ir) {
+    if (n.attribute_size() != 1 || n.output_size() != 1) {
+      return err(node_label(n, ir) + " must have exactly one value attribute and one output");
+    }
+    const onnx::AttributeProto& a = n.attribute(0);
+    sdk::Tensor t;
+    sdk::TensorDesc desc;
+    desc.shape = sdk::Shape();
+    auto scalar_or_list = [&](sdk::DataType dt, std::vector<int64_t> dims, std::string bytes) {
+      desc.dtype = dt;
+      desc.shape = sdk::Shape(std::move(dims));
+      t = sdk::Tensor(desc, std::move(bytes));
+    };
+    std::string bytes;
+    if (a.name() == "value" && a.has_t()) {
+      GS_RETURN_IF_ERROR(tensors_.read(a.t(), node_label(n, ir) + " value", &t));
+    } else if (a.name() == "value_float") {
+      append_le(&bytes, a.f());
+      scalar_or_list(sdk::DataType::kFloat, {}, bytes);
+    } else if (a.name() == "value_int") {
+      append_le(&bytes, a.i());
+      scalar_or_list(sdk::DataType::kInt64, {}, bytes);
+    } else if (a.name() == "value_floats") {
+      for (float v : a.floats()) append_le(&bytes, v);
+      scalar_or_list(sdk::DataType::kFloat, {a.floats_size()}, bytes);
+    } else if (a.name() == "value_ints") {
+      for (int64_t v : a.ints()) append_le(&bytes, v);
+      scalar_or_list(sdk::DataType::kInt64, {a.ints_size()}, bytes);
+    } else if (a.name() == "value_string") {
+      desc.shape = sdk::Shape();
+      t = sdk::Tensor::from_strings(desc, {a.s()});
+    } else if (a.name() == "value_strings") {
+      desc.shape = sdk::Shape({a.strings_size()});
+      t = sdk::Tensor::from_strings(desc, {a.strings().begin(), a.strings().end()});
+    } else {
+      return err(node_label(n, ir) + ": Constant attribute '" + a.name() + "' is not supported (sparse constants are not)");
+    }
+    // The inferred type can only agree with the constant; the constant's own descriptor is exact.
+    ir->mutable_output_desc(0) = t.desc();
+    ir->attrs().set(std::string(sdk::attr::kValue), sdk::AttrValue::OfTensor(std::move(t)));
+    return Status::ok();
+  }
+
+  Status convert_attribute(const onnx::NodeProto& n, const onnx::AttributeProto& a, Scope* s, sdk::Node* ir) {
+    using A = onnx::AttributeProto;
+    const std::string what = node_label(n, ir) + " attribute '" + a.name() + "'";
+    if (a.name().empty()) return err(node_label(n, ir) + " has an attribute without a name");
+    if (!a.ref_attr_name().empty()) return err(what + " refers to a function attribute outside a function");
+    if (ir->attrs().has(a.name())) return err(what + " appears twice");
+    A::AttributeType type = a.type();
+    if (type == A::UNDEFINED) {  // IR version 1-2 files leave the type out; it follows from the field used
+      if (a.has_f()) type = A::FLOAT;
+      else if (a.has_i()) type = A::INT;
+      else if (a.has_s()) type = A::STRING;
+      else if (a.has_t()) type = A::TENSOR;
+      else if (a.has_g()) type = A::GRAPH;
+      else if (a.floats_size()) type = A::FLOATS;
+      else if (a.ints_size()) type = A::INTS;
+      else if (a.strings_size()) type = A::STRINGS;
+      else if (a.tensors_size()) type = A::TENSORS;
+      else if (a.graphs_size()) type = A::GRAPHS;
+    }
+    sdk::AttrValue v;
+    switch (type) {
+      case A::FLOAT: v = sdk::AttrValue::Float(a.f()); break;
+      case A::INT: v = sdk::AttrValue::Int(a.i()); break;
+      case A::STRING: v = sdk::AttrValue::String(a.s()); break;
+      case A::FLOATS: v = sdk::AttrValue::Floats({a.floats().begin(), a.floats().end()}); break;
+      case A::INTS: v = sdk::AttrValue::Ints({a.ints().begin(), a.ints().end()}); break;
+      case A::STRINGS: v = sdk::AttrValue::Strings({a.strings().begin(), a.strings().end()}); break;
+      case A::TENSOR: {
+        sdk::Tensor t;
+        GS_RETURN_IF_ERROR(tensors_.read(a.t(), what, &t));
+        v = sdk::AttrValue::OfTensor(std::move(t));
+        break;
+      }
+      case A::TENSORS: {
+        std::vector<sdk::Tensor> ts(a.tensors_size());
+        for (int i = 0; i < a.tensors_size(); ++i) GS_RETURN_IF_ERROR(tensors_.read(a.tensors(i), what, &ts[i]));
+        v = sdk::AttrValue::Tensors(std::move(ts));
+        break;
+      }
+      case A::GRAPH: {
+        sdk::Graph* sub = nullptr;
+        GS_RETURN_IF_ERROR(build_subgraph(n, a.name(), a.g(), s, ir, &sub));
+        v = sdk::AttrValue::OfGraph(sub);
+        break;
+      }
+      case A::GRAPHS: {
+        std::vector<sdk::Graph*> subs;
+        for (int i = 0; i < a.graphs_size(); ++i) {
+          sdk::Graph* sub = nullptr;
+          GS_RETURN_IF_ERROR(build_subgraph(n, a.name() + "_" + std::to_string(i), a.graphs(i), s, ir, &sub));
+          subs.push_back(sub);
+        }
+        v = sdk::AttrValue::Graphs(std::move(subs));
+        break;
+      }
+      case A::TYPE_PROTO: v = sdk::AttrValue::Type(*onnx::Utils::DataTypeUtils::ToType(a.tp())); break;
+      default:
+        return err(what + " has type " + A::AttributeType_Name(type) + ", which is not supported");
+    }
+    ir->attrs().set(a.name(), std::move(v));
+    return Status::ok();
+  }
+
+  static constexpr int kMaxNesting = 64;
+  std::string source_;
+  TensorReader tensors_;
+  const onnx::ModelProto& model_;
+  sdk::Graph* root_ = nullptr;
+  int depth_ = 0;
+  std::unordered_map<std::string, int64_t> opsets_;
+  std::unordered_map<const sdk::Node*, std::unordered_map<std::string, int32_t>> capture_inputs_;
+};
+
+// ------------------------------------------------------------------ model-level checks
+
+Status check_model_header(const onnx::ModelProto& m, const std::string& source) {
+  auto err = [&](const std::string& what) { return Status::invalid_argument(source + ": " + what); };
+  if (m.ir_version() <= 0 || !m.has_graph()) {
+    return err("not an ONNX model (no ir_version or no graph; is this really an .onnx file?)");
+  }
+  if (m.ir_version() > onnx::Version::IR_VERSION) {
+    return err("ONNX IR version " + std::to_string(m.ir_version()) + " is newer than the supported " +
+               std::to_string(onnx::Version::IR_VERSION));
+  }
+  if (m.functions_size() > 0) {
+    return err("model-local function '" + m.functions(0).name() + "' (domain '" + m.functions(0).domain() +
+               "'): models with local functions are not supported");
+  }
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  std::unordered_set<std::string> seen;
+  for (const auto& o : m.opset_import()) {
+    const std::string domain = is_default_domain(o.domain()) ? "" : o.domain();
+    const std::string shown = domain.empty() ? std::string(kDefaultDomain) : domain;
+    if (!seen.insert(domain).second) return err("opset_import lists domain '" + shown + "' twice");
+    auto range = ranges.find(domain);
+    if (range == ranges.end()) {
+      return err("operator domain '" + shown + "' (opset " + std::to_string(o.version()) +
+                 ") is not supported; supported: ai.onnx, ai.onnx.ml, ai.onnx.preview.training");
+    }
+    if (o.version() < range->second.first || o.version() > range->second.second) {
+      return err("opset " + std::to_string(o.version()) + " of domain '" + shown + "' is not supported (supported: " +
+                 std::to_string(range->second.first) + " to " + std::to_string(range->second.second) + ")");
+    }
+  }
+  return Status::ok();
+}
+
+Status apply_input_shapes(onnx::ModelProto* m, const std::vector<InputShapeOverride>& overrides,
+                          const std::string& source) {
+  if (overrides.empty()) return Status::ok();
+  onnx::GraphProto* g = m->mutable_graph();
+  std::unordered_set<std::string> initializers;
+  for (const auto& t : g->initializer()) initializers.insert(t.name());
+  std::string known;
+  for (const auto& vi : g->input()) {
+    if (initializers.count(vi.name())) continue;
+    known += (known.empty() ? "" : ", ") + vi.name();
+  }
+  for (const InputShapeOverride& o : overrides) {
+    onnx::ValueInfoProto* target = nullptr;
+    for (auto& vi : *g->mutable_input()) {
+      if (vi.name() == o.name && !initializers.count(vi.name())) target = &vi;
+    }
+    if (!target) {
+      return Status::invalid_argument(source + ": --input_shape names '" + o.name +
+                                      "', which is not an input of the model (inputs: " + known + ")");
+    }
+    if (!target->type().has_tensor_type()) {
+      return Status::invalid_argument(source + ": --input_shape names '" + o.name + "', which is not a tensor input");
+    }
+    auto* shape = target->mutable_type()->mutable_tensor_type()->mutable_shape();
+    shape->clear_dim();
+    for (int64_t d : o.dims) {
+      auto* dim = shape->add_dim();
+      if (d >= 0) dim->set_dim_value(d);
+    }
+  }
+  // Shapes the exporter recorded for the old input shapes would now conflict with inference; drop them.
+  g->clear_value_info();
+  for (auto& vi : *g->mutable_output()) {
+    if (vi.type().has_tensor_type()) vi.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
+  return Status::ok();
+}
+
+void infer_shapes(onnx::ModelProto* m, const std::string& source) {
+  // check_type on first: it is the stricter reading. A few valid models (three in ONNX's own test data) trip it,
+  // so a failure falls back to inference without type checks; shapes inference cannot settle stay unknown.
+  try {
+    onnx::shape_inference::InferShapes(*m, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(true, 0, true));
+    return;
+  } catch (const std::exception& e) {
+    spdlog::debug("{}: shape inference with type checks failed ({}); retrying without", source, e.what());
+  }
+  try {
+    onnx::shape_inference::InferShapes(*m, onnx::OpSchemaRegistry::Instance(),
+                                       onnx::ShapeInferenceOptions(false, 0, true));
+  } catch (const std::exception& e) {
+    spdlog::warn("{}: shape inference failed, shapes stay as the model gives them: {}", source, e.what());
+  }
+}
+
+}  // namespace
+
+int max_supported_onnx_opset() {
+  const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find("");
+  return it == ranges.end() ? 0 : it->second.second;
+}
+
+Status import_onnx_bytes(std::string_view bytes, const std::string& source, const std::string& base_dir,
+                         const OnnxImportOptions& options, std::unique_ptr<sdk::Graph>* root) {
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) {
+    return Status::resource_exhausted(source + ": models over 2 GiB need external data files");
+  }
+  onnx::ModelProto model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file?)");
+  }
+  GS_RETURN_IF_ERROR(check_model_header(model, source));
+  GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
+  if (options.infer_shapes) infer_shapes(&model, source);
+  return Importer(source, base_dir, model).run(root);
+}
+
+Status import_onnx_file(const std::string& path, const OnnxImportOptions& options, std::unique_ptr<sdk::Graph>* root) {
+  std::string bytes;
+  GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
+  const fs::path p(path);
+  return import_onnx_bytes(bytes, path, p.has_parent_path() ? p.parent_path().string() : ".", options, root);
+}
+
+}  // namespace graphsplit

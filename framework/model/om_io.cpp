@@ -1,0 +1,393 @@
+#include "model/om_io.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <unordered_map>
+
+#include "common/atomic_file.h"
+#include "graphsplit/sdk/ir/verify.h"
+#include "model/om.pb.h"
+
+namespace graphsplit {
+namespace {
+
+using sdk::AttrValue;
+using sdk::Status;
+
+bool is_valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ IR -> proto
+
+void to_proto(const sdk::TensorDesc& d, om::TensorDesc* p) {
+  p->set_kind(std::string(sdk::to_string(d.kind)));
+  p->set_dtype(std::string(sdk::to_string(d.dtype)));
+  p->set_format(std::string(sdk::to_string(d.format)));
+  auto* s = p->mutable_shape();
+  for (int64_t v : d.shape.dims()) s->add_dims(v);
+  for (const std::string& n : d.shape.dim_names()) s->add_dim_names(n);
+}
+
+void to_proto(const sdk::Tensor& t, om::Tensor* p) {
+  to_proto(t.desc(), p->mutable_desc());
+  p->set_data(std::string(t.bytes()));
+}
+
+void to_proto(const AttrValue& v, om::AttrValue* p) {
+  using K = AttrValue::Kind;
+  const auto& st = v.storage();
+  switch (v.kind()) {
+    case K::kNone: break;
+    case K::kInt: p->set_i(std::get<1>(st)); break;
+    case K::kFloat: p->set_f(std::get<2>(st)); break;
+    case K::kString: {
+      const std::string& s = std::get<3>(st);
+      if (is_valid_utf8(s)) p->set_s(s);
+      else p->set_raw(s);
+      break;
+    }
+    case K::kBool: p->set_b(std::get<4>(st)); break;
+    case K::kInts:
+      for (int64_t x : std::get<5>(st)) p->mutable_ints()->add_values(x);
+      break;
+    case K::kFloats:
+      for (double x : std::get<6>(st)) p->mutable_floats()->add_values(x);
+      break;
+    case K::kStrings: {
+      auto* l = p->mutable_strings();
+      for (const std::string& x : std::get<7>(st)) l->add_values(x);
+      break;
+    }
+    case K::kBools:
+      for (bool x : std::get<8>(st)) p->mutable_bools()->add_values(x);
+      break;
+    case K::kTensor: to_proto(std::get<9>(st), p->mutable_tensor()); break;
+    case K::kTensors: {
+      auto* l = p->mutable_tensors();
+      for (const sdk::Tensor& t : std::get<10>(st)) to_proto(t, l->add_values());
+      break;
+    }
+    case K::kGraph: p->set_graph(std::get<11>(st)->name()); break;
+    case K::kGraphs: {
+      auto* l = p->mutable_graphs();
+      for (const sdk::Graph* g : std::get<12>(st)) l->add_values(g->name());
+      break;
+    }
+    case K::kType: p->set_type(std::get<13>(st).text); break;
+  }
+}
+
+void to_proto(const sdk::AttrMap& attrs, google::protobuf::RepeatedPtrField<om::Attr>* out) {
+  for (const auto& [k, v] : attrs.entries()) {
+    om::Attr* a = out->Add();
+    a->set_name(k);
+    to_proto(v, a->mutable_value());
+  }
+}
+
+void to_proto(const sdk::Graph& g, om::Graph* p) {
+  p->set_name(g.name());
+  if (const sdk::Node* parent = g.parent_node()) {
+    p->set_parent_node(parent->name());
+    p->set_parent_graph(parent->owner()->name());
+  }
+  to_proto(g.attrs(), p->mutable_attrs());
+  for (const sdk::Node* n : g.nodes()) {
+    om::Node* pn = p->add_nodes();
+    pn->set_name(n->name());
+    pn->set_type(n->type());
+    for (const sdk::OutPort& in : n->inputs()) {
+      om::Input* pi = pn->add_inputs();
+      if (in.node) {
+        pi->set_node(in.node->name());
+        pi->set_index(in.index);
+      }
+    }
+    for (const sdk::Node* c : n->control_inputs()) pn->add_control_inputs(c->name());
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      om::Output* po = pn->add_outputs();
+      po->set_name(n->output_name(o));
+      to_proto(n->output_desc(o), po->mutable_desc());
+    }
+    to_proto(n->attrs(), pn->mutable_attrs());
+  }
+}
+
+Status build_model(const sdk::Graph& root, om::Model* model) {
+  if (!root.is_root()) return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
+  model->set_magic(std::string(kOmMagic));
+  model->set_format_version(kOmFormatVersion);
+  model->set_producer("graphsplit " GRAPHSPLIT_VERSION);
+  to_proto(root, model->mutable_root());
+  for (const sdk::Graph* g : root.subgraphs()) to_proto(*g, model->add_subgraphs());
+  return Status::ok();
+}
+
+// ------------------------------------------------------------------ proto -> IR
+
+class Loader {
+ public:
+  explicit Loader(std::string source) : source_(std::move(source)) {}
+
+  Status load(const om::Model& m, std::unique_ptr<sdk::Graph>* out) {
+    if (m.magic() != kOmMagic) return err("not a graphsplit model (bad magic)");
+    if (m.format_version() != kOmFormatVersion) {
+      return err("model format version " + std::to_string(m.format_version()) + " is not supported (expected " +
+                 std::to_string(kOmFormatVersion) + ")");
+    }
+    auto root = sdk::Graph::create(m.root().name());
+    graphs_[m.root().name()] = root.get();
+    GS_RETURN_IF_ERROR(create_nodes(m.root(), root.get()));
+    // A subgraph can only be created once its parent node exists, and the file lists subgraphs in registration
+    // order, which need not be parent-first; create them parent-first, then restore the file's order.
+    std::unordered_map<std::string, const om::Graph*> pending;
+    for (const om::Graph& g : m.subgraphs()) {
+      if (graphs_.count(g.name()) || !pending.emplace(g.name(), &g).second) {
+        return err("subgraph name '" + g.name() + "' appears twice");
+      }
+    }
+    for (const om::Graph& g : m.subgraphs()) GS_RETURN_IF_ERROR(create_graph(g, root.get(), pending, 0));
+    std::vector<sdk::Graph*> order;
+    for (const om::Graph& g : m.subgraphs()) order.push_back(graphs_.at(g.name()));
+    GS_RETURN_IF_ERROR(root->reorder_subgraphs(order));
+    GS_RETURN_IF_ERROR(link(m.root(), root.get()));
+    for (const om::Graph& g : m.subgraphs()) GS_RETURN_IF_ERROR(link(g, graphs_.at(g.name())));
+    GS_RETURN_IF_ERROR(sdk::verify(*root).with_context(source_ + ": "));
+    *out = std::move(root);
+    return Status::ok();
+  }
+
+ private:
+  Status err(const std::string& what) const { return Status::invalid_argument(source_ + ": " + what); }
+
+  Status create_graph(const om::Graph& g, sdk::Graph* root,
+                      const std::unordered_map<std::string, const om::Graph*>& pending, size_t depth) {
+    if (graphs_.count(g.name())) return Status::ok();
+    if (depth > pending.size()) return err("subgraph '" + g.name() + "' is its own ancestor");
+    auto parent_graph = graphs_.find(g.parent_graph());
+    if (parent_graph == graphs_.end()) {
+      auto p = pending.find(g.parent_graph());
+      if (p == pending.end()) {
+        return err("subgraph '" + g.name() + "' names unknown parent graph '" + g.parent_graph() + "'");
+      }
+      GS_RETURN_IF_ERROR(create_graph(*p->second, root, pending, depth + 1));
+      parent_graph = graphs_.find(g.parent_graph());
+    }
+    sdk::Node* parent = parent_graph->second->find_node(g.parent_node());
+    if (!parent) {
+      return err("subgraph '" + g.name() + "' names unknown parent node '" + g.parent_node() + "' in graph '" +
+                 g.parent_graph() + "'");
+    }
+    sdk::Graph* sub = root->add_subgraph(g.name(), parent);
+    if (!sub) return err("subgraph '" + g.name() + "' cannot be registered (duplicate name)");
+    graphs_[g.name()] = sub;
+    return create_nodes(g, sub);
+  }
+
+  Status create_nodes(const om::Graph& pg, sdk::Graph* g) {
+    for (const om::Node& pn : pg.nodes()) {
+      sdk::Node* n = g->add_node(pn.name(), pn.type(), pn.inputs_size(), 0);
+      if (!n) return err("graph '" + g->name() + "': duplicate node name '" + pn.name() + "'");
+      for (const om::Output& po : pn.outputs()) {
+        sdk::TensorDesc d;
+        GS_RETURN_IF_ERROR(from_proto(po.desc(), &d, pn.name()));
+        n->add_output(std::move(d), po.name());
+      }
+    }
+    return Status::ok();
+  }
+
+  Status link(const om::Graph& pg, sdk::Graph* g) {
+    GS_RETURN_IF_ERROR(from_proto(pg.attrs(), &g->attrs(), "graph '" + g->name() + "'"));
+    for (const om::Node& pn : pg.nodes()) {
+      sdk::Node* n = g->find_node(pn.name());
+      for (int i = 0; i < pn.inputs_size(); ++i) {
+        const om::Input& in = pn.inputs(i);
+        if (in.node().empty()) continue;
+        sdk::Node* src = g->find_node(in.node());
+        if (!src) {
+          return err("graph '" + g->name() + "': node '" + pn.name() + "' input " + std::to_string(i) +
+                     " names unknown node '" + in.node() + "'");
+        }
+        Status s = g->add_edge({src, in.index()}, {n, i});
+        if (!s) return err("graph '" + g->name() + "': node '" + pn.name() + "': " + s.message());
+      }
+      for (const std::string& c : pn.control_inputs()) {
+        sdk::Node* src = g->find_node(c);
+        if (!src) {
+          return err("graph '" + g->name() + "': node '" + pn.name() + "' has a control input from unknown node '" +
+                     c + "'");
+        }
+        GS_RETURN_IF_ERROR(g->add_control_edge(src, n));
+      }
+      GS_RETURN_IF_ERROR(from_proto(pn.attrs(), &n->attrs(), "node '" + pn.name() + "'"));
+    }
+    return Status::ok();
+  }
+
+  Status from_proto(const om::TensorDesc& p, sdk::TensorDesc* d, const std::string& owner) const {
+    bool kind_ok = false;
+    for (int k = 0; k <= static_cast<int>(sdk::ValueKind::kUnknown); ++k) {
+      if (sdk::to_string(static_cast<sdk::ValueKind>(k)) == p.kind()) {
+        d->kind = static_cast<sdk::ValueKind>(k);
+        kind_ok = true;
+      }
+    }
+    auto dtype = sdk::parse_data_type(p.dtype());
+    auto format = sdk::parse_format(p.format());
+    if (!kind_ok || !dtype || !format) {
+      return err("'" + owner + "': bad tensor descriptor (kind '" + p.kind() + "', dtype '" + p.dtype() +
+                 "', format '" + p.format() + "')");
+    }
+    d->dtype = *dtype;
+    d->format = *format;
+    std::vector<int64_t> dims(p.shape().dims().begin(), p.shape().dims().end());
+    d->shape = sdk::Shape(std::move(dims));
+    if (p.shape().dim_names_size() > 0) {
+      if (p.shape().dim_names_size() != p.shape().dims_size()) {
+        return err("'" + owner + "': dim_names and dims differ in length");
+      }
+      d->shape.set_dim_names({p.shape().dim_names().begin(), p.shape().dim_names().end()});
+    }
+    return Status::ok();
+  }
+
+  Status from_proto(const om::Tensor& p, sdk::Tensor* t, const std::string& owner) const {
+    sdk::TensorDesc d;
+    GS_RETURN_IF_ERROR(from_proto(p.desc(), &d, owner));
+    *t = sdk::Tensor(std::move(d), p.data());
+    return Status::ok();
+  }
+
+  Status from_proto(const om::AttrValue& p, AttrValue* v, const std::string& owner) const {
+    using C = om::AttrValue::ValueCase;
+    switch (p.value_case()) {
+      case C::VALUE_NOT_SET: *v = AttrValue(); break;
+      case C::kI: *v = AttrValue::Int(p.i()); break;
+      case C::kF: *v = AttrValue::Float(p.f()); break;
+      case C::kS: *v = AttrValue::String(p.s()); break;
+      case C::kRaw: *v = AttrValue::String(p.raw()); break;
+      case C::kB: *v = AttrValue::Bool(p.b()); break;
+      case C::kInts: *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()}); break;
+      case C::kFloats: *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()}); break;
+      case C::kStrings: *v = AttrValue::Strings({p.strings().values().begin(), p.strings().values().end()}); break;
+      case C::kBools: *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()}); break;
+      case C::kTensor: {
+        sdk::Tensor t;
+        GS_RETURN_IF_ERROR(from_proto(p.tensor(), &t, owner));
+        *v = AttrValue::OfTensor(std::move(t));
+        break;
+      }
+      case C::kTensors: {
+        std::vector<sdk::Tensor> ts(p.tensors().values_size());
+        for (int i = 0; i < p.tensors().values_size(); ++i) GS_RETURN_IF_ERROR(from_proto(p.tensors().values(i), &ts[i], owner));
+        *v = AttrValue::Tensors(std::move(ts));
+        break;
+      }
+      case C::kGraph: {
+        sdk::Graph* g = find_graph(p.graph());
+        if (!g) return err(owner + " references unknown subgraph '" + p.graph() + "'");
+        *v = AttrValue::OfGraph(g);
+        break;
+      }
+      case C::kGraphs: {
+        std::vector<sdk::Graph*> gs;
+        for (const std::string& name : p.graphs().values()) {
+          sdk::Graph* g = find_graph(name);
+          if (!g) return err(owner + " references unknown subgraph '" + name + "'");
+          gs.push_back(g);
+        }
+        *v = AttrValue::Graphs(std::move(gs));
+        break;
+      }
+      case C::kType: *v = AttrValue::Type(p.type()); break;
+    }
+    return Status::ok();
+  }
+
+  Status from_proto(const google::protobuf::RepeatedPtrField<om::Attr>& attrs, sdk::AttrMap* out,
+                    const std::string& owner) const {
+    for (const om::Attr& a : attrs) {
+      if (out->has(a.name())) return err(owner + " has attribute '" + a.name() + "' twice");
+      AttrValue v;
+      GS_RETURN_IF_ERROR(from_proto(a.value(), &v, owner + " attribute '" + a.name() + "'"));
+      out->set(a.name(), std::move(v));
+    }
+    return Status::ok();
+  }
+
+  sdk::Graph* find_graph(const std::string& name) const {
+    auto it = graphs_.find(name);
+    // The root cannot be somebody's subgraph.
+    return (it == graphs_.end() || it->second->is_root()) ? nullptr : it->second;
+  }
+
+  std::string source_;
+  std::unordered_map<std::string, sdk::Graph*> graphs_;
+};
+
+}  // namespace
+
+Status serialize_om(const sdk::Graph& root, std::string* bytes) {
+  om::Model model;
+  GS_RETURN_IF_ERROR(build_model(root, &model));
+  if (!model.SerializeToString(bytes)) {
+    return Status::resource_exhausted("model '" + root.name() + "' is too large to serialize (protobuf 2 GiB limit)");
+  }
+  return Status::ok();
+}
+
+Status write_om_file(const sdk::Graph& root, const std::string& path) {
+  std::string bytes;
+  GS_RETURN_IF_ERROR(serialize_om(root, &bytes));
+  return write_file_atomically(path, bytes);
+}
+
+Status parse_om(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {
+  om::Model model;
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::invalid_argument(source + ": not a graphsplit model (the file does not parse; truncated or corrupt?)");
+  }
+  return Loader(source).load(model, root);
+}
+
+Status read_om_file(const std::string& path, std::unique_ptr<sdk::Graph>* root) {
+  std::string bytes;
+  GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
+  return parse_om(bytes, path, root);
+}
+
+static Status model_to_json(const om::Model& model, std::string* json) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  auto st = google::protobuf::util::MessageToJsonString(model, json, options);
+  if (!st.ok()) return Status::internal("JSON conversion failed: " + std::string(st.message()));
+  return Status::ok();
+}
+
+Status om_to_json(std::string_view om_bytes, const std::string& source, std::string* json) {
+  // Load into the IR first so that a corrupt file is refused exactly as atc would refuse it.
+  std::unique_ptr<sdk::Graph> root;
+  GS_RETURN_IF_ERROR(parse_om(om_bytes, source, &root));
+  return graph_to_json(*root, json);
+}
+
+Status graph_to_json(const sdk::Graph& root, std::string* json) {
+  om::Model model;
+  GS_RETURN_IF_ERROR(build_model(root, &model));
+  return model_to_json(model, json);
+}
+
+}  // namespace graphsplit

@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Sets everything up (packages, models, build) and runs the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -1,0 +1,117 @@
+// Typed node and graph attributes.
+//
+// A graph reference is a non-owning Graph*: the root graph owns every subgraph (GE's model), and the nodes that
+// use a subgraph (If branches, Loop bodies, PartitionedCall functions, Case branches) hold references to it
+// through attributes of kind kGraph or kGraphs. That keeps "which subgraphs does this node own, and under which
+// key" in one place.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "graphsplit/sdk/export.h"
+#include "graphsplit/sdk/ir/tensor.h"
+
+namespace graphsplit::sdk {
+
+class Graph;
+
+// An ONNX TypeProto kept as its canonical text, e.g. "seq(tensor(float))".
+struct TypeRef {
+  std::string text;
+  friend bool operator==(const TypeRef&, const TypeRef&) = default;
+};
+
+class GS_SDK_API AttrValue {
+ public:
+  enum class Kind : int {
+    kNone = 0,
+    kInt,
+    kFloat,
+    kString,
+    kBool,
+    kInts,
+    kFloats,
+    kStrings,
+    kBools,
+    kTensor,
+    kTensors,
+    kGraph,
+    kGraphs,
+    kType,
+  };
+  // Alternative order equals Kind order.
+  using Storage = std::variant<std::monostate, int64_t, double, std::string, bool, std::vector<int64_t>,
+                               std::vector<double>, std::vector<std::string>, std::vector<bool>, Tensor,
+                               std::vector<Tensor>, Graph*, std::vector<Graph*>, TypeRef>;
+
+  AttrValue() = default;
+  static AttrValue Int(int64_t v) { return AttrValue(Storage(std::in_place_index<1>, v)); }
+  static AttrValue Float(double v) { return AttrValue(Storage(std::in_place_index<2>, v)); }
+  static AttrValue String(std::string v) { return AttrValue(Storage(std::in_place_index<3>, std::move(v))); }
+  static AttrValue Bool(bool v) { return AttrValue(Storage(std::in_place_index<4>, v)); }
+  static AttrValue Ints(std::vector<int64_t> v) { return AttrValue(Storage(std::in_place_index<5>, std::move(v))); }
+  static AttrValue Floats(std::vector<double> v) { return AttrValue(Storage(std::in_place_index<6>, std::move(v))); }
+  static AttrValue Strings(std::vector<std::string> v) {
+    return AttrValue(Storage(std::in_place_index<7>, std::move(v)));
+  }
+  static AttrValue Bools(std::vector<bool> v) { return AttrValue(Storage(std::in_place_index<8>, std::move(v))); }
+  static AttrValue OfTensor(Tensor v) { return AttrValue(Storage(std::in_place_index<9>, std::move(v))); }
+  static AttrValue Tensors(std::vector<Tensor> v) {
+    return AttrValue(Storage(std::in_place_index<10>, std::move(v)));
+  }
+  static AttrValue OfGraph(Graph* g) { return AttrValue(Storage(std::in_place_index<11>, g)); }
+  static AttrValue Graphs(std::vector<Graph*> v) { return AttrValue(Storage(std::in_place_index<12>, std::move(v))); }
+  static AttrValue Type(std::string text) { return AttrValue(Storage(std::in_place_index<13>, TypeRef{std::move(text)})); }
+
+  Kind kind() const { return static_cast<Kind>(value_.index()); }
+  const Storage& storage() const { return value_; }
+  Storage& mutable_storage() { return value_; }
+
+  // Typed access; nullptr when the kind differs.
+  const int64_t* as_int() const { return kind() == Kind::kInt ? &std::get<1>(value_) : nullptr; }
+  const double* as_float() const { return kind() == Kind::kFloat ? &std::get<2>(value_) : nullptr; }
+  const std::string* as_string() const { return kind() == Kind::kString ? &std::get<3>(value_) : nullptr; }
+  const bool* as_bool() const { return kind() == Kind::kBool ? &std::get<4>(value_) : nullptr; }
+  const std::vector<int64_t>* as_ints() const { return kind() == Kind::kInts ? &std::get<5>(value_) : nullptr; }
+  const std::vector<std::string>* as_strings() const {
+    return kind() == Kind::kStrings ? &std::get<7>(value_) : nullptr;
+  }
+  const Tensor* as_tensor() const { return kind() == Kind::kTensor ? &std::get<9>(value_) : nullptr; }
+  Graph* as_graph() const { return kind() == Kind::kGraph ? std::get<11>(value_) : nullptr; }
+  const std::vector<Graph*>* as_graphs() const { return kind() == Kind::kGraphs ? &std::get<12>(value_) : nullptr; }
+
+  friend bool operator==(const AttrValue&, const AttrValue&) = default;
+
+ private:
+  explicit AttrValue(Storage v) : value_(std::move(v)) {}
+  Storage value_;
+};
+
+GS_SDK_API std::string_view to_string(AttrValue::Kind kind);
+
+// An ordered attribute list: insertion order is kept (it is the order ONNX wrote them in, and it decides the
+// order of a node's subgraphs), set() replaces in place.
+class GS_SDK_API AttrMap {
+ public:
+  const AttrValue* get(std::string_view key) const;
+  AttrValue* get_mutable(std::string_view key);
+  void set(std::string key, AttrValue value);
+  bool remove(std::string_view key);
+  bool has(std::string_view key) const { return get(key) != nullptr; }
+  const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }
+  size_t size() const { return entries_.size(); }
+  bool empty() const { return entries_.empty(); }
+
+  // Convenience readers with a default.
+  int64_t get_int(std::string_view key, int64_t fallback) const;
+  bool get_bool(std::string_view key, bool fallback) const;
+  std::string get_string(std::string_view key, std::string fallback = {}) const;
+
+ private:
+  std::vector<std::pair<std::string, AttrValue>> entries_;
+};
+
+}  // namespace graphsplit::sdk

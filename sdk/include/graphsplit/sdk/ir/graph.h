@@ -1,0 +1,246 @@
+// The graph IR shared by the host and every plugin.
+//
+// A Graph owns its Nodes; the root Graph also owns every subgraph (as GE does) and indexes them by name. Edges are
+// typed by port: a data edge joins (producer, output index) to (consumer, input index); a consumer input holds at
+// most one producer, a producer output may feed many consumers. Control edges join nodes. Both directions are
+// stored, so a walk in either direction costs the degree and nothing else.
+//
+// Nodes never move in memory once created, so a Node* stays valid until the node is removed. Node::id() is the
+// node's slot in its graph's order: after topological_sort() it is the topological position (GE's op id).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "graphsplit/sdk/export.h"
+#include "graphsplit/sdk/ir/attr.h"
+#include "graphsplit/sdk/ir/types.h"
+#include "graphsplit/sdk/status.h"
+
+namespace graphsplit::sdk {
+
+class Graph;
+class Node;
+
+// A producer's output port.
+struct OutPort {
+  Node* node = nullptr;
+  int32_t index = -1;
+  bool valid() const { return node != nullptr; }
+  friend bool operator==(const OutPort&, const OutPort&) = default;
+};
+
+// A consumer's input port.
+struct InPort {
+  Node* node = nullptr;
+  int32_t index = -1;
+  friend bool operator==(const InPort&, const InPort&) = default;
+};
+
+// GE's names for the structural node types.
+namespace op {
+inline constexpr std::string_view kData = "Data";
+inline constexpr std::string_view kConst = "Const";
+inline constexpr std::string_view kNetOutput = "NetOutput";
+inline constexpr std::string_view kPartitionedCall = "PartitionedCall";
+inline constexpr std::string_view kPlaceHolder = "PlaceHolder";
+inline constexpr std::string_view kEnd = "End";
+inline constexpr std::string_view kIf = "If";
+inline constexpr std::string_view kCase = "Case";
+inline constexpr std::string_view kWhile = "While";
+inline constexpr std::string_view kLoop = "Loop";
+inline constexpr std::string_view kScan = "Scan";
+}  // namespace op
+
+// Attribute names with a meaning across the project (GE spellings where GE has one).
+namespace attr {
+inline constexpr std::string_view kIndex = "index";                        // Data: position among graph inputs
+inline constexpr std::string_view kParentNodeIndex = "_parent_node_index";  // inner Data: parent input index
+inline constexpr std::string_view kValue = "value";                        // Const: the tensor
+inline constexpr std::string_view kOutputNames = "output_names";           // NetOutput: graph output names
+inline constexpr std::string_view kOuterValue = "_outer_value";            // Data made for a captured value
+inline constexpr std::string_view kDomain = "_onnx_domain";                // op domain when not ai.onnx
+}  // namespace attr
+
+class GS_SDK_API Node final {
+ public:
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
+  const std::string& name() const { return name_; }
+  const std::string& type() const { return type_; }
+  Graph* owner() const { return owner_; }
+  int64_t id() const { return id_; }
+
+  // Data inputs: the producer port of each input slot (invalid when the slot is unconnected, e.g. an omitted
+  // optional ONNX input).
+  size_t num_inputs() const { return inputs_.size(); }
+  OutPort input(size_t index) const { return inputs_[index]; }
+  const std::vector<OutPort>& inputs() const { return inputs_; }
+  // The descriptor of the value arriving on an input: the producer's output descriptor, or nullptr.
+  const TensorDesc* input_desc(size_t index) const;
+
+  // Data outputs.
+  size_t num_outputs() const { return outputs_.size(); }
+  const TensorDesc& output_desc(size_t index) const { return outputs_[index].desc; }
+  TensorDesc& mutable_output_desc(size_t index) { return outputs_[index].desc; }
+  // The value's name (the ONNX tensor name); may be empty.
+  const std::string& output_name(size_t index) const { return outputs_[index].name; }
+  void set_output_name(size_t index, std::string name) { outputs_[index].name = std::move(name); }
+  const std::vector<InPort>& consumers(size_t output_index) const { return outputs_[output_index].consumers; }
+  bool has_consumers() const;
+
+  const std::vector<Node*>& control_inputs() const { return control_inputs_; }
+  const std::vector<Node*>& control_outputs() const { return control_outputs_; }
+
+  // Appends an unconnected input slot and returns its index.
+  int32_t add_input();
+  // Appends an output slot and returns its index.
+  int32_t add_output(TensorDesc desc = {}, std::string value_name = {});
+
+  const AttrMap& attrs() const { return attrs_; }
+  AttrMap& attrs() { return attrs_; }
+  // The subgraphs this node references, in attribute order.
+  std::vector<Graph*> subgraphs() const;
+
+ private:
+  friend class Graph;
+  Node(Graph* owner, std::string name, std::string type);
+
+  struct OutputSlot {
+    TensorDesc desc;
+    std::string name;
+    std::vector<InPort> consumers;
+  };
+
+  Graph* owner_;
+  int64_t id_ = 0;
+  std::string name_;
+  std::string type_;
+  std::vector<OutPort> inputs_;
+  std::vector<OutputSlot> outputs_;
+  std::vector<Node*> control_inputs_;
+  std::vector<Node*> control_outputs_;
+  AttrMap attrs_;
+};
+
+// Iterates the live nodes of a graph in order.
+class GS_SDK_API NodeRange {
+ public:
+  class iterator {
+   public:
+    using value_type = Node*;
+    using difference_type = std::ptrdiff_t;
+    iterator(const std::unique_ptr<Node>* p, const std::unique_ptr<Node>* end) : p_(p), end_(end) { skip(); }
+    Node* operator*() const { return p_->get(); }
+    iterator& operator++() {
+      ++p_;
+      skip();
+      return *this;
+    }
+    bool operator==(const iterator& o) const { return p_ == o.p_; }
+    bool operator!=(const iterator& o) const { return p_ != o.p_; }
+
+   private:
+    void skip() {
+      while (p_ != end_ && !*p_) ++p_;
+    }
+    const std::unique_ptr<Node>* p_;
+    const std::unique_ptr<Node>* end_;
+  };
+  NodeRange(const std::unique_ptr<Node>* b, const std::unique_ptr<Node>* e) : begin_(b), end_(e) {}
+  iterator begin() const { return {begin_, end_}; }
+  iterator end() const { return {end_, end_}; }
+
+ private:
+  const std::unique_ptr<Node>* begin_;
+  const std::unique_ptr<Node>* end_;
+};
+
+class GS_SDK_API Graph final {
+ public:
+  // A new, empty root graph.
+  static std::unique_ptr<Graph> create(std::string name);
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph();
+
+  const std::string& name() const { return name_; }
+  bool is_root() const { return root_ == this; }
+  Graph* root() const { return root_; }
+  // The node that references this subgraph, and the graph that node lives in; nullptr for the root.
+  Node* parent_node() const { return parent_node_; }
+  Graph* parent_graph() const { return parent_node_ ? parent_node_->owner() : nullptr; }
+
+  // ---- nodes
+  // Creates a node with the given number of unconnected inputs and default outputs. Returns nullptr if a node
+  // with that name already exists in this graph (names are unique per graph).
+  Node* add_node(std::string name, std::string type, size_t num_inputs = 0, size_t num_outputs = 0);
+  // A name not yet used in this graph: `base` itself, else base_1, base_2, ...
+  std::string unique_node_name(std::string_view base) const;
+  // Disconnects every edge of the node and destroys it.
+  void remove_node(Node* node);
+  Node* find_node(std::string_view name) const;
+  size_t num_nodes() const { return live_nodes_; }
+  NodeRange nodes() const { return {slots_.data(), slots_.data() + slots_.size()}; }
+  std::vector<Node*> node_list() const;
+  // Replaces the node order; `order` must hold every live node exactly once. Ids become positions.
+  Status reorder(const std::vector<Node*>& order);
+  // One past the largest Node::id(); per-node side tables can be indexed by id with this size.
+  size_t id_bound() const { return slots_.size(); }
+
+  // ---- edges
+  // The consumer input must be unconnected, and both nodes must belong to this graph.
+  Status add_edge(OutPort src, InPort dst);
+  Status remove_edge(OutPort src, InPort dst);
+  // Disconnects whatever feeds this input (no-op if unconnected).
+  void disconnect_input(InPort dst);
+  // Adds src -> dst unless it already exists; both nodes must belong to this graph.
+  Status add_control_edge(Node* src, Node* dst);
+  Status remove_control_edge(Node* src, Node* dst);
+
+  // ---- attributes
+  const AttrMap& attrs() const { return attrs_; }
+  AttrMap& attrs() { return attrs_; }
+
+  // ---- subgraphs (the root owns them all)
+  // Registers a new subgraph used by `parent_node`. Returns nullptr if the name is taken or this is not the root.
+  // The caller still has to reference it from a kGraph/kGraphs attribute of the parent node.
+  Graph* add_subgraph(std::string name, Node* parent_node);
+  Graph* find_subgraph(std::string_view name) const;
+  // Registration order.
+  const std::vector<Graph*>& subgraphs() const { return subgraph_list_; }
+  // Replaces the registration order; `order` must hold every registered subgraph exactly once.
+  Status reorder_subgraphs(const std::vector<Graph*>& order);
+  std::string unique_subgraph_name(std::string_view base) const;
+  // Unregisters and destroys a subgraph, every subgraph nested in it, and the parent node's references to it.
+  void remove_subgraph(Graph* graph);
+  // True if `graph` is this root or one of its registered subgraphs (compares addresses only, never dereferences).
+  bool owns_graph(const Graph* graph) const;
+
+  // Total node count of this graph and, for the root, all subgraphs.
+  size_t total_nodes() const;
+
+ private:
+  Graph(std::string name, Graph* root, Node* parent_node);
+  void unlink_all(Node* node);
+
+  std::string name_;
+  Graph* root_;
+  Node* parent_node_;
+  std::vector<std::unique_ptr<Node>> slots_;  // nullptr = removed
+  size_t live_nodes_ = 0;
+  std::unordered_map<std::string_view, Node*> by_name_;
+  AttrMap attrs_;
+  // Root only.
+  std::vector<std::unique_ptr<Graph>> owned_subgraphs_;
+  std::vector<Graph*> subgraph_list_;
+  std::unordered_map<std::string_view, Graph*> subgraph_by_name_;
+};
+
+}  // namespace graphsplit::sdk

@@ -1,0 +1,288 @@
+#include <algorithm>
+#include <functional>
+
+#include "graphsplit/sdk/ir/graph.h"
+
+namespace graphsplit::sdk {
+namespace {
+
+template <class T>
+bool erase_first(std::vector<T>& v, const T& value) {
+  auto it = std::find(v.begin(), v.end(), value);
+  if (it == v.end()) return false;
+  v.erase(it);
+  return true;
+}
+
+std::string describe(const Node* n) { return "'" + n->name() + "' (" + n->type() + ")"; }
+
+}  // namespace
+
+// ---------------------------------------------------------------- Node
+
+Node::Node(Graph* owner, std::string name, std::string type)
+    : owner_(owner), name_(std::move(name)), type_(std::move(type)) {}
+
+Node::~Node() = default;
+
+const TensorDesc* Node::input_desc(size_t index) const {
+  const OutPort& p = inputs_[index];
+  return p.node ? &p.node->outputs_[p.index].desc : nullptr;
+}
+
+bool Node::has_consumers() const {
+  for (const OutputSlot& o : outputs_) {
+    if (!o.consumers.empty()) return true;
+  }
+  return !control_outputs_.empty();
+}
+
+int32_t Node::add_input() {
+  inputs_.push_back({});
+  return static_cast<int32_t>(inputs_.size() - 1);
+}
+
+int32_t Node::add_output(TensorDesc desc, std::string value_name) {
+  outputs_.push_back({std::move(desc), std::move(value_name), {}});
+  return static_cast<int32_t>(outputs_.size() - 1);
+}
+
+std::vector<Graph*> Node::subgraphs() const {
+  std::vector<Graph*> out;
+  for (const auto& [key, value] : attrs_.entries()) {
+    if (Graph* g = value.as_graph()) out.push_back(g);
+    if (const auto* gs = value.as_graphs()) {
+      for (Graph* g : *gs) {
+        if (g) out.push_back(g);
+      }
+    }
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- Graph
+
+Graph::Graph(std::string name, Graph* root, Node* parent_node)
+    : name_(std::move(name)), root_(root ? root : this), parent_node_(parent_node) {}
+
+Graph::~Graph() = default;
+
+std::unique_ptr<Graph> Graph::create(std::string name) {
+  return std::unique_ptr<Graph>(new Graph(std::move(name), nullptr, nullptr));
+}
+
+Node* Graph::add_node(std::string name, std::string type, size_t num_inputs, size_t num_outputs) {
+  if (by_name_.count(name)) return nullptr;
+  auto node = std::unique_ptr<Node>(new Node(this, std::move(name), std::move(type)));
+  node->inputs_.resize(num_inputs);
+  node->outputs_.resize(num_outputs);
+  node->id_ = static_cast<int64_t>(slots_.size());
+  Node* raw = node.get();
+  slots_.push_back(std::move(node));
+  ++live_nodes_;
+  by_name_.emplace(std::string_view(raw->name_), raw);
+  return raw;
+}
+
+std::string Graph::unique_node_name(std::string_view base) const {
+  std::string name(base);
+  if (!by_name_.count(name)) return name;
+  for (size_t k = 1;; ++k) {
+    name = std::string(base) + "_" + std::to_string(k);
+    if (!by_name_.count(name)) return name;
+  }
+}
+
+void Graph::unlink_all(Node* node) {
+  for (size_t i = 0; i < node->inputs_.size(); ++i) disconnect_input({node, static_cast<int32_t>(i)});
+  for (size_t o = 0; o < node->outputs_.size(); ++o) {
+    for (const InPort& c : node->outputs_[o].consumers) c.node->inputs_[c.index] = {};
+    node->outputs_[o].consumers.clear();
+  }
+  for (Node* src : node->control_inputs_) erase_first(src->control_outputs_, node);
+  for (Node* dst : node->control_outputs_) erase_first(dst->control_inputs_, node);
+  node->control_inputs_.clear();
+  node->control_outputs_.clear();
+}
+
+void Graph::remove_node(Node* node) {
+  if (!node || node->owner_ != this) return;
+  unlink_all(node);
+  by_name_.erase(node->name_);
+  slots_[node->id_].reset();
+  --live_nodes_;
+}
+
+Node* Graph::find_node(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<Node*> Graph::node_list() const {
+  std::vector<Node*> out;
+  out.reserve(live_nodes_);
+  for (Node* n : nodes()) out.push_back(n);
+  return out;
+}
+
+Status Graph::reorder(const std::vector<Node*>& order) {
+  if (order.size() != live_nodes_) {
+    return Status::invalid_argument("reorder of graph '" + name_ + "': order has " + std::to_string(order.size()) +
+                                    " nodes, graph has " + std::to_string(live_nodes_));
+  }
+  std::vector<std::unique_ptr<Node>> next(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    Node* n = order[i];
+    if (!n || n->owner_ != this || !slots_[n->id_]) {
+      return Status::invalid_argument("reorder of graph '" + name_ + "': entry " + std::to_string(i) +
+                                      " is not a live node of this graph or appears twice");
+    }
+    next[i] = std::move(slots_[n->id_]);
+  }
+  slots_ = std::move(next);
+  for (size_t i = 0; i < slots_.size(); ++i) slots_[i]->id_ = static_cast<int64_t>(i);
+  return Status::ok();
+}
+
+Status Graph::add_edge(OutPort src, InPort dst) {
+  if (!src.node || !dst.node) return Status::invalid_argument("add_edge: null endpoint");
+  if (src.node->owner_ != this || dst.node->owner_ != this) {
+    return Status::invalid_argument("add_edge " + describe(src.node) + " -> " + describe(dst.node) +
+                                    ": both nodes must belong to graph '" + name_ + "'");
+  }
+  if (src.index < 0 || static_cast<size_t>(src.index) >= src.node->outputs_.size()) {
+    return Status::invalid_argument("add_edge: node " + describe(src.node) + " has no output " +
+                                    std::to_string(src.index));
+  }
+  if (dst.index < 0 || static_cast<size_t>(dst.index) >= dst.node->inputs_.size()) {
+    return Status::invalid_argument("add_edge: node " + describe(dst.node) + " has no input " +
+                                    std::to_string(dst.index));
+  }
+  if (dst.node->inputs_[dst.index].node) {
+    return Status::invalid_argument("add_edge: input " + std::to_string(dst.index) + " of node " +
+                                    describe(dst.node) + " is already connected");
+  }
+  dst.node->inputs_[dst.index] = src;
+  src.node->outputs_[src.index].consumers.push_back(dst);
+  return Status::ok();
+}
+
+Status Graph::remove_edge(OutPort src, InPort dst) {
+  if (!src.node || !dst.node || dst.index < 0 || static_cast<size_t>(dst.index) >= dst.node->inputs_.size() ||
+      dst.node->inputs_[dst.index] != src) {
+    return Status::not_found("remove_edge: no such edge in graph '" + name_ + "'");
+  }
+  disconnect_input(dst);
+  return Status::ok();
+}
+
+void Graph::disconnect_input(InPort dst) {
+  OutPort& src = dst.node->inputs_[dst.index];
+  if (!src.node) return;
+  erase_first(src.node->outputs_[src.index].consumers, dst);
+  src = {};
+}
+
+Status Graph::add_control_edge(Node* src, Node* dst) {
+  if (!src || !dst || src->owner_ != this || dst->owner_ != this) {
+    return Status::invalid_argument("add_control_edge: both nodes must belong to graph '" + name_ + "'");
+  }
+  if (std::find(src->control_outputs_.begin(), src->control_outputs_.end(), dst) != src->control_outputs_.end()) {
+    return Status::ok();
+  }
+  src->control_outputs_.push_back(dst);
+  dst->control_inputs_.push_back(src);
+  return Status::ok();
+}
+
+Status Graph::remove_control_edge(Node* src, Node* dst) {
+  if (!src || !dst || !erase_first(src->control_outputs_, dst)) {
+    return Status::not_found("remove_control_edge: no such edge in graph '" + name_ + "'");
+  }
+  erase_first(dst->control_inputs_, src);
+  return Status::ok();
+}
+
+Graph* Graph::add_subgraph(std::string name, Node* parent_node) {
+  if (!is_root() || !parent_node || subgraph_by_name_.count(name) || name == name_) return nullptr;
+  auto g = std::unique_ptr<Graph>(new Graph(std::move(name), this, parent_node));
+  Graph* raw = g.get();
+  owned_subgraphs_.push_back(std::move(g));
+  subgraph_list_.push_back(raw);
+  subgraph_by_name_.emplace(std::string_view(raw->name_), raw);
+  return raw;
+}
+
+Graph* Graph::find_subgraph(std::string_view name) const {
+  auto it = subgraph_by_name_.find(name);
+  return it == subgraph_by_name_.end() ? nullptr : it->second;
+}
+
+std::string Graph::unique_subgraph_name(std::string_view base) const {
+  std::string name(base);
+  if (!subgraph_by_name_.count(name) && name != name_) return name;
+  for (size_t k = 1;; ++k) {
+    name = std::string(base) + "_" + std::to_string(k);
+    if (!subgraph_by_name_.count(name) && name != name_) return name;
+  }
+}
+
+Status Graph::reorder_subgraphs(const std::vector<Graph*>& order) {
+  std::vector<Graph*> sorted_new(order), sorted_old(subgraph_list_);
+  std::sort(sorted_new.begin(), sorted_new.end(), std::less<>());
+  std::sort(sorted_old.begin(), sorted_old.end(), std::less<>());
+  if (!is_root() || sorted_new != sorted_old) {
+    return Status::invalid_argument("reorder_subgraphs of graph '" + name_ +
+                                    "': the order must list every registered subgraph exactly once");
+  }
+  subgraph_list_ = order;
+  return Status::ok();
+}
+
+bool Graph::owns_graph(const Graph* graph) const {
+  if (graph == this) return true;
+  return std::find(subgraph_list_.begin(), subgraph_list_.end(), graph) != subgraph_list_.end();
+}
+
+void Graph::remove_subgraph(Graph* graph) {
+  if (!is_root() || graph == this || !owns_graph(graph)) return;
+  // Collect the graph and everything nested below it first, so that no pointer is used after it is freed.
+  std::vector<Graph*> doomed{graph};
+  for (size_t i = 0; i < doomed.size(); ++i) {
+    for (Graph* g : subgraph_list_) {
+      if (g->parent_node_ && g->parent_node_->owner_ == doomed[i]) doomed.push_back(g);
+    }
+  }
+  if (Node* parent = graph->parent_node_; parent && std::find(doomed.begin(), doomed.end(), parent->owner_) ==
+                                                        doomed.end()) {
+    std::vector<std::string> emptied, pruned;
+    for (const auto& [key, value] : parent->attrs_.entries()) {
+      if (value.as_graph() == graph) emptied.push_back(key);
+      if (value.as_graphs()) pruned.push_back(key);
+    }
+    for (const std::string& key : pruned) {
+      auto& list = std::get<std::vector<Graph*>>(parent->attrs_.get_mutable(key)->mutable_storage());
+      list.erase(std::remove(list.begin(), list.end(), graph), list.end());
+    }
+    for (const std::string& key : emptied) parent->attrs_.remove(key);
+  }
+  for (Graph* g : doomed) {
+    subgraph_by_name_.erase(g->name_);
+    subgraph_list_.erase(std::find(subgraph_list_.begin(), subgraph_list_.end(), g));
+  }
+  owned_subgraphs_.erase(std::remove_if(owned_subgraphs_.begin(), owned_subgraphs_.end(),
+                                        [&](const std::unique_ptr<Graph>& g) {
+                                          return std::find(doomed.begin(), doomed.end(), g.get()) != doomed.end();
+                                        }),
+                         owned_subgraphs_.end());
+}
+
+size_t Graph::total_nodes() const {
+  size_t n = live_nodes_;
+  if (is_root()) {
+    for (const Graph* g : subgraph_list_) n += g->live_nodes_;
+  }
+  return n;
+}
+
+}  // namespace graphsplit::sdk

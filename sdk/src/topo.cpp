@@ -1,0 +1,276 @@
+#include <algorithm>
+#include <deque>
+#include <limits>
+
+#include "graphsplit/sdk/ir/topo.h"
+
+namespace graphsplit::sdk {
+namespace {
+
+bool is_data_like(const Node* n) {
+  const std::string& t = n->type();
+  return t == op::kData || t == "RefData" || t == "AippData";
+}
+
+template <class F>
+void for_each_successor(const Node* n, F&& f) {
+  for (size_t o = 0; o < n->num_outputs(); ++o) {
+    for (const InPort& c : n->consumers(o)) f(c.node);
+  }
+  for (Node* c : n->control_outputs()) f(c);
+}
+
+template <class F>
+void for_each_predecessor(const Node* n, F&& f) {
+  for (const OutPort& p : n->inputs()) {
+    if (p.node) f(p.node);
+  }
+  for (Node* p : n->control_inputs()) f(p);
+}
+
+std::vector<uint32_t> in_degrees(const Graph& g) {
+  std::vector<uint32_t> deg(g.id_bound(), 0);
+  for (const Node* n : g.nodes()) for_each_predecessor(n, [&](Node*) { ++deg[n->id()]; });
+  return deg;
+}
+
+// Data-like sources first, by their `index` attribute (the user's input order), then other sources in node order.
+std::vector<Node*> seeds(const Graph& g, const std::vector<uint32_t>& deg) {
+  std::vector<Node*> data, other;
+  for (Node* n : g.nodes()) {
+    if (deg[n->id()] != 0) continue;
+    (is_data_like(n) ? data : other).push_back(n);
+  }
+  std::stable_sort(data.begin(), data.end(), [](const Node* a, const Node* b) {
+    return a->attrs().get_int(attr::kIndex, std::numeric_limits<int64_t>::max()) <
+           b->attrs().get_int(attr::kIndex, std::numeric_limits<int64_t>::max());
+  });
+  data.insert(data.end(), other.begin(), other.end());
+  return data;
+}
+
+Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
+  // Every node left with a positive in-degree has a predecessor that is also left; walking those backwards must
+  // revisit a node, and the walk from that node on is a cycle.
+  const Node* start = nullptr;
+  for (const Node* n : g.nodes()) {
+    if (remaining_deg[n->id()] > 0) {
+      start = n;
+      break;
+    }
+  }
+  std::vector<int64_t> seen_at(g.id_bound(), -1);
+  std::vector<const Node*> walk;
+  const Node* cur = start;
+  while (cur && seen_at[cur->id()] < 0) {
+    seen_at[cur->id()] = static_cast<int64_t>(walk.size());
+    walk.push_back(cur);
+    const Node* next = nullptr;
+    for_each_predecessor(cur, [&](Node* p) {
+      if (!next && remaining_deg[p->id()] > 0) next = p;
+    });
+    cur = next;
+  }
+  std::string path;
+  if (cur) {
+    std::vector<const Node*> cycle(walk.begin() + seen_at[cur->id()], walk.end());
+    std::reverse(cycle.begin(), cycle.end());
+    const size_t shown = std::min<size_t>(cycle.size(), 8);
+    for (size_t i = 0; i < shown; ++i) path += "'" + cycle[i]->name() + "' -> ";
+    if (shown < cycle.size()) path += "... -> ";
+    path += "'" + cycle[0]->name() + "'";
+  }
+  return Status::invalid_argument("graph '" + g.name() + "' has a cycle through node '" +
+                                  (start ? start->name() : std::string("?")) + "'" +
+                                  (path.empty() ? "" : ": " + path));
+}
+
+// Kahn's algorithm; `lifo` selects DFS (stack) over BFS (queue).
+Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
+  std::vector<uint32_t> deg = in_degrees(g);
+  std::vector<Node*> start = seeds(g, deg);
+  order->clear();
+  order->reserve(g.num_nodes());
+  if (!lifo) {
+    std::deque<Node*> queue(start.begin(), start.end());
+    std::vector<Node*> ready;
+    while (!queue.empty()) {
+      Node* n = queue.front();
+      queue.pop_front();
+      order->push_back(n);
+      ready.clear();
+      for_each_successor(n, [&](Node* s) {
+        if (--deg[s->id()] == 0) ready.push_back(s);
+      });
+      std::sort(ready.begin(), ready.end(), [](const Node* a, const Node* b) { return a->name() < b->name(); });
+      queue.insert(queue.end(), ready.begin(), ready.end());
+    }
+  } else {
+    std::vector<Node*> stack(start.rbegin(), start.rend());
+    while (!stack.empty()) {
+      Node* n = stack.back();
+      stack.pop_back();
+      order->push_back(n);
+      for_each_successor(n, [&](Node* s) {
+        if (--deg[s->id()] == 0) stack.push_back(s);
+      });
+    }
+  }
+  if (order->size() != g.num_nodes()) return cycle_error(g, deg);
+  return Status::ok();
+}
+
+Status check_acyclic(const Graph& g) {
+  std::vector<Node*> scratch;
+  return kahn(g, false, &scratch);
+}
+
+// Post-order reverse DFS from `root` over unvisited predecessors taken in ascending id order.
+void reverse_dfs(Node* root, std::vector<char>& visited, std::vector<Node*>* order) {
+  struct Frame {
+    Node* node;
+    std::vector<Node*> preds;
+    size_t next;
+  };
+  auto sorted_preds = [](Node* n) {
+    std::vector<Node*> p;
+    for_each_predecessor(n, [&](Node* x) { p.push_back(x); });
+    std::stable_sort(p.begin(), p.end(), [](const Node* a, const Node* b) { return a->id() < b->id(); });
+    return p;
+  };
+  if (visited[root->id()]) return;
+  visited[root->id()] = 1;
+  std::vector<Frame> stack;
+  stack.push_back({root, sorted_preds(root), 0});
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next < f.preds.size()) {
+      Node* p = f.preds[f.next++];
+      if (!visited[p->id()]) {
+        visited[p->id()] = 1;
+        stack.push_back({p, sorted_preds(p), 0});
+      }
+      continue;
+    }
+    order->push_back(f.node);
+    stack.pop_back();
+  }
+}
+
+// Moves every node to just before its first consumer. Built back to front: each node is inserted before the
+// consumer that currently comes first, which is also its first consumer in the final order because insertions
+// never change the relative order of nodes already placed. Positions are order-maintenance labels.
+std::vector<Node*> delay_to_first_consumer(const Graph& g, const std::vector<Node*>& order) {
+  const size_t n = order.size();
+  const size_t bound = g.id_bound();
+  constexpr int64_t kNone = -1;
+  std::vector<int64_t> prev(bound, kNone), next(bound, kNone);
+  std::vector<int64_t> label(bound, 0);
+  std::vector<Node*> by_id(bound, nullptr);
+  for (Node* x : order) by_id[x->id()] = x;
+  int64_t head = kNone;
+  constexpr int64_t kGap = int64_t{1} << 32;
+
+  auto relabel = [&] {
+    int64_t l = 0;
+    for (int64_t c = head; c != kNone; c = next[c]) {
+      label[c] = l;
+      l += int64_t{1} << 20;
+    }
+  };
+  auto link_before = [&](int64_t x, int64_t c) {  // c == kNone means "at the front"
+    if (c == kNone || c == head) {
+      next[x] = head;
+      prev[x] = kNone;
+      if (head != kNone) {
+        prev[head] = x;
+        label[x] = label[head] - kGap;
+      } else {
+        label[x] = 0;
+      }
+      head = x;
+      return;
+    }
+    int64_t p = prev[c];
+    prev[x] = p;
+    next[x] = c;
+    next[p] = x;
+    prev[c] = x;
+    if (label[c] - label[p] < 2) relabel();
+    label[x] = label[p] + (label[c] - label[p]) / 2;
+  };
+
+  for (size_t i = n; i-- > 0;) {
+    Node* x = order[i];
+    int64_t first = kNone;
+    for_each_successor(x, [&](Node* s) {
+      if (first == kNone || label[s->id()] < label[first]) first = s->id();
+    });
+    link_before(x->id(), first);
+  }
+  std::vector<Node*> out;
+  out.reserve(n);
+  for (int64_t c = head; c != kNone; c = next[c]) out.push_back(by_id[c]);
+  return out;
+}
+
+}  // namespace
+
+std::optional<TopoSortMode> parse_topo_sorting_mode(std::string_view text) {
+  if (text == "0") return TopoSortMode::kBFS;
+  if (text == "1") return TopoSortMode::kDFS;
+  if (text == "2") return TopoSortMode::kRDFS;
+  if (text == "3") return TopoSortMode::kStableRDFS;
+  return std::nullopt;
+}
+
+std::string_view to_string(TopoSortMode mode) {
+  switch (mode) {
+    case TopoSortMode::kBFS: return "BFS";
+    case TopoSortMode::kDFS: return "DFS";
+    case TopoSortMode::kRDFS: return "RDFS";
+    case TopoSortMode::kStableRDFS: return "StableRDFS";
+  }
+  return "invalid";
+}
+
+Status topological_order(const Graph& graph, TopoSortMode mode, std::vector<Node*>* order) {
+  switch (mode) {
+    case TopoSortMode::kBFS: return kahn(graph, false, order);
+    case TopoSortMode::kDFS: return kahn(graph, true, order);
+    case TopoSortMode::kRDFS: {
+      GS_RETURN_IF_ERROR(check_acyclic(graph));
+      std::vector<char> visited(graph.id_bound(), 0);
+      std::vector<Node*> rdfs;
+      rdfs.reserve(graph.num_nodes());
+      for (Node* n : graph.nodes()) {
+        if (!n->has_consumers()) reverse_dfs(n, visited, &rdfs);
+      }
+      *order = delay_to_first_consumer(graph, rdfs);
+      return Status::ok();
+    }
+    case TopoSortMode::kStableRDFS: {
+      GS_RETURN_IF_ERROR(check_acyclic(graph));
+      std::vector<char> visited(graph.id_bound(), 0);
+      order->clear();
+      order->reserve(graph.num_nodes());
+      for (Node* n : graph.nodes()) reverse_dfs(n, visited, order);
+      return Status::ok();
+    }
+  }
+  return Status::invalid_argument("unknown topological sort mode");
+}
+
+Status topological_sort(Graph& graph, TopoSortMode mode) {
+  std::vector<Node*> order;
+  GS_RETURN_IF_ERROR(topological_order(graph, mode, &order));
+  return graph.reorder(order);
+}
+
+Status topological_sort_all(Graph& root, TopoSortMode mode) {
+  GS_RETURN_IF_ERROR(topological_sort(root, mode));
+  for (Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(topological_sort(*g, mode));
+  return Status::ok();
+}
+
+}  // namespace graphsplit::sdk

@@ -1,0 +1,199 @@
+#include <algorithm>
+#include <unordered_set>
+
+#include "graphsplit/sdk/ir/topo.h"
+#include "graphsplit/sdk/ir/verify.h"
+
+namespace graphsplit::sdk {
+namespace {
+
+std::string where(const Graph& g, const Node* n) {
+  return "graph '" + g.name() + "': node '" + n->name() + "' (" + n->type() + ")";
+}
+
+Status fail(const Graph& g, const Node* n, const std::string& what) {
+  return Status::failed_precondition("IR verification failed: " + where(g, n) + ": " + what);
+}
+
+Status verify_edges(const Graph& g) {
+  size_t seen = 0;
+  for (const Node* n : g.nodes()) {
+    ++seen;
+    if (n->owner() != &g) return fail(g, n, "owner pointer does not point at this graph");
+    if (g.find_node(n->name()) != n) return fail(g, n, "name index disagrees (duplicate or renamed node)");
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const OutPort p = n->input(i);
+      if (!p.node) continue;
+      if (p.node->owner() != &g) {
+        return fail(g, n, "input " + std::to_string(i) + " comes from node '" + p.node->name() +
+                              "' of another graph");
+      }
+      if (p.index < 0 || static_cast<size_t>(p.index) >= p.node->num_outputs()) {
+        return fail(g, n, "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
+                              " of node '" + p.node->name() + "'");
+      }
+      const auto& cons = p.node->consumers(p.index);
+      if (std::count(cons.begin(), cons.end(), InPort{const_cast<Node*>(n), static_cast<int32_t>(i)}) != 1) {
+        return fail(g, n, "input " + std::to_string(i) + " is not listed exactly once among the consumers of '" +
+                              p.node->name() + "' output " + std::to_string(p.index));
+      }
+    }
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      for (const InPort& c : n->consumers(o)) {
+        if (!c.node || c.node->owner() != &g) {
+          return fail(g, n, "output " + std::to_string(o) + " feeds a node of another graph");
+        }
+        if (c.index < 0 || static_cast<size_t>(c.index) >= c.node->num_inputs() ||
+            c.node->input(c.index) != OutPort{const_cast<Node*>(n), static_cast<int32_t>(o)}) {
+          return fail(g, n, "output " + std::to_string(o) + " lists consumer '" + c.node->name() + "' input " +
+                                std::to_string(c.index) + ", which does not point back");
+        }
+      }
+    }
+    for (const Node* c : n->control_outputs()) {
+      if (c->owner() != &g) return fail(g, n, "control edge to a node of another graph");
+      const auto& back = c->control_inputs();
+      if (std::count(back.begin(), back.end(), n) != 1) {
+        return fail(g, n, "control edge to '" + c->name() + "' is not mirrored exactly once");
+      }
+    }
+    for (const Node* p : n->control_inputs()) {
+      if (p->owner() != &g) return fail(g, n, "control edge from a node of another graph");
+      const auto& back = p->control_outputs();
+      if (std::count(back.begin(), back.end(), n) != 1) {
+        return fail(g, n, "control edge from '" + p->name() + "' is not mirrored exactly once");
+      }
+    }
+  }
+  if (seen != g.num_nodes()) {
+    return Status::failed_precondition("IR verification failed: graph '" + g.name() + "': node count mismatch");
+  }
+  return Status::ok();
+}
+
+const Node* find_net_output(const Graph& g) {
+  for (const Node* n : g.nodes()) {
+    if (n->type() == op::kNetOutput) return n;
+  }
+  return nullptr;
+}
+
+// How a control-flow node's inputs and outputs map onto one of its subgraphs.
+struct IoContract {
+  int64_t first_data_index;  // smallest legal _parent_node_index
+  int64_t extra_outputs;     // subgraph outputs minus node outputs
+  bool exact_inputs;         // every node input needs its Data (PartitionedCall)
+};
+
+bool contract_for(const Node* n, IoContract* c) {
+  const std::string& t = n->type();
+  if (t == op::kPartitionedCall) *c = {0, 0, true};
+  else if (t == op::kIf || t == op::kCase) *c = {1, 0, false};
+  else if (t == op::kLoop) *c = {0, 1, false};  // the body also returns the loop condition
+  else if (t == op::kScan || t == op::kWhile) *c = {0, 0, false};
+  else return false;
+  return true;
+}
+
+Status verify_subgraph_io(const Graph& parent_graph, const Node* n, const Graph& sub) {
+  IoContract contract;
+  if (!contract_for(n, &contract)) return Status::ok();
+  const auto inputs = static_cast<int64_t>(n->num_inputs());
+  std::vector<char> covered(n->num_inputs(), 0);
+  for (const Node* d : sub.nodes()) {
+    if (d->type() != op::kData) continue;
+    const AttrValue* a = d->attrs().get(attr::kParentNodeIndex);
+    if (!a || !a->as_int()) {
+      return fail(parent_graph, n, "Data '" + d->name() + "' of subgraph '" + sub.name() +
+                                       "' has no integer _parent_node_index");
+    }
+    const int64_t idx = *a->as_int();
+    if (idx < contract.first_data_index || idx >= inputs) {
+      return fail(parent_graph, n, "Data '" + d->name() + "' of subgraph '" + sub.name() +
+                                       "' has _parent_node_index " + std::to_string(idx) + " but the node has " +
+                                       std::to_string(inputs) + " inputs");
+    }
+    covered[idx] = 1;
+  }
+  if (contract.exact_inputs) {
+    for (int64_t i = 0; i < inputs; ++i) {
+      if (!covered[i]) {
+        return fail(parent_graph, n, "input " + std::to_string(i) + " has no Data in subgraph '" + sub.name() + "'");
+      }
+    }
+  }
+  const Node* out = find_net_output(sub);
+  const int64_t sub_outputs = out ? static_cast<int64_t>(out->num_inputs()) : 0;
+  const int64_t expected = static_cast<int64_t>(n->num_outputs()) + contract.extra_outputs;
+  if (sub_outputs != expected) {
+    return fail(parent_graph, n, "subgraph '" + sub.name() + "' returns " + std::to_string(sub_outputs) +
+                                     " values but the node expects " + std::to_string(expected));
+  }
+  return Status::ok();
+}
+
+Status verify_structure(const Graph& root) {
+  const std::vector<Graph*>& subs = root.subgraphs();
+  std::unordered_set<const Graph*> registered(subs.begin(), subs.end());
+  registered.insert(&root);
+  std::unordered_set<const Graph*> referenced;
+  std::vector<const Graph*> graphs{&root};
+  graphs.insert(graphs.end(), subs.begin(), subs.end());
+  for (const Graph* g : graphs) {
+    for (const Node* n : g->nodes()) {
+      for (const auto& [key, value] : n->attrs().entries()) {
+        std::vector<Graph*> refs;
+        if (value.kind() == AttrValue::Kind::kGraph) refs.push_back(value.as_graph());
+        if (value.as_graphs()) refs = *value.as_graphs();
+        for (const Graph* r : refs) {
+          // Membership is checked on the address alone, before anything is read through the pointer.
+          if (!r || !registered.count(r) || r == &root) {
+            return fail(*g, n, "attribute '" + key + "' references a graph that is not registered on root '" +
+                                   root.name() + "'");
+          }
+          if (r->parent_node() != n) {
+            return fail(*g, n, "attribute '" + key + "' references subgraph '" + r->name() +
+                                   "', whose parent node is another node");
+          }
+          if (!referenced.insert(r).second) {
+            return fail(*g, n, "subgraph '" + r->name() + "' is referenced more than once");
+          }
+          GS_RETURN_IF_ERROR(verify_subgraph_io(*g, n, *r));
+        }
+      }
+    }
+  }
+  for (const Graph* s : subs) {
+    if (!referenced.count(s)) {
+      return Status::failed_precondition("IR verification failed: subgraph '" + s->name() +
+                                         "' is registered but no node references it (unreachable)");
+    }
+    // The parent chain must end at the root: at most one step per registered graph.
+    const Graph* cur = s;
+    size_t steps = 0;
+    while (cur != &root) {
+      const Node* p = cur->parent_node();
+      if (!p || !registered.count(p->owner()) || ++steps > subs.size()) {
+        return Status::failed_precondition("IR verification failed: subgraph '" + s->name() +
+                                           "' is not reachable from the root through parent nodes");
+      }
+      cur = p->owner();
+    }
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status verify(const Graph& root) {
+  if (!root.is_root()) return Status::invalid_argument("verify() takes the root graph, got '" + root.name() + "'");
+  GS_RETURN_IF_ERROR(verify_edges(root));
+  for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(verify_edges(*g));
+  GS_RETURN_IF_ERROR(verify_structure(root));
+  std::vector<Node*> scratch;
+  GS_RETURN_IF_ERROR(topological_order(root, TopoSortMode::kBFS, &scratch));
+  for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(topological_order(*g, TopoSortMode::kBFS, &scratch));
+  return Status::ok();
+}
+
+}  // namespace graphsplit::sdk
