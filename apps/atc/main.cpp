@@ -89,15 +89,23 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
   std::printf("wrote:     %s (%zu bytes)\n", om_path.c_str(), om_bytes);
 }
 
+// A failed run must not leave an output behind, not even one from an earlier run that could be mistaken for
+// this run's result.
+int fail_and_remove(const std::string& output, const std::string& message) {
+  std::error_code ec;
+  fs::remove(output, ec);
+  return fail(message);
+}
+
 int convert(const AtcOptions& o) {
   if (o.model.empty()) return fail("--model is required with --mode=0 (e.g. --model=net.onnx --output=net)");
   if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
-  std::unique_ptr<sdk::Graph> root;
-  if (Status s = load_model(o, o.model, &root); !s) return fail(s.message());
-  std::string bytes;
-  if (Status s = serialize_om(*root, &bytes); !s) return fail(s.message());
   const std::string path = ends_with(o.output, ".om") ? o.output : o.output + ".om";
-  if (Status s = write_file_atomically(path, bytes); !s) return fail(s.message());
+  std::unique_ptr<sdk::Graph> root;
+  if (Status s = load_model(o, o.model, &root); !s) return fail_and_remove(path, s.message());
+  std::string bytes;
+  if (Status s = serialize_om(*root, &bytes); !s) return fail_and_remove(path, s.message());
+  if (Status s = write_file_atomically(path, bytes); !s) return fail_and_remove(path, s.message());
   print_summary(o, *root, path, bytes.size());
   return 0;
 }
@@ -108,14 +116,14 @@ int to_json(const AtcOptions& o) {
   std::string json;
   if (ends_with(o.om, ".onnx") || o.framework) {
     std::unique_ptr<sdk::Graph> root;
-    if (Status s = load_model(o, o.om, &root); !s) return fail(s.message());
-    if (Status s = graph_to_json(*root, &json); !s) return fail(s.message());
+    if (Status s = load_model(o, o.om, &root); !s) return fail_and_remove(o.json, s.message());
+    if (Status s = graph_to_json(*root, &json); !s) return fail_and_remove(o.json, s.message());
   } else {
     std::string bytes;
-    if (Status s = read_file(o.om, &bytes, uint64_t{1} << 31); !s) return fail(s.message());
-    if (Status s = om_to_json(bytes, o.om, &json); !s) return fail(s.message());
+    if (Status s = read_file(o.om, &bytes, uint64_t{1} << 31); !s) return fail_and_remove(o.json, s.message());
+    if (Status s = om_to_json(bytes, o.om, &json); !s) return fail_and_remove(o.json, s.message());
   }
-  if (Status s = write_file_atomically(o.json, json); !s) return fail(s.message());
+  if (Status s = write_file_atomically(o.json, json); !s) return fail_and_remove(o.json, s.message());
   std::printf("wrote:     %s (%zu bytes)\n", o.json.c_str(), json.size());
   return 0;
 }

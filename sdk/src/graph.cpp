@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 
 #include "graphsplit/sdk/ir/graph.h"
@@ -71,25 +72,74 @@ std::unique_ptr<Graph> Graph::create(std::string name) {
   return std::unique_ptr<Graph>(new Graph(std::move(name), nullptr, nullptr));
 }
 
+namespace {
+uint64_t name_hash(std::string_view name) { return std::hash<std::string_view>()(name); }
+}  // namespace
+
+size_t Graph::index_find(std::string_view name, uint64_t hash) const {
+  if (name_slots_.empty()) return SIZE_MAX;
+  const size_t mask = name_slots_.size() - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    const NameSlot& s = name_slots_[i];
+    if (!s.node) return SIZE_MAX;
+    if (s.hash == hash && s.node->name_ == name) return i;
+  }
+}
+
+void Graph::index_insert(Node* node, uint64_t hash) {
+  if ((live_nodes_ + 1) * 2 > name_slots_.size()) {
+    std::vector<NameSlot> old = std::move(name_slots_);
+    name_slots_.assign(std::max<size_t>(16, old.size() * 2), NameSlot{});
+    const size_t mask = name_slots_.size() - 1;
+    for (const NameSlot& s : old) {
+      if (!s.node) continue;
+      size_t i = s.hash & mask;
+      while (name_slots_[i].node) i = (i + 1) & mask;
+      name_slots_[i] = s;
+    }
+  }
+  const size_t mask = name_slots_.size() - 1;
+  size_t i = hash & mask;
+  while (name_slots_[i].node) i = (i + 1) & mask;
+  name_slots_[i] = {hash, node};
+}
+
+void Graph::index_erase(std::string_view name) {
+  size_t i = index_find(name, name_hash(name));
+  if (i == SIZE_MAX) return;
+  // Backward-shift deletion keeps every probe chain unbroken without tombstones.
+  const size_t mask = name_slots_.size() - 1;
+  for (size_t j = (i + 1) & mask; name_slots_[j].node; j = (j + 1) & mask) {
+    const size_t home = name_slots_[j].hash & mask;
+    const bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      name_slots_[i] = name_slots_[j];
+      i = j;
+    }
+  }
+  name_slots_[i] = NameSlot{};
+}
+
 Node* Graph::add_node(std::string name, std::string type, size_t num_inputs, size_t num_outputs) {
-  if (by_name_.count(name)) return nullptr;
+  const uint64_t hash = name_hash(name);
+  if (index_find(name, hash) != SIZE_MAX) return nullptr;
   auto node = std::unique_ptr<Node>(new Node(this, std::move(name), std::move(type)));
   node->inputs_.resize(num_inputs);
   node->outputs_.resize(num_outputs);
   node->id_ = static_cast<int64_t>(slots_.size());
   Node* raw = node.get();
+  index_insert(raw, hash);
   slots_.push_back(std::move(node));
   ++live_nodes_;
-  by_name_.emplace(std::string_view(raw->name_), raw);
   return raw;
 }
 
 std::string Graph::unique_node_name(std::string_view base) const {
   std::string name(base);
-  if (!by_name_.count(name)) return name;
+  if (!find_node(name)) return name;
   for (size_t k = 1;; ++k) {
     name = std::string(base) + "_" + std::to_string(k);
-    if (!by_name_.count(name)) return name;
+    if (!find_node(name)) return name;
   }
 }
 
@@ -108,14 +158,14 @@ void Graph::unlink_all(Node* node) {
 void Graph::remove_node(Node* node) {
   if (!node || node->owner_ != this) return;
   unlink_all(node);
-  by_name_.erase(node->name_);
+  index_erase(node->name_);
   slots_[node->id_].reset();
   --live_nodes_;
 }
 
 Node* Graph::find_node(std::string_view name) const {
-  auto it = by_name_.find(name);
-  return it == by_name_.end() ? nullptr : it->second;
+  const size_t i = index_find(name, name_hash(name));
+  return i == SIZE_MAX ? nullptr : name_slots_[i].node;
 }
 
 std::vector<Node*> Graph::node_list() const {
@@ -130,15 +180,18 @@ Status Graph::reorder(const std::vector<Node*>& order) {
     return Status::invalid_argument("reorder of graph '" + name_ + "': order has " + std::to_string(order.size()) +
                                     " nodes, graph has " + std::to_string(live_nodes_));
   }
-  std::vector<std::unique_ptr<Node>> next(order.size());
+  // Validate everything before moving anything, so that a refused order leaves the graph as it was.
+  std::vector<char> seen(slots_.size(), 0);
   for (size_t i = 0; i < order.size(); ++i) {
     Node* n = order[i];
-    if (!n || n->owner_ != this || !slots_[n->id_]) {
+    if (!n || n->owner_ != this || static_cast<size_t>(n->id_) >= slots_.size() || slots_[n->id_].get() != n ||
+        seen[n->id_]++) {
       return Status::invalid_argument("reorder of graph '" + name_ + "': entry " + std::to_string(i) +
                                       " is not a live node of this graph or appears twice");
     }
-    next[i] = std::move(slots_[n->id_]);
   }
+  std::vector<std::unique_ptr<Node>> next(order.size());
+  for (size_t i = 0; i < order.size(); ++i) next[i] = std::move(slots_[order[i]->id_]);
   slots_ = std::move(next);
   for (size_t i = 0; i < slots_.size(); ++i) slots_[i]->id_ = static_cast<int64_t>(i);
   return Status::ok();

@@ -75,6 +75,11 @@ Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
   if (cur) {
     std::vector<const Node*> cycle(walk.begin() + seen_at[cur->id()], walk.end());
     std::reverse(cycle.begin(), cycle.end());
+    // Start the path at the earliest node so that the message does not depend on where the walk began.
+    std::rotate(cycle.begin(),
+                std::min_element(cycle.begin(), cycle.end(),
+                                 [](const Node* a, const Node* b) { return a->id() < b->id(); }),
+                cycle.end());
     const size_t shown = std::min<size_t>(cycle.size(), 8);
     for (size_t i = 0; i < shown; ++i) path += "'" + cycle[i]->name() + "' -> ";
     if (shown < cycle.size()) path += "... -> ";

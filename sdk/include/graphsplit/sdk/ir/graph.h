@@ -230,12 +230,22 @@ class GS_SDK_API Graph final {
   Graph(std::string name, Graph* root, Node* parent_node);
   void unlink_all(Node* node);
 
+  // The name index: open addressing with linear probing over (hash, node) pairs, so that a lookup touches one
+  // flat array and reads a node's name only when the full hash matches.
+  struct NameSlot {
+    uint64_t hash = 0;
+    Node* node = nullptr;
+  };
+  size_t index_find(std::string_view name, uint64_t hash) const;
+  void index_insert(Node* node, uint64_t hash);
+  void index_erase(std::string_view name);
+
   std::string name_;
   Graph* root_;
   Node* parent_node_;
   std::vector<std::unique_ptr<Node>> slots_;  // nullptr = removed
   size_t live_nodes_ = 0;
-  std::unordered_map<std::string_view, Node*> by_name_;
+  std::vector<NameSlot> name_slots_;
   AttrMap attrs_;
   // Root only.
   std::vector<std::unique_ptr<Graph>> owned_subgraphs_;

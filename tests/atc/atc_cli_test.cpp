@@ -1,0 +1,211 @@
+// atc end to end: the real binary on real and deliberately broken inputs. Every failure must be one line on
+// stderr naming the file or option, exit code 1, and no output file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../framework/onnx_builders.h"
+
+namespace graphsplit {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace graphsplit::testing;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class AtcTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("gs_atc_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  std::string write_model(const std::string& name, const onnx::ModelProto& m) const {
+    write_bytes(path(name), to_bytes(m));
+    return path(name);
+  }
+
+  Result atc(const std::string& args) const {
+    const std::string cmd = std::string(GRAPHSPLIT_ATC) + " " + args + " >" + path("stdout.txt") + " 2>" +
+                            path("stderr.txt");
+    Result r;
+    const int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(path("stdout.txt"));
+    r.err = slurp(path("stderr.txt"));
+    fs::remove(path("stdout.txt"));
+    fs::remove(path("stderr.txt"));
+    return r;
+  }
+
+  // The failure contract: exit 1, one line "atc: error: ..." containing `fragment`, and nothing new in the folder.
+  void expect_error(const std::string& args, const std::string& fragment) const {
+    std::set<std::string> before = listing();
+    Result r = atc(args);
+    EXPECT_EQ(r.code, 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("atc: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << "stderr: " << r.err << "expected: " << fragment;
+    EXPECT_EQ(listing(), before) << "files appeared or vanished";
+  }
+
+  std::set<std::string> listing() const {
+    std::set<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename().string());
+    return names;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(AtcTest, ConvertsAModelAndPrintsASummary) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  Result r = atc("--model=" + model + " --output=" + path("tiny"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(fs::exists(path("tiny.om")));
+  EXPECT_NE(r.out.find("graph:     'tiny': 4 nodes in the root graph, 0 subgraphs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("inputs:    x float32[-1(N),4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote:     " + path("tiny.om")), std::string::npos) << r.out;
+
+  r = atc("--mode=1 --om=" + path("tiny.om") + " --json=" + path("tiny.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string json = slurp(path("tiny.json"));
+  EXPECT_NE(json.find("\"magic\": \"GSOM\""), std::string::npos);
+  EXPECT_NE(json.find("\"type\": \"Sigmoid\""), std::string::npos);
+
+  // ONNX straight to JSON gives the same document as going through the .om.
+  r = atc("--mode=1 --om=" + model + " --json=" + path("direct.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(slurp(path("direct.json")), json);
+}
+
+TEST_F(AtcTest, OutputIsDeterministic) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  ASSERT_EQ(atc("--model=" + model + " --output=" + path("a")).code, 0);
+  ASSERT_EQ(atc("--model=" + model + " --output=" + path("b.om")).code, 0);
+  EXPECT_EQ(slurp(path("a.om")), slurp(path("b.om")));
+}
+
+TEST_F(AtcTest, InputShapeFixesTheShapes) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  Result r = atc("--model=" + model + " --output=" + path("t") + " --input_shape=x:2,4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("outputs:   y float32[2,4]"), std::string::npos) << r.out;
+}
+
+TEST_F(AtcTest, HelpAndVersion) {
+  Result r = atc("--help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--input_shape"), std::string::npos);
+  r = atc("--version");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("atc (graphsplit) "), std::string::npos);
+}
+
+TEST_F(AtcTest, MissingFile) { expect_error("--model=" + path("nope.onnx") + " --output=" + path("o"), "nope.onnx: No such file"); }
+
+TEST_F(AtcTest, NotAnOnnxFile) {
+  std::ofstream(path("text.onnx")) << "hello, I am not a model\n";
+  expect_error("--model=" + path("text.onnx") + " --output=" + path("o"), "text.onnx: not a");
+}
+
+TEST_F(AtcTest, TruncatedFile) {
+  std::string bytes = to_bytes(tiny_model());
+  write_bytes(path("cut.onnx"), bytes.substr(0, bytes.size() - 7));
+  expect_error("--model=" + path("cut.onnx") + " --output=" + path("o"), "cut.onnx: not a valid ONNX model");
+}
+
+TEST_F(AtcTest, TruncatedRealModel) {
+  const std::string real = std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  ASSERT_TRUE(fs::exists(real)) << "run scripts/fetch_models.sh";
+  const std::string bytes = slurp(real);
+  write_bytes(path("half.onnx"), bytes.substr(0, bytes.size() / 2));
+  expect_error("--model=" + path("half.onnx") + " --output=" + path("o"), "half.onnx: not a valid ONNX model");
+}
+
+TEST_F(AtcTest, UnsupportedIrAndOpsetVersions) {
+  auto m = tiny_model();
+  m.set_ir_version(42);
+  expect_error("--model=" + write_model("ir.onnx", m) + " --output=" + path("o"), "ir.onnx: ONNX IR version 42 is newer");
+  expect_error("--model=" + write_model("opset.onnx", tiny_model(30)) + " --output=" + path("o"),
+               "opset.onnx: opset 30 of domain 'ai.onnx' is not supported");
+}
+
+TEST_F(AtcTest, GraphWithACycle) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(0)->set_input(0, "y");
+  expect_error("--model=" + write_model("cycle.onnx", m) + " --output=" + path("o"),
+               "cycle.onnx: graph 'tiny' has a cycle through node 'relu'");
+}
+
+TEST_F(AtcTest, DanglingInputName) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_input(0, "ghost");
+  expect_error("--model=" + write_model("dangling.onnx", m) + " --output=" + path("o"),
+               "dangling.onnx: node 'sigmoid' (Sigmoid) input 0 is 'ghost'");
+}
+
+TEST_F(AtcTest, DuplicateOutputNames) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_output(0, "r");
+  expect_error("--model=" + write_model("dup.onnx", m) + " --output=" + path("o"), "dup.onnx: value 'r' is produced twice");
+}
+
+TEST_F(AtcTest, UnknownOption) { expect_error("--frobnicate=1", "--frobnicate"); }
+
+TEST_F(AtcTest, BadOptionValues) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  expect_error("--model=" + model + " --output=" + path("o") + " --log=loud", "--log: 'loud' is not one of");
+  expect_error("--model=" + model + " --output=" + path("o") + " --framework=3", "--framework=3 is not supported");
+  expect_error("--model=" + model + " --output=" + path("o") + " --mode=7", "--mode=7 is not supported");
+  expect_error("--model=" + model + " --output=" + path("o") + " --input_shape=x:1,two",
+               "dimension 'two' of input 'x' is not an integer");
+  expect_error("--model=" + model + " --output=" + path("o") + " --input_shape=q:1,4",
+               "--input_shape names 'q', which is not an input of the model (inputs: x)");
+  expect_error("--model=" + model, "--output is required");
+  expect_error("--model=" + model + " --output=" + path("no/such/dir/o"), "does not exist");
+}
+
+TEST_F(AtcTest, ModelWithoutOnnxExtensionNeedsFramework) {
+  write_bytes(path("model.bin"), to_bytes(tiny_model()));
+  expect_error("--model=" + path("model.bin") + " --output=" + path("o"), "pass --framework=5");
+  EXPECT_EQ(atc("--model=" + path("model.bin") + " --framework=5 --output=" + path("o")).code, 0);
+}
+
+TEST_F(AtcTest, CorruptOmInJsonMode) {
+  write_bytes(path("bad.om"), "\x0a\x04GSOX garbage");
+  expect_error("--mode=1 --om=" + path("bad.om") + " --json=" + path("bad.json"), "bad.om: not a graphsplit model");
+}
+
+TEST_F(AtcTest, FailedRunRemovesAStaleOutput) {
+  std::ofstream(path("o.om")) << "output of an earlier run";
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_input(0, "ghost");
+  const std::string model = write_model("bad.onnx", m);
+  Result r = atc("--model=" + model + " --output=" + path("o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_FALSE(fs::exists(path("o.om")));
+}
+
+}  // namespace
+}  // namespace graphsplit

@@ -1,0 +1,265 @@
+#include <gtest/gtest.h>
+
+#include "graphsplit/sdk/ir/verify.h"
+#include "import/onnx_import.h"
+#include "model/om_io.h"
+#include "onnx_builders.h"
+
+namespace graphsplit {
+namespace {
+
+using namespace graphsplit::testing;
+
+sdk::Status import(const onnx::ModelProto& m, std::unique_ptr<sdk::Graph>* root, OnnxImportOptions options = {}) {
+  return import_onnx_bytes(to_bytes(m), "m.onnx", ".", options, root);
+}
+
+std::string import_error(const onnx::ModelProto& m) {
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import(m, &root);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_EQ(root, nullptr);
+  return s.message();
+}
+
+TEST(OnnxImportTest, MapsInputsNodesAndOutputs) {
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(import(tiny_model(), &root).is_ok());
+  EXPECT_EQ(root->name(), "tiny");
+  EXPECT_EQ(root->num_nodes(), 4u);  // Data, Relu, Sigmoid, NetOutput
+  sdk::Node* x = root->find_node("x");
+  ASSERT_NE(x, nullptr);
+  EXPECT_EQ(x->type(), "Data");
+  EXPECT_EQ(x->attrs().get_int("index", -1), 0);
+  EXPECT_EQ(x->output_desc(0).to_string(), "float32[-1(N),4]");
+  sdk::Node* relu = root->find_node("relu");
+  EXPECT_EQ(relu->input(0).node, x);
+  // Shape inference filled the intermediate value, keeping the symbol.
+  EXPECT_EQ(relu->output_desc(0).to_string(), "float32[-1(N),4]");
+  EXPECT_EQ(relu->output_name(0), "r");
+  sdk::Node* out = root->find_node("NetOutput");
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->input(0).node->name(), "sigmoid");
+  EXPECT_EQ(*out->attrs().get("output_names")->as_strings(), std::vector<std::string>{"y"});
+}
+
+TEST(OnnxImportTest, InputShapeOverrideIsInferredThroughTheGraph) {
+  std::unique_ptr<sdk::Graph> root;
+  OnnxImportOptions o;
+  o.input_shapes.push_back({"x", {8, 4}});
+  ASSERT_TRUE(import(tiny_model(), &root, o).is_ok());
+  EXPECT_EQ(root->find_node("sigmoid")->output_desc(0).shape.dims(), (std::vector<int64_t>{8, 4}));
+  o.input_shapes = {{"nope", {1}}};
+  sdk::Status s = import(tiny_model(), &root, o);
+  EXPECT_NE(s.message().find("--input_shape names 'nope', which is not an input of the model (inputs: x)"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(OnnxImportTest, InitializersAndConstantsBecomeConst) {
+  auto m = tiny_model();
+  auto* g = m.mutable_graph();
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4);
+  for (float v : {1.f, 2.f, 3.f, 4.f}) w->add_float_data(v);
+  auto* k = add_node(g, "Constant", {}, {"k"}, "k");
+  auto* a = k->add_attribute();
+  a->set_name("value_ints");
+  a->set_type(onnx::AttributeProto::INTS);
+  a->add_ints(3);
+  a->add_ints(5);
+  add_node(g, "Add", {"y", "w"}, {"z"}, "add");
+  g->mutable_output(0)->set_name("z");
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(import(m, &root).is_ok());
+  sdk::Node* wn = root->find_node("w");
+  ASSERT_EQ(wn->type(), "Const");
+  const sdk::Tensor* t = wn->attrs().get("value")->as_tensor();
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->desc().to_string(), "float32[4]");
+  EXPECT_EQ(t->size_bytes(), 16u);
+  float third;
+  std::memcpy(&third, t->bytes().data() + 8, 4);
+  EXPECT_EQ(third, 3.f);
+  sdk::Node* kn = root->find_node("k");
+  EXPECT_EQ(kn->type(), "Const");
+  EXPECT_EQ(kn->output_desc(0).to_string(), "int64[2]");
+}
+
+// outer: x -> If(cond) whose then-branch reads x from the outer scope and whose else-branch holds a Loop whose
+// body reads x too: x must be threaded through both levels as explicit inputs.
+onnx::ModelProto nested_capture_model() {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->clear_output();
+  set_tensor_type(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto* iff = add_node(g, "If", {"cond"}, {"res"}, "if");
+  auto* then_attr = iff->add_attribute();
+  then_attr->set_name("then_branch");
+  then_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* then_g = then_attr->mutable_g();
+  then_g->set_name("then");
+  add_node(then_g, "Relu", {"x"}, {"t_out"}, "t_relu");
+  set_tensor_type(then_g->add_output(), "t_out", onnx::TensorProto::FLOAT, {-1, 4});
+
+  auto* else_attr = iff->add_attribute();
+  else_attr->set_name("else_branch");
+  else_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* else_g = else_attr->mutable_g();
+  else_g->set_name("else");
+  auto* trip = else_g->add_initializer();
+  trip->set_name("trip");
+  trip->set_data_type(onnx::TensorProto::INT64);
+  trip->add_int64_data(2);
+  auto* loop = add_node(else_g, "Loop", {"trip", "", "x"}, {"l_out"}, "loop");
+  auto* body_attr = loop->add_attribute();
+  body_attr->set_name("body");
+  body_attr->set_type(onnx::AttributeProto::GRAPH);
+  auto* body = body_attr->mutable_g();
+  body->set_name("body");
+  set_tensor_type(body->add_input(), "i", onnx::TensorProto::INT64, {});
+  set_tensor_type(body->add_input(), "c_in", onnx::TensorProto::BOOL, {});
+  set_tensor_type(body->add_input(), "acc", onnx::TensorProto::FLOAT, {-1, 4});
+  add_node(body, "Identity", {"c_in"}, {"c_out"}, "keep_going");
+  add_node(body, "Add", {"acc", "x"}, {"acc_out"}, "accumulate");  // x comes from two levels up
+  set_tensor_type(body->add_output(), "c_out", onnx::TensorProto::BOOL, {});
+  set_tensor_type(body->add_output(), "acc_out", onnx::TensorProto::FLOAT, {-1, 4});
+  set_tensor_type(else_g->add_output(), "l_out", onnx::TensorProto::FLOAT, {-1, 4});
+  set_tensor_type(g->add_output(), "res", onnx::TensorProto::FLOAT, {-1, 4});
+  return m;
+}
+
+TEST(OnnxImportTest, OuterScopeCapturesBecomeExplicitInputsAtEveryLevel) {
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import(nested_capture_model(), &root);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  ASSERT_EQ(root->subgraphs().size(), 3u);
+  sdk::Node* iff = root->find_node("if");
+  // cond + the captured x, shared by both branches.
+  ASSERT_EQ(iff->num_inputs(), 2u);
+  EXPECT_EQ(iff->input(1).node->name(), "x");
+  sdk::Graph* then_g = root->find_subgraph("if_then_branch");
+  sdk::Graph* else_g = root->find_subgraph("if_else_branch");
+  sdk::Graph* body = root->find_subgraph("loop_body");
+  ASSERT_TRUE(then_g && else_g && body);
+  EXPECT_EQ(body->parent_graph(), else_g);
+  sdk::Node* then_x = then_g->find_node("x");
+  ASSERT_NE(then_x, nullptr);
+  EXPECT_EQ(then_x->attrs().get_int("_parent_node_index", -1), 1);
+  EXPECT_EQ(then_x->attrs().get_string("_outer_value"), "x");
+  // In the else branch, x arrives as a Data (parent index 1) and feeds the Loop's appended input 3.
+  sdk::Node* loop = else_g->find_node("loop");
+  ASSERT_EQ(loop->num_inputs(), 4u);
+  EXPECT_FALSE(loop->input(1).valid());  // the omitted optional cond
+  EXPECT_EQ(loop->input(3).node->name(), "x");
+  EXPECT_EQ(loop->input(3).node->attrs().get_int("_parent_node_index", -1), 1);
+  // In the body, the formal inputs bind positionally and the capture binds Loop input 3.
+  EXPECT_EQ(body->find_node("acc")->attrs().get_int("_parent_node_index", -1), 2);
+  EXPECT_EQ(body->find_node("x")->attrs().get_int("_parent_node_index", -1), 3);
+  EXPECT_TRUE(sdk::verify(*root).is_ok());
+}
+
+TEST(OnnxImportTest, RejectsADanglingInput) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_input(0, "ghost");
+  EXPECT_EQ(import_error(m),
+            "m.onnx: node 'sigmoid' (Sigmoid) input 0 is 'ghost', which no node, graph input or initializer produces");
+}
+
+TEST(OnnxImportTest, RejectsAValueProducedTwice) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_output(0, "r");
+  EXPECT_NE(import_error(m).find("value 'r' is produced twice in graph 'tiny': by 'relu' (Relu) and by node 'sigmoid'"),
+            std::string::npos);
+}
+
+TEST(OnnxImportTest, RejectsACycleWithItsPath) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(0)->set_input(0, "y");  // relu reads sigmoid's output
+  EXPECT_NE(import_error(m).find("has a cycle through node 'relu': 'relu' -> 'sigmoid' -> 'relu'"), std::string::npos);
+}
+
+TEST(OnnxImportTest, RejectsUnknownOperatorsDomainsAndVersions) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(0)->set_op_type("Frobnicate");
+  EXPECT_NE(import_error(m).find("operator 'Frobnicate' is not defined in domain 'ai.onnx' at opset 13"), std::string::npos);
+
+  m = tiny_model(99);
+  EXPECT_NE(import_error(m).find("opset 99 of domain 'ai.onnx' is not supported (supported: 1 to "), std::string::npos);
+
+  m = tiny_model();
+  auto* o = m.add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(1);
+  {
+    std::unique_ptr<sdk::Graph> root;
+    EXPECT_TRUE(import(m, &root).is_ok());  // imported but unused: fine
+  }
+  m.mutable_graph()->mutable_node(0)->set_domain("com.example");
+  EXPECT_NE(import_error(m).find("node 'relu' (Relu) uses operator domain 'com.example', which is not supported"),
+            std::string::npos);
+
+  m = tiny_model();
+  m.set_ir_version(99);
+  EXPECT_NE(import_error(m).find("ONNX IR version 99 is newer than the supported"), std::string::npos);
+}
+
+TEST(OnnxImportTest, RejectsTensorsWhoseDataDoesNotMatchTheirShape) {
+  auto m = tiny_model();
+  auto* w = m.mutable_graph()->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(1000);
+  w->set_raw_data(std::string(12, '\0'));
+  EXPECT_NE(import_error(m).find("initializer 'w' has 12 bytes of data but shape [1000] of float32 needs 4000"),
+            std::string::npos);
+  w->clear_dims();
+  w->add_dims(int64_t{1} << 62);
+  w->add_dims(8);
+  EXPECT_NE(import_error(m).find("initializer 'w' has a shape whose element count overflows"), std::string::npos);
+  w->clear_dims();
+  w->add_dims(-3);
+  EXPECT_NE(import_error(m).find("initializer 'w' has negative dimension -3"), std::string::npos);
+}
+
+TEST(OnnxImportTest, RejectsGarbageAndEmptyInput) {
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import_onnx_bytes("this is not a model", "bad.onnx", ".", {}, &root);
+  EXPECT_NE(s.message().find("bad.onnx: not a"), std::string::npos) << s.message();
+  s = import_onnx_bytes("", "empty.onnx", ".", {}, &root);
+  EXPECT_EQ(s.message(), "empty.onnx: not an ONNX model (no ir_version or no graph; is this really an .onnx file?)");
+}
+
+TEST(OnnxImportTest, TruncatedModelsAreRefusedOrImportCleanly) {
+  // Every prefix of a real serialized model either fails with a message or (rarely, at field boundaries)
+  // yields a smaller valid model; it never crashes.
+  const std::string bytes = to_bytes(nested_capture_model());
+  size_t refused = 0;
+  for (size_t len = 0; len < bytes.size(); ++len) {
+    std::unique_ptr<sdk::Graph> root;
+    sdk::Status s = import_onnx_bytes(std::string_view(bytes).substr(0, len), "t.onnx", ".", {}, &root);
+    if (!s.is_ok()) {
+      ++refused;
+      EXPECT_EQ(s.message().rfind("t.onnx: ", 0), 0u) << s.message();
+    } else {
+      EXPECT_TRUE(sdk::verify(*root).is_ok());
+    }
+  }
+  EXPECT_GT(refused, bytes.size() / 2);
+}
+
+TEST(OnnxImportTest, ImportIsDeterministic) {
+  std::unique_ptr<sdk::Graph> a, b;
+  ASSERT_TRUE(import(nested_capture_model(), &a).is_ok());
+  ASSERT_TRUE(import(nested_capture_model(), &b).is_ok());
+  std::string ba, bb;
+  ASSERT_TRUE(serialize_om(*a, &ba).is_ok());
+  ASSERT_TRUE(serialize_om(*b, &bb).is_ok());
+  EXPECT_EQ(ba, bb);
+}
+
+}  // namespace
+}  // namespace graphsplit

@@ -1,0 +1,196 @@
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+
+#include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/ir/verify.h"
+#include "test_graphs.h"
+
+namespace graphsplit::sdk {
+namespace {
+
+using testing::add;
+
+TEST(GraphTest, NodeNamesAreUniquePerGraph) {
+  auto g = Graph::create("g");
+  ASSERT_NE(g->add_node("a", "Relu"), nullptr);
+  EXPECT_EQ(g->add_node("a", "Relu"), nullptr);
+  EXPECT_EQ(g->unique_node_name("a"), "a_1");
+  EXPECT_EQ(g->unique_node_name("b"), "b");
+  EXPECT_EQ(g->find_node("a")->type(), "Relu");
+  EXPECT_EQ(g->find_node("zzz"), nullptr);
+}
+
+TEST(GraphTest, EdgesAreStoredInBothDirections) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu", {"a"});
+  Node* c = add(*g, "c", "Add", {"a", "b"});
+  EXPECT_EQ(b->input(0), (OutPort{a, 0}));
+  ASSERT_EQ(a->consumers(0).size(), 2u);
+  EXPECT_EQ(a->consumers(0)[0], (InPort{b, 0}));
+  EXPECT_EQ(a->consumers(0)[1], (InPort{c, 0}));
+  EXPECT_EQ(c->input_desc(1), &b->output_desc(0));
+  EXPECT_TRUE(verify(*g).is_ok());
+}
+
+TEST(GraphTest, AddEdgeRefusesConnectedInputBadIndexAndOtherGraph) {
+  auto g = Graph::create("g");
+  auto other = Graph::create("other");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu", {"a"});
+  Node* x = add(*other, "x", "Data");
+  Status s = g->add_edge({a, 0}, {b, 0});
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("already connected"), std::string::npos) << s.message();
+  EXPECT_NE(g->add_edge({a, 3}, {b, 0}).message().find("has no output 3"), std::string::npos);
+  EXPECT_NE(g->add_edge({x, 0}, {b, 0}).message().find("both nodes must belong"), std::string::npos);
+  EXPECT_EQ(a->consumers(0).size(), 1u);
+}
+
+TEST(GraphTest, RemoveNodeUnlinksEverything) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu", {"a"});
+  Node* c = add(*g, "c", "Relu", {"b"});
+  ASSERT_TRUE(g->add_control_edge(a, b).is_ok());
+  g->remove_node(b);
+  EXPECT_EQ(g->num_nodes(), 2u);
+  EXPECT_TRUE(a->consumers(0).empty());
+  EXPECT_TRUE(a->control_outputs().empty());
+  EXPECT_FALSE(c->input(0).valid());
+  EXPECT_EQ(g->find_node("b"), nullptr);
+  EXPECT_TRUE(verify(*g).is_ok());
+  // The name is free again.
+  EXPECT_NE(g->add_node("b", "Relu"), nullptr);
+}
+
+TEST(GraphTest, ControlEdgesAreDeduplicated) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu");
+  ASSERT_TRUE(g->add_control_edge(a, b).is_ok());
+  ASSERT_TRUE(g->add_control_edge(a, b).is_ok());
+  EXPECT_EQ(a->control_outputs().size(), 1u);
+  EXPECT_EQ(b->control_inputs().size(), 1u);
+  EXPECT_TRUE(g->remove_control_edge(a, b).is_ok());
+  EXPECT_FALSE(g->remove_control_edge(a, b).is_ok());
+}
+
+TEST(GraphTest, ReorderRequiresAPermutation) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu", {"a"});
+  EXPECT_FALSE(g->reorder({a}).is_ok());
+  EXPECT_FALSE(g->reorder({a, a}).is_ok());
+  ASSERT_TRUE(g->reorder({b, a}).is_ok());
+  EXPECT_EQ(b->id(), 0);
+  EXPECT_EQ(a->id(), 1);
+  EXPECT_EQ(testing::names(g->node_list()), (std::vector<std::string>{"b", "a"}));
+}
+
+TEST(GraphTest, AttributesKeepInsertionOrderAndReplaceInPlace) {
+  AttrMap m;
+  m.set("z", AttrValue::Int(1));
+  m.set("a", AttrValue::String("x"));
+  m.set("z", AttrValue::Int(2));
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m.entries()[0].first, "z");
+  EXPECT_EQ(m.get_int("z", 0), 2);
+  EXPECT_EQ(m.get_string("a"), "x");
+  EXPECT_EQ(m.get_int("a", 7), 7);  // wrong kind -> fallback
+  EXPECT_TRUE(m.remove("z"));
+  EXPECT_FALSE(m.has("z"));
+}
+
+TEST(GraphTest, TensorsShareTheirBytes) {
+  TensorDesc d;
+  d.dtype = DataType::kFloat;
+  d.shape = Shape({2});
+  Tensor t(d, std::string(8, '\1'));
+  Tensor copy = t;
+  EXPECT_TRUE(copy.shares_storage_with(t));
+  EXPECT_EQ(copy, t);
+  Tensor s = Tensor::from_strings(d, {"ab", "", "xyz"});
+  std::vector<std::string> back;
+  ASSERT_TRUE(s.strings(&back));
+  EXPECT_EQ(back, (std::vector<std::string>{"ab", "", "xyz"}));
+}
+
+TEST(GraphTest, ShapeHelpers) {
+  EXPECT_TRUE(Shape::unknown_rank().is_unknown_rank());
+  EXPECT_FALSE(Shape::unknown_rank().is_static());
+  EXPECT_TRUE(Shape().is_scalar());
+  EXPECT_EQ(Shape({2, 3, 4}).num_elements(), 24);
+  EXPECT_EQ(Shape({2, -1}).num_elements(), std::nullopt);
+  EXPECT_EQ(Shape({int64_t{1} << 40, int64_t{1} << 40}).num_elements(), std::nullopt);  // overflow
+  Shape s({-1, 3});
+  s.set_dim_name(0, "batch");
+  EXPECT_EQ(s.to_string(), "[-1(batch),3]");
+  EXPECT_EQ(parse_data_type("float"), DataType::kFloat);
+  EXPECT_EQ(parse_data_type("float32"), DataType::kFloat);
+  EXPECT_EQ(parse_data_type("nope"), std::nullopt);
+}
+
+TEST(GraphTest, SubgraphsAreOwnedByTheRootAndRemovedWithTheirChildren) {
+  auto root = Graph::create("root");
+  Node* call = add(*root, "if", "If");
+  Graph* then_g = root->add_subgraph("then", call);
+  Graph* else_g = root->add_subgraph("else", call);
+  ASSERT_NE(then_g, nullptr);
+  EXPECT_EQ(root->add_subgraph("then", call), nullptr);  // duplicate name
+  EXPECT_EQ(then_g->add_subgraph("x", call), nullptr);   // only the root registers
+  call->attrs().set("then_branch", AttrValue::OfGraph(then_g));
+  call->attrs().set("else_branch", AttrValue::OfGraph(else_g));
+  Node* inner = add(*then_g, "loop", "Loop");
+  Graph* body = root->add_subgraph("body", inner);
+  inner->attrs().set("body", AttrValue::OfGraph(body));
+  EXPECT_EQ(body->parent_graph(), then_g);
+  EXPECT_EQ(body->root(), root.get());
+  EXPECT_EQ(call->subgraphs(), (std::vector<Graph*>{then_g, else_g}));
+
+  root->remove_subgraph(then_g);
+  EXPECT_EQ(root->subgraphs(), (std::vector<Graph*>{else_g}));
+  EXPECT_EQ(root->find_subgraph("body"), nullptr);
+  EXPECT_FALSE(call->attrs().has("then_branch"));
+  EXPECT_TRUE(call->attrs().has("else_branch"));
+}
+
+}  // namespace
+}  // namespace graphsplit::sdk
+
+namespace graphsplit::sdk {
+namespace {
+
+// The name index uses backward-shift deletion; random adds and removes must keep it in step with a reference map.
+TEST(GraphTest, NameIndexSurvivesRandomAddsAndRemoves) {
+  auto g = Graph::create("g");
+  std::map<std::string, Node*> reference;
+  std::mt19937 rng(99);
+  for (int step = 0; step < 20000; ++step) {
+    const std::string name = "n" + std::to_string(rng() % 3000);
+    auto it = reference.find(name);
+    if (it == reference.end()) {
+      Node* n = g->add_node(name, "Op");
+      ASSERT_NE(n, nullptr) << name;
+      reference[name] = n;
+    } else if (rng() % 2) {
+      g->remove_node(it->second);
+      reference.erase(it);
+    } else {
+      EXPECT_EQ(g->add_node(name, "Op"), nullptr);
+    }
+    if (step % 997 == 0) {
+      for (int k = 0; k < 3000; ++k) {
+        const std::string probe = "n" + std::to_string(k);
+        auto r = reference.find(probe);
+        ASSERT_EQ(g->find_node(probe), r == reference.end() ? nullptr : r->second) << probe << " at step " << step;
+      }
+    }
+  }
+  EXPECT_EQ(g->num_nodes(), reference.size());
+}
+
+}  // namespace
+}  // namespace graphsplit::sdk

@@ -1,0 +1,162 @@
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "graphsplit/sdk/ir/topo.h"
+#include "test_graphs.h"
+
+namespace graphsplit::sdk {
+namespace {
+
+using testing::add;
+using testing::is_topological;
+using testing::names;
+using Names = std::vector<std::string>;
+
+std::vector<Node*> order_of(const Graph& g, TopoSortMode mode) {
+  std::vector<Node*> order;
+  Status s = topological_order(g, mode, &order);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return order;
+}
+
+// d1 (index 1) and d0 (index 0) are created out of order; d0 feeds z, y, x (created in that order).
+std::unique_ptr<Graph> fan_out_graph() {
+  auto g = Graph::create("g");
+  add(*g, "d1", "Data")->attrs().set("index", AttrValue::Int(1));
+  add(*g, "d0", "Data")->attrs().set("index", AttrValue::Int(0));
+  add(*g, "c", "Const");
+  add(*g, "z", "Relu", {"d0"});
+  add(*g, "y", "Relu", {"d0"});
+  add(*g, "x", "Relu", {"d0"});
+  return g;
+}
+
+TEST(TopoSortTest, BfsSeedsDataByIndexAndEnqueuesReadySuccessorsByName) {
+  auto g = fan_out_graph();
+  EXPECT_EQ(names(order_of(*g, TopoSortMode::kBFS)), (Names{"d0", "d1", "c", "x", "y", "z"}));
+}
+
+TEST(TopoSortTest, DfsUsesAStackAndPushesSuccessorsInOutputOrder) {
+  auto g = fan_out_graph();
+  EXPECT_EQ(names(order_of(*g, TopoSortMode::kDFS)), (Names{"d0", "x", "y", "z", "d1", "c"}));
+}
+
+TEST(TopoSortTest, DfsPushesDataPeersBeforeControlPeers) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  add(*g, "data_peer", "Relu", {"a"});
+  Node* ctrl = add(*g, "ctrl_peer", "NoOp");
+  ASSERT_TRUE(g->add_control_edge(a, ctrl).is_ok());
+  // Pushed data peer first, control peer second, so the control peer pops first.
+  EXPECT_EQ(names(order_of(*g, TopoSortMode::kDFS)), (Names{"a", "ctrl_peer", "data_peer"}));
+}
+
+TEST(TopoSortTest, RdfsDelaysEachNodeToJustBeforeItsFirstConsumer) {
+  auto g = Graph::create("g");
+  add(*g, "c", "Const");
+  add(*g, "d", "Data");
+  add(*g, "r1", "Relu", {"d"});
+  add(*g, "r2", "Relu", {"r1"});
+  add(*g, "add", "Add", {"r2", "c"});
+  // The reverse DFS alone would emit c first (smallest id among add's inputs); the delay pass moves it down.
+  EXPECT_EQ(names(order_of(*g, TopoSortMode::kRDFS)), (Names{"d", "r1", "r2", "c", "add"}));
+}
+
+TEST(TopoSortTest, RdfsDelayKeepsEveryConsumerAfterItsProducer) {
+  // p feeds c1 and c2; c2's first consumer is a sink that the reverse DFS reaches before c1's consumer.
+  auto g = Graph::create("g");
+  add(*g, "p", "Data");
+  add(*g, "c1", "Relu", {"p"});
+  add(*g, "c2", "Relu", {"p"});
+  add(*g, "s1", "Relu", {"c2"});
+  add(*g, "s2", "Add", {"c1", "c2"});
+  auto order = order_of(*g, TopoSortMode::kRDFS);
+  EXPECT_TRUE(is_topological(*g, order)) << ::testing::PrintToString(names(order));
+}
+
+TEST(TopoSortTest, StableRdfsKeepsAValidOrderAndRepairsAnInvalidOne) {
+  auto g = Graph::create("g");
+  add(*g, "a", "Data");
+  add(*g, "k", "Const");
+  add(*g, "b", "Relu", {"a"});
+  add(*g, "c", "Add", {"b", "k"});
+  EXPECT_EQ(names(order_of(*g, TopoSortMode::kStableRDFS)), (Names{"a", "k", "b", "c"}));
+
+  auto h = Graph::create("h");
+  Node* b = h->add_node("b", "Relu", 1, 1);
+  Node* a = h->add_node("a", "Data", 0, 1);
+  ASSERT_TRUE(h->add_edge({a, 0}, {b, 0}).is_ok());
+  EXPECT_EQ(names(order_of(*h, TopoSortMode::kStableRDFS)), (Names{"a", "b"}));
+}
+
+TEST(TopoSortTest, SortAppliesTheOrderAndIds) {
+  auto g = fan_out_graph();
+  ASSERT_TRUE(topological_sort(*g, TopoSortMode::kBFS).is_ok());
+  EXPECT_EQ(names(g->node_list()), (Names{"d0", "d1", "c", "x", "y", "z"}));
+  EXPECT_EQ(g->find_node("x")->id(), 3);
+}
+
+TEST(TopoSortTest, CycleIsReportedWithItsPath) {
+  auto g = Graph::create("g");
+  Node* a = g->add_node("a", "Relu", 1, 1);
+  Node* b = g->add_node("b", "Relu", 1, 1);
+  Node* c = g->add_node("c", "Relu", 1, 1);
+  add(*g, "free", "Data");
+  ASSERT_TRUE(g->add_edge({a, 0}, {b, 0}).is_ok());
+  ASSERT_TRUE(g->add_edge({b, 0}, {c, 0}).is_ok());
+  ASSERT_TRUE(g->add_edge({c, 0}, {a, 0}).is_ok());
+  for (auto mode : {TopoSortMode::kBFS, TopoSortMode::kDFS, TopoSortMode::kRDFS, TopoSortMode::kStableRDFS}) {
+    std::vector<Node*> order;
+    Status s = topological_order(*g, mode, &order);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_NE(s.message().find("graph 'g' has a cycle"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("'a' -> 'b' -> 'c' -> 'a'"), std::string::npos) << s.message();
+  }
+}
+
+TEST(TopoSortTest, ParsesTheGeOption) {
+  EXPECT_EQ(parse_topo_sorting_mode("0"), TopoSortMode::kBFS);
+  EXPECT_EQ(parse_topo_sorting_mode("3"), TopoSortMode::kStableRDFS);
+  EXPECT_EQ(parse_topo_sorting_mode("4"), std::nullopt);
+  EXPECT_EQ(parse_topo_sorting_mode(""), std::nullopt);
+  EXPECT_EQ(parse_topo_sorting_mode("dfs"), std::nullopt);
+}
+
+// Random DAGs with data and control edges: every mode yields a complete topological order, the same one on a
+// second run, and StableRDFS leaves an already sorted graph unchanged.
+TEST(TopoSortTest, RandomDagsAllModes) {
+  std::mt19937 rng(12345);
+  for (int trial = 0; trial < 150; ++trial) {
+    auto g = Graph::create("g");
+    const int n = 2 + static_cast<int>(rng() % 60);
+    std::vector<Node*> nodes;
+    for (int i = 0; i < n; ++i) {
+      const int fan_in = i == 0 ? 0 : static_cast<int>(rng() % 4);
+      Node* node = g->add_node("n" + std::to_string((i * 7919) % 1000) + "_" + std::to_string(i),
+                               fan_in ? "Op" : "Data", fan_in, 2);
+      for (int k = 0; k < fan_in; ++k) {
+        Node* src = nodes[rng() % nodes.size()];
+        ASSERT_TRUE(g->add_edge({src, static_cast<int32_t>(rng() % 2)}, {node, k}).is_ok());
+      }
+      if (i > 0 && rng() % 5 == 0) {
+        ASSERT_TRUE(g->add_control_edge(nodes[rng() % nodes.size()], node).is_ok());
+      }
+      nodes.push_back(node);
+    }
+    // Shuffle the stored order so that the sorts have work to do.
+    std::vector<Node*> shuffled = nodes;
+    std::shuffle(shuffled.begin(), shuffled.end(), rng);
+    ASSERT_TRUE(g->reorder(shuffled).is_ok());
+    for (auto mode : {TopoSortMode::kBFS, TopoSortMode::kDFS, TopoSortMode::kRDFS, TopoSortMode::kStableRDFS}) {
+      auto first = order_of(*g, mode);
+      ASSERT_TRUE(is_topological(*g, first)) << "mode " << to_string(mode) << " trial " << trial;
+      EXPECT_EQ(first, order_of(*g, mode));
+    }
+    ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
+    EXPECT_EQ(order_of(*g, TopoSortMode::kStableRDFS), g->node_list());
+  }
+}
+
+}  // namespace
+}  // namespace graphsplit::sdk
