@@ -9,6 +9,8 @@
 
 #include "common/atomic_file.h"
 #include "common/log.h"
+#include "config/config.h"
+#include "pipeline/pipeline.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om_io.h"
 #include "options.h"
@@ -89,6 +91,83 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
   std::printf("wrote:     %s (%zu bytes)\n", om_path.c_str(), om_bytes);
 }
 
+fs::path exe_dir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path(".") : self.parent_path();
+}
+
+std::vector<std::string> builtin_plugin_paths() { return {(exe_dir() / ".." / "lib" / "graphsplit" / "plugins").lexically_normal().string()}; }
+
+std::string pipeline_path(const AtcOptions& o) {
+  return o.pipeline.empty() ? (exe_dir() / ".." / "share" / "graphsplit" / "pipeline.toml").lexically_normal().string() : o.pipeline;
+}
+
+std::vector<std::string> plugin_paths(const AtcOptions& o) {
+  std::vector<std::string> out;
+  for (const std::string& v : o.plugin_paths) {
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t end = v.find(':', start);
+      if (end == std::string::npos) end = v.size();
+      if (end > start) out.push_back(v.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
+Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_ptr<Pipeline>* out,
+                      std::vector<Diagnostic>* diags) {
+  PipelineConfig config;
+  GS_RETURN_IF_ERROR(parse_pipeline_config(path, &config, diags));
+  PipelineSettings settings;
+  settings.plugin_paths = plugin_paths(o);
+  settings.builtin_paths = builtin_plugin_paths();
+  GS_RETURN_IF_ERROR(parse_ge_options(o.ge_options, &settings.ge_overrides));
+  settings.verify_each = o.verify_each;
+#ifndef NDEBUG
+  if (!settings.verify_each) settings.verify_each = true;
+#endif
+  if (o.timing) settings.timing = true;
+  if (!o.dump_graph.empty()) settings.dump_graph = o.dump_graph;
+  return Pipeline::create(config, settings, out, diags);
+}
+
+int list_plugins_command(const AtcOptions& o) {
+  std::vector<std::string> paths = plugin_paths(o);
+  PipelineConfig config;
+  std::vector<Diagnostic> diags;
+  if (parse_pipeline_config(pipeline_path(o), &config, &diags).is_ok()) {
+    paths.insert(paths.end(), config.search_paths.begin(), config.search_paths.end());
+  }
+  for (const std::string& p : builtin_plugin_paths()) paths.push_back(p);
+  bool all_ok = true;
+  std::fputs(list_plugins(paths, &all_ok).c_str(), stdout);
+  return 0;
+}
+
+int validate_command(const AtcOptions& o) {
+  std::unique_ptr<Pipeline> pipeline;
+  std::vector<Diagnostic> diags;
+  Status s = build_pipeline(o, o.validate_pipeline, &pipeline, &diags);
+  if (s.is_ok()) {
+    std::printf("%s: ok\n", o.validate_pipeline.c_str());
+    return 0;
+  }
+  if (diags.empty()) return fail(s.message());
+  for (const Diagnostic& d : diags) std::fprintf(stderr, "%s\n", d.str().c_str());
+  return 1;
+}
+
+int print_pipeline_command(const AtcOptions& o) {
+  std::unique_ptr<Pipeline> pipeline;
+  std::vector<Diagnostic> diags;
+  if (Status s = build_pipeline(o, pipeline_path(o), &pipeline, &diags); !s) return fail(s.message());
+  std::fputs(pipeline->canonical_toml().c_str(), stdout);
+  return 0;
+}
+
 // A failed run must not leave an output behind, not even one from an earlier run that could be mistaken for
 // this run's result.
 int fail_and_remove(const std::string& output, const std::string& message) {
@@ -101,8 +180,14 @@ int convert(const AtcOptions& o) {
   if (o.model.empty()) return fail("--model is required with --mode=0 (e.g. --model=net.onnx --output=net)");
   if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
   const std::string path = ends_with(o.output, ".om") ? o.output : o.output + ".om";
+  std::unique_ptr<Pipeline> pipeline;
+  std::vector<Diagnostic> diags;
+  if (Status s = build_pipeline(o, pipeline_path(o), &pipeline, &diags); !s) return fail_and_remove(path, s.message());
   std::unique_ptr<sdk::Graph> root;
   if (Status s = load_model(o, o.model, &root); !s) return fail_and_remove(path, s.message());
+  Status run = pipeline->run(*root);
+  if (pipeline->timing_enabled()) std::fputs(pipeline->timing_table().c_str(), stdout);
+  if (!run) return fail_and_remove(path, o.model + ": " + run.message());
   std::string bytes;
   if (Status s = serialize_om(*root, &bytes); !s) return fail_and_remove(path, s.message());
   if (Status s = write_file_atomically(path, bytes); !s) return fail_and_remove(path, s.message());
@@ -136,6 +221,7 @@ int main(int argc, char** argv) {
   CLI::App app{"atc: convert a model into a graphsplit .om model (GE-style options)", "atc"};
   AtcOptions options;
   register_core_options(app, options);
+  register_pipeline_options(app, options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -150,6 +236,9 @@ int main(int argc, char** argv) {
   }
   if (auto s = graphsplit::init_logging(options.log); !s) return fail(s.message());
   try {
+    if (options.list_plugins) return list_plugins_command(options);
+    if (!options.validate_pipeline.empty()) return validate_command(options);
+    if (options.print_pipeline) return print_pipeline_command(options);
     switch (options.mode) {
       case 0: return convert(options);
       case 1: return to_json(options);

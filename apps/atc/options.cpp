@@ -19,6 +19,37 @@ void register_core_options(CLI::App& app, AtcOptions& o) {
   app.add_flag("--version", o.version, "Print the version and exit");
 }
 
+void register_pipeline_options(CLI::App& app, AtcOptions& o) {
+  app.add_option("--pipeline", o.pipeline, "Pipeline configuration (TOML); default: share/graphsplit/pipeline.toml beside atc");
+  app.add_option("--plugin_path", o.plugin_paths, "Folder(s) searched for plugins before the pipeline's search_paths (':'-separated, repeatable)");
+  app.add_option("--options", o.ge_options, "GE options, e.g. --options=\"ge.exec.static_model_ops_lower_limit=6;ge.topoSortingMode=3\" (repeatable)");
+  app.add_flag("--list_plugins", o.list_plugins, "List the plugins found (descriptors, components, options, op tables) and exit");
+  app.add_flag("--print_pipeline", o.print_pipeline, "Print the resolved pipeline as TOML, every option with its source, and exit");
+  app.add_option("--validate_pipeline", o.validate_pipeline, "Check a pipeline file (syntax, schema, plugins, options), print every problem, and exit");
+  app.add_flag("--timing", o.timing, "Print wall time per pipeline entry and whether it changed the graph");
+  app.add_option("--dump_graph", o.dump_graph, "Write the graph after each entry to this folder (NNN_<entry>.json and .dot)");
+  app.add_option("--verify_each", o.verify_each, "Run the IR verifier after every entry (true/false; default on in Debug builds)");
+}
+
+sdk::Status parse_ge_options(const std::vector<std::string>& values, std::vector<std::pair<std::string, std::string>>* out) {
+  for (const std::string& value : values) {
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t end = value.find(';', start);
+      if (end == std::string::npos) end = value.size();
+      const std::string item = value.substr(start, end - start);
+      start = end + 1;
+      if (item.empty()) continue;
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return sdk::Status::invalid_argument("--options: '" + item + "' must be key=value (e.g. ge.topoSortingMode=3)");
+      }
+      out->emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+  }
+  return sdk::Status::ok();
+}
+
 sdk::Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out) {
   out->clear();
   auto bad = [&](const std::string& why) {

@@ -25,9 +25,24 @@ struct AtcOptions {
   std::string om;
   std::string json;
   bool version = false;
+
+  // Pipeline and plugins.
+  std::string pipeline;                   // default: <atc>/../share/graphsplit/pipeline.toml
+  std::vector<std::string> plugin_paths;  // searched first; each value may hold several ':'-separated folders
+  std::vector<std::string> ge_options;    // "key=value;key=value", repeatable
+  bool list_plugins = false;
+  bool print_pipeline = false;
+  std::string validate_pipeline;
+  bool timing = false;
+  std::string dump_graph;
+  std::optional<bool> verify_each;
 };
 
 void register_core_options(CLI::App& app, AtcOptions& options);
+void register_pipeline_options(CLI::App& app, AtcOptions& options);
+
+// Splits --options values ("k=v;k=v") into pairs; a value may be empty, a key may not.
+sdk::Status parse_ge_options(const std::vector<std::string>& values, std::vector<std::pair<std::string, std::string>>* out);
 
 // Parses GE's --input_shape syntax: "name:d0,d1;name2:d0". A name is everything before the last ':' (names may
 // contain ':'); an empty dimension list is a scalar; -1 marks an unknown dimension.

@@ -1,0 +1,457 @@
+#include "pipeline/pipeline.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "common/atomic_file.h"
+#include "config/ge_options.h"
+#include "graphsplit/sdk/ir/verify.h"
+#include "model/dot.h"
+#include "model/om_io.h"
+
+namespace graphsplit {
+namespace {
+
+using sdk::AttrValue;
+using sdk::Status;
+namespace fs = std::filesystem;
+
+std::string plugin_label(const LoadedLibrary& lib) { return lib.plugin_name() + " " + lib.plugin_version(); }
+
+// Every call into a plugin goes through here: an exception becomes a Status naming the plugin and the call,
+// and its text is copied while the library is certainly loaded.
+template <class F>
+Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) noexcept {
+  try {
+    Status s = f();
+    if (s.is_ok()) return s;
+    return {s.code(), what + " (" + lib.label() + ") failed: " + s.message()};
+  } catch (const std::exception& e) {
+    return Status::internal(what + " (" + lib.label() + ") threw: " + e.what());
+  } catch (...) {
+    return Status::internal(what + " (" + lib.label() + ") threw a non-standard exception");
+  }
+}
+
+void log_from(const std::string& who, sdk::LogLevel level, std::string_view message) {
+  switch (level) {
+    case sdk::LogLevel::kDebug: spdlog::debug("[{}] {}", who, message); break;
+    case sdk::LogLevel::kInfo: spdlog::info("[{}] {}", who, message); break;
+    case sdk::LogLevel::kWarning: spdlog::warn("[{}] {}", who, message); break;
+    case sdk::LogLevel::kError: spdlog::error("[{}] {}", who, message); break;
+  }
+}
+
+class HostPluginContext final : public sdk::PluginContext {
+ public:
+  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options) : c_(c), options_(options) {}
+  std::string_view component_name() const override { return c_.name; }
+  const sdk::OptionValues& options() const override { return options_; }
+  const sdk::OpSupportTable* op_table() const override { return c_.op_table.get(); }
+  void log(sdk::LogLevel level, std::string_view message) const override { log_from(c_.name, level, message); }
+
+ private:
+  const ComponentInfo& c_;
+  const sdk::OptionValues& options_;
+};
+
+class HostPassContext final : public sdk::PassContext {
+ public:
+  HostPassContext(std::string who, const sdk::OptionValues& options, const sdk::OptionValues& ge,
+                  std::vector<sdk::EngineRef> engines)
+      : who_(std::move(who)), options_(options), ge_(ge), engines_(std::move(engines)) {}
+  const sdk::OptionValues& options() const override { return options_; }
+  const sdk::OptionValues& ge_options() const override { return ge_; }
+  std::vector<sdk::EngineRef> engines() const override { return engines_; }
+  void log(sdk::LogLevel level, std::string_view message) const override { log_from(who_, level, message); }
+
+ private:
+  std::string who_;
+  const sdk::OptionValues& options_;
+  const sdk::OptionValues& ge_;
+  std::vector<sdk::EngineRef> engines_;
+};
+
+template <class T>
+Status instantiate(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<T>* out) {
+  HostPluginContext ctx(c, options);
+  void* object = nullptr;
+  GS_RETURN_IF_ERROR(guarded(*c.library, std::string(to_string(c.kind)) + " '" + c.name + "' create", [&] {
+    object = c.desc->create(&ctx);
+    return object ? Status::ok() : Status::internal("create returned null");
+  }));
+  *out = PluginHandle<T>(c.library, static_cast<T*>(object), c.desc->destroy);
+  return Status::ok();
+}
+
+std::string literal(const AttrValue& v) {
+  std::ostringstream s;
+  auto quoted = [&](const std::string& x) {
+    std::string q = "\"";
+    for (char c : x) {
+      if (c == '"' || c == '\\') q += '\\';
+      q += c;
+    }
+    return q + "\"";
+  };
+  switch (v.kind()) {
+    case AttrValue::Kind::kBool: return *v.as_bool() ? "true" : "false";
+    case AttrValue::Kind::kInt: return std::to_string(*v.as_int());
+    case AttrValue::Kind::kFloat: s << std::get<double>(v.storage()); return s.str();
+    case AttrValue::Kind::kString: return quoted(*v.as_string());
+    case AttrValue::Kind::kStrings: {
+      std::string out = "[";
+      for (const auto& x : *v.as_strings()) out += (out.size() > 1 ? ", " : "") + quoted(x);
+      return out + "]";
+    }
+    default: return "\"?\"";
+  }
+}
+
+std::string file_safe(std::string s) {
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') c = '_';
+  }
+  return s;
+}
+
+}  // namespace
+
+struct Pipeline::Engine {
+  const ComponentInfo* info = nullptr;
+  int64_t priority = 0;
+  sdk::OptionValues options;
+  PluginHandle<sdk::Engine> handle;
+};
+
+struct Pipeline::Stage {
+  PipelineEntry entry;
+  const ComponentInfo* info = nullptr;
+  sdk::OptionValues options;
+  PluginHandle<sdk::Pass> pass;
+  PluginHandle<sdk::Partitioner> partitioner;
+  std::string label;
+};
+
+Pipeline::~Pipeline() = default;
+
+Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& settings, std::unique_ptr<Pipeline>* out,
+                        std::vector<Diagnostic>* diags) {
+  diags->clear();
+  std::unique_ptr<Pipeline> p(new Pipeline());
+  p->config_ = config;
+  const SourcePos file_pos{config.path, 0, 0};
+
+  // ---- plugins
+  p->search_paths_ = settings.plugin_paths;
+  p->search_paths_.insert(p->search_paths_.end(), config.search_paths.begin(), config.search_paths.end());
+  p->search_paths_.insert(p->search_paths_.end(), settings.builtin_paths.begin(), settings.builtin_paths.end());
+  {
+    std::vector<std::string> unique;
+    for (const std::string& path : p->search_paths_) {
+      const std::string normal = fs::path(path).lexically_normal().string();
+      if (std::find(unique.begin(), unique.end(), normal) == unique.end()) unique.push_back(normal);
+    }
+    p->search_paths_ = std::move(unique);
+  }
+  PluginLoader loader(LoaderOptions{p->search_paths_, config.strict_abi_tag});
+  for (const auto& [name, pos] : config.required) {
+    std::shared_ptr<const LoadedLibrary> lib;
+    Status s = loader.load(name, &lib);
+    if (s.is_ok()) s = p->registry_.add_library(lib);
+    if (!s.is_ok()) diags->push_back({pos, s.message()});
+  }
+  for (const auto& [name, pos] : config.optional) {
+    std::shared_ptr<const LoadedLibrary> lib;
+    Status s = loader.load(name, &lib);
+    if (s.is_ok()) s = p->registry_.add_library(lib);
+    if (!s.is_ok()) spdlog::info("{}: optional plugin '{}' not loaded: {}", pos.str(), name, s.message());
+  }
+  if (!diags->empty()) return diagnostics_to_status(*diags);
+
+  // ---- GE options: defaults, then [options], then atc --options
+  p->ge_options_ = default_ge_options();
+  for (const GeOptionSpec& spec : ge_option_specs()) p->ge_sources_.emplace_back(spec.name, "default");
+  auto set_source = [&](const std::string& name, const std::string& where) {
+    for (auto& [n, w] : p->ge_sources_) {
+      if (n == name) w = where;
+    }
+  };
+  std::vector<std::string> ge_explicit;
+  for (const RawOption& o : config.ge_options) {
+    const GeOptionSpec* spec = find_ge_option(o.key);
+    std::string text;
+    if (const auto* i = std::get_if<int64_t>(&o.value.value)) text = std::to_string(*i);
+    else if (const auto* s = std::get_if<std::string>(&o.value.value)) text = *s;
+    else if (const auto* b = std::get_if<bool>(&o.value.value)) text = *b ? "1" : "0";
+    Status s = set_ge_option(*spec, text, &p->ge_options_);
+    if (!s.is_ok()) {
+      diags->push_back({o.value.pos, s.message()});
+      continue;
+    }
+    set_source(spec->name, o.key_pos.str());
+    ge_explicit.push_back(spec->name);
+  }
+  for (const auto& [key, value] : settings.ge_overrides) {
+    const GeOptionSpec* spec = find_ge_option(key);
+    if (!spec) {
+      const std::string dym = did_you_mean(key, ge_option_names());
+      diags->push_back({SourcePos{}, "--options: unknown GE option '" + key + "'" + (dym.empty() ? "" : "; " + dym)});
+      continue;
+    }
+    Status s = set_ge_option(*spec, value, &p->ge_options_);
+    if (!s.is_ok()) {
+      diags->push_back({SourcePos{}, "--options: " + s.message()});
+      continue;
+    }
+    set_source(spec->name, "--options");
+    if (std::find(ge_explicit.begin(), ge_explicit.end(), spec->name) == ge_explicit.end()) ge_explicit.push_back(spec->name);
+  }
+
+  // ---- engines: every engine of a loaded plugin takes part unless disabled
+  for (const EngineSettings& e : config.engines) {
+    if (!p->registry_.find(ComponentKind::kEngine, e.name)) {
+      const std::string dym = did_you_mean(e.name, p->registry_.names(ComponentKind::kEngine));
+      diags->push_back({e.pos, "unknown engine '" + e.name + "'" + (dym.empty() ? "; no loaded plugin provides it" : "; " + dym)});
+    }
+  }
+  for (const ComponentInfo* c : p->registry_.components()) {
+    if (c->kind != ComponentKind::kEngine) continue;
+    auto settings_it = std::find_if(config.engines.begin(), config.engines.end(),
+                                    [&](const EngineSettings& e) { return e.name == c->name; });
+    if (settings_it != config.engines.end() && !settings_it->enabled) continue;
+    auto engine = std::make_unique<Engine>();
+    engine->info = c;
+    if (settings_it != config.engines.end() && settings_it->priority) engine->priority = *settings_it->priority;
+    static const std::vector<RawOption> kNone;
+    if (!resolve_options(*c, settings_it != config.engines.end() ? settings_it->options : kNone, p->ge_options_,
+                         ge_explicit, &engine->options, diags)
+             .is_ok()) {
+      continue;
+    }
+    p->engines_.push_back(std::move(engine));
+  }
+  std::stable_sort(p->engines_.begin(), p->engines_.end(), [](const auto& a, const auto& b) {
+    return a->priority != b->priority ? a->priority > b->priority : a->info->name < b->info->name;
+  });
+
+  // ---- entries
+  std::vector<std::string> partition_stages;
+  for (const PipelineEntry& e : config.entries) {
+    if (e.name.empty()) continue;  // already reported by the parser
+    auto stage = std::make_unique<Stage>();
+    stage->entry = e;
+    const ComponentKind kind = e.is_pass ? ComponentKind::kPass : ComponentKind::kPartitioner;
+    stage->info = p->registry_.find(kind, e.name);
+    if (!stage->info) {
+      std::string msg = "unknown " + std::string(e.is_pass ? "pass" : "partition stage") + " '" + e.name + "'";
+      const std::vector<std::string> candidates = p->registry_.names(kind);
+      const std::string dym = did_you_mean(e.name, candidates);
+      if (!dym.empty()) {
+        const std::string suggestion = dym.substr(dym.find('\'') + 1, dym.rfind('\'') - dym.find('\'') - 1);
+        const ComponentInfo* c = p->registry_.find(kind, suggestion);
+        msg += "; " + dym.substr(0, dym.size() - 1) + " (plugin " + plugin_label(*c->library) + ")?";
+      } else if (e.is_pass && e.name.find('.') == std::string::npos) {
+        msg += "; pass names are '<plugin>.<pass>'";
+      } else {
+        msg += "; is the plugin that provides it listed in [plugins] required?";
+      }
+      diags->push_back({e.name_pos, msg});
+      continue;
+    }
+    if (!e.is_pass) {
+      if (std::find(partition_stages.begin(), partition_stages.end(), e.name) != partition_stages.end()) {
+        diags->push_back({e.name_pos, "partition stage '" + e.name + "' appears twice; each stage runs at most once"});
+        continue;
+      }
+      partition_stages.push_back(e.name);
+    }
+    if (!e.engines.empty()) {
+      diags->push_back({e.pos, "engine-scoped entries ('engines = [...]') are not supported yet"});
+      continue;
+    }
+    if (!resolve_options(*stage->info, e.options, p->ge_options_, ge_explicit, &stage->options, diags).is_ok()) continue;
+    stage->label = std::string(e.is_pass ? "pass " : "partition ") + e.name;
+    p->stages_.push_back(std::move(stage));
+  }
+  if (!diags->empty()) return diagnostics_to_status(*diags);
+
+  // ---- create the components (options are valid by now)
+  for (auto& engine : p->engines_) {
+    Status s = instantiate(*engine->info, engine->options, &engine->handle);
+    if (!s.is_ok()) diags->push_back({file_pos, s.message()});
+  }
+  for (auto& stage : p->stages_) {
+    if (!stage->entry.enabled) continue;
+    Status s = stage->entry.is_pass ? instantiate(*stage->info, stage->options, &stage->pass)
+                                    : instantiate(*stage->info, stage->options, &stage->partitioner);
+    if (!s.is_ok()) diags->push_back({stage->entry.name_pos, s.message()});
+  }
+  if (!diags->empty()) return diagnostics_to_status(*diags);
+
+  p->verify_each_ = settings.verify_each.value_or(config.debug.verify_each);
+  p->timing_ = settings.timing.value_or(config.debug.timing != "off");
+  p->dump_dir_ = settings.dump_graph.value_or(config.debug.dump_graph);
+  *out = std::move(p);
+  return Status::ok();
+}
+
+Status Pipeline::dump(const sdk::Graph& root, size_t index, const std::string& label) const {
+  if (dump_dir_.empty()) return Status::ok();
+  std::error_code ec;
+  fs::create_directories(dump_dir_, ec);
+  if (ec) return Status::invalid_argument("--dump_graph: cannot create '" + dump_dir_ + "': " + ec.message());
+  char prefix[8];
+  std::snprintf(prefix, sizeof prefix, "%03zu_", index);
+  const std::string base = (fs::path(dump_dir_) / (prefix + file_safe(label))).string();
+  std::string json;
+  GS_RETURN_IF_ERROR(graph_to_json(root, &json));
+  GS_RETURN_IF_ERROR(write_file_atomically(base + ".json", json));
+  return write_file_atomically(base + ".dot", graph_to_dot(root));
+}
+
+Status Pipeline::run(sdk::Graph& root) {
+  reports_.clear();
+  std::vector<sdk::EngineRef> engines;
+  for (const auto& e : engines_) engines.push_back({e->info->name, e->priority, e->info->op_table.get(), e->handle.get()});
+  GS_RETURN_IF_ERROR(dump(root, 0, "input"));
+  size_t index = 0;
+  for (const auto& stage : stages_) {
+    ++index;
+    EntryReport report;
+    report.label = stage->label;
+    report.plugin = plugin_label(*stage->info->library);
+    report.enabled = stage->entry.enabled;
+    if (!stage->entry.enabled) {
+      reports_.push_back(report);
+      continue;
+    }
+    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines);
+    const std::string what = "pipeline entry " + std::to_string(index) + " (" + stage->label + ")";
+    bool changed = false;
+    const auto start = std::chrono::steady_clock::now();
+    Status s = guarded(*stage->info->library, what, [&] {
+      return stage->entry.is_pass ? stage->pass->run(root, ctx, &changed)
+                                  : stage->partitioner->partition(root, ctx, &changed);
+    });
+    report.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    report.ran = true;
+    report.changed = changed;
+    reports_.push_back(report);
+    GS_RETURN_IF_ERROR(s);
+    if (verify_each_) {
+      Status v = sdk::verify(root);
+      if (!v.is_ok()) {
+        return Status::failed_precondition(what + " (" + stage->info->library->label() + ") left an invalid graph: " +
+                                           v.message());
+      }
+    }
+    GS_RETURN_IF_ERROR(dump(root, index, stage->info->name));
+  }
+  return Status::ok();
+}
+
+std::string Pipeline::timing_table() const {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%-3s %-40s %-18s %10s  %s\n", "#", "entry", "plugin", "ms", "changed");
+  out << line;
+  double total = 0;
+  for (size_t i = 0; i < reports_.size(); ++i) {
+    const EntryReport& r = reports_[i];
+    std::snprintf(line, sizeof line, "%-3zu %-40s %-18s %10.3f  %s\n", i + 1, r.label.c_str(), r.plugin.c_str(),
+                  r.milliseconds, !r.enabled ? "disabled" : r.changed ? "+" : "-");
+    out << line;
+    total += r.milliseconds;
+  }
+  std::snprintf(line, sizeof line, "%-3s %-40s %-18s %10.3f\n", "", "total", "", total);
+  out << line;
+  return out.str();
+}
+
+std::string Pipeline::canonical_toml() const {
+  std::ostringstream out;
+  out << "# resolved from " << config_.path << "\nschema_version = " << kPipelineSchemaVersion << "\n\n[plugins]\n";
+  out << "search_paths = [";
+  for (size_t i = 0; i < search_paths_.size(); ++i) out << (i ? ", " : "") << '"' << search_paths_[i] << '"';
+  out << "]\nrequired = [";
+  for (size_t i = 0; i < config_.required.size(); ++i) out << (i ? ", " : "") << '"' << config_.required[i].first << '"';
+  out << "]\n";
+  for (const auto& lib : registry_.libraries()) out << "# loaded: " << lib->plugin_name() << " " << lib->plugin_version() << " from " << lib->path() << "\n";
+  out << "\n[options]\n";
+  for (const auto& [name, where] : ge_sources_) {
+    const AttrValue* v = ge_options_.get(name);
+    out << '"' << name << "\" = " << (v->as_int() ? "\"" + std::to_string(*v->as_int()) + "\"" : literal(*v)) << "  # "
+        << where << "\n";
+  }
+  for (const auto& e : engines_) {
+    out << "\n[engines." << e->info->name << "]  # " << plugin_label(*e->info->library) << "\nenabled = true\npriority = "
+        << e->priority << "\n";
+    if (!e->options.empty()) {
+      out << "options = {";
+      bool first = true;
+      for (const auto& [k, v] : e->options.entries()) {
+        out << (first ? " " : ", ") << k << " = " << literal(v);
+        first = false;
+      }
+      out << " }\n";
+    }
+  }
+  for (const auto& s : stages_) {
+    out << "\n[[pipeline]]  # " << plugin_label(*s->info->library) << ", " << s->entry.pos.str() << "\n"
+        << (s->entry.is_pass ? "pass" : "partition") << " = \"" << s->info->name << "\"\n";
+    if (!s->entry.id.empty()) out << "id = \"" << s->entry.id << "\"\n";
+    out << "enabled = " << (s->entry.enabled ? "true" : "false") << "\n";
+    if (!s->options.empty()) {
+      out << "options = {";
+      bool first = true;
+      for (const auto& [k, v] : s->options.entries()) {
+        out << (first ? " " : ", ") << k << " = " << literal(v);
+        first = false;
+      }
+      out << " }\n";
+    }
+  }
+  return out.str();
+}
+
+std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
+  PluginLoader loader(LoaderOptions{paths, false});
+  std::ostringstream out;
+  *all_ok = true;
+  Registry registry;
+  for (const std::string& file : loader.discover()) {
+    std::shared_ptr<const LoadedLibrary> lib;
+    Status s = loader.load_file(file, &lib);
+    if (s.is_ok()) s = registry.add_library(lib);
+    if (!s.is_ok()) {
+      *all_ok = false;
+      out << file << "\n  refused: " << s.message() << "\n";
+      continue;
+    }
+    const gs_plugin_desc& d = lib->descriptor();
+    out << lib->path() << "\n  plugin " << d.name << " " << d.version << ", SDK " << d.sdk_version << ", ABI "
+        << d.abi_major << "." << d.abi_minor << " (host minor >= " << d.min_host_minor << "), " << d.abi_tag << "\n";
+    for (const ComponentInfo* c : registry.components()) {
+      if (c->library != lib) continue;
+      out << "  " << to_string(c->kind) << " " << c->name;
+      if (!c->stage.empty()) out << " [stage " << c->stage << "]";
+      out << ": " << c->summary << "\n";
+      for (const OptionSpec& o : c->options) out << "    option " << o.describe() << (o.help.empty() ? "" : ": " + o.help) << "\n";
+      if (c->op_table) out << "    op table " << c->op_table->source() << " (" << c->op_table->rows().size() << " op types)\n";
+    }
+  }
+  if (loader.discover().empty()) {
+    out << "no plugins found in:";
+    for (const std::string& p : paths) out << " " << p;
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace graphsplit

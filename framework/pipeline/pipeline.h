@@ -1,0 +1,78 @@
+// The pipeline: plugins loaded and checked, components created with validated options, entries run in the
+// order of the [[pipeline]] array, with timing, per-entry verification and graph dumps.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "config/config.h"
+#include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/pass.h"
+#include "pipeline/registry.h"
+
+namespace graphsplit {
+
+struct PipelineSettings {
+  std::vector<std::string> plugin_paths;   // atc --plugin_path: searched before the file's search_paths
+  std::vector<std::string> builtin_paths;  // beside the executable: searched last
+  std::vector<std::pair<std::string, std::string>> ge_overrides;  // atc --options, applied over [options]
+  std::optional<bool> verify_each;
+  std::optional<bool> timing;
+  std::optional<std::string> dump_graph;
+};
+
+struct EntryReport {
+  std::string label;   // "pass std.prune_unused", "partition dynamic_shape"
+  std::string plugin;  // "std 0.1.0"
+  bool enabled = true;
+  bool ran = false;
+  bool changed = false;
+  double milliseconds = 0;
+};
+
+class Pipeline {
+ public:
+  // Loads every plugin the configuration names, validates names and options against the descriptors, and creates
+  // the components. All problems found go to `diags` (file:line:column); the Status carries the first.
+  static sdk::Status create(const PipelineConfig& config, const PipelineSettings& settings,
+                            std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags);
+  ~Pipeline();
+
+  sdk::Status run(sdk::Graph& root);
+
+  const std::vector<EntryReport>& reports() const { return reports_; }
+  std::string timing_table() const;
+  // The resolved pipeline as TOML, every option filled in, with where each value came from.
+  std::string canonical_toml() const;
+  const Registry& registry() const { return registry_; }
+  const std::vector<std::string>& search_paths() const { return search_paths_; }
+  bool timing_enabled() const { return timing_; }
+  const sdk::OptionValues& ge_options() const { return ge_options_; }
+
+ private:
+  struct Engine;
+  struct Stage;
+  Pipeline() = default;
+  sdk::Status dump(const sdk::Graph& root, size_t index, const std::string& label) const;
+
+  PipelineConfig config_;
+  Registry registry_;
+  std::vector<std::string> search_paths_;
+  sdk::OptionValues ge_options_;
+  std::vector<std::pair<std::string, std::string>> ge_sources_;  // option -> where its value came from
+  std::vector<std::unique_ptr<Engine>> engines_;
+  std::vector<std::unique_ptr<Stage>> stages_;
+  std::vector<EntryReport> reports_;
+  bool verify_each_ = false;
+  bool timing_ = false;
+  std::string dump_dir_;
+};
+
+// Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the reason.
+std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok);
+
+}  // namespace graphsplit

@@ -1,0 +1,110 @@
+#include "std_passes.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "graphsplit/sdk/ir/topo.h"
+
+namespace graphsplit::plugins::std_passes {
+
+namespace {
+
+// Marks every node from which the graph's NetOutput can be reached; returns false if the graph has no NetOutput
+// (nothing is then known to be unused).
+bool mark_live(const sdk::Graph& g, std::vector<char>* live) {
+  live->assign(g.id_bound(), 0);
+  std::vector<const sdk::Node*> stack;
+  for (const sdk::Node* n : g.nodes()) {
+    if (n->type() == sdk::op::kNetOutput) {
+      (*live)[n->id()] = 1;
+      stack.push_back(n);
+    }
+  }
+  if (stack.empty()) return false;
+  while (!stack.empty()) {
+    const sdk::Node* n = stack.back();
+    stack.pop_back();
+    auto visit = [&](const sdk::Node* p) {
+      if (p && !(*live)[p->id()]) {
+        (*live)[p->id()] = 1;
+        stack.push_back(p);
+      }
+    };
+    for (const sdk::OutPort& p : n->inputs()) visit(p.node);
+    for (const sdk::Node* p : n->control_inputs()) visit(p);
+  }
+  return true;
+}
+
+}  // namespace
+
+sdk::Status PruneUnused::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
+  *changed = false;
+  size_t removed = 0;
+  std::vector<sdk::Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  std::vector<sdk::Graph*> gone;
+  for (sdk::Graph* g : graphs) {
+    if (std::find(gone.begin(), gone.end(), g) != gone.end()) continue;
+    std::vector<char> live;
+    if (!mark_live(*g, &live)) continue;
+    for (sdk::Node* n : g->node_list()) {
+      if (live[n->id()] || n->type() == sdk::op::kData) continue;
+      for (sdk::Graph* sub : n->subgraphs()) {
+        // Everything nested under `sub` goes too; remember it so that the loop does not visit freed graphs.
+        for (sdk::Graph* s : root.subgraphs()) {
+          for (const sdk::Graph* up = s; up && !up->is_root(); up = up->parent_graph()) {
+            if (up == sub) {
+              gone.push_back(s);
+              break;
+            }
+          }
+        }
+        root.remove_subgraph(sub);
+      }
+      g->remove_node(n);
+      ++removed;
+    }
+  }
+  if (removed) {
+    ctx.log(sdk::LogLevel::kInfo, "removed " + std::to_string(removed) + " unused nodes");
+    *changed = true;
+  }
+  return sdk::Status::ok();
+}
+
+TopologicalSort::TopologicalSort(const sdk::PluginContext& ctx) : mode_(ctx.options().get_string("mode", "auto")) {}
+
+sdk::Status TopologicalSort::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
+  sdk::TopoSortMode mode = sdk::kDefaultTopoSortMode;
+  if (mode_ == "auto") {
+    const std::string ge = ctx.ge_options().get_string(std::string(sdk::kTopoSortingModeOption));
+    if (!ge.empty()) {
+      auto parsed = sdk::parse_topo_sorting_mode(ge);
+      if (!parsed) return sdk::Status::invalid_argument("ge.topoSortingMode '" + ge + "' is not 0, 1, 2 or 3");
+      mode = *parsed;
+    }
+  } else if (mode_ == "bfs") {
+    mode = sdk::TopoSortMode::kBFS;
+  } else if (mode_ == "dfs") {
+    mode = sdk::TopoSortMode::kDFS;
+  } else if (mode_ == "rdfs") {
+    mode = sdk::TopoSortMode::kRDFS;
+  } else {
+    mode = sdk::TopoSortMode::kStableRDFS;
+  }
+  *changed = false;
+  std::vector<sdk::Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  for (sdk::Graph* g : graphs) {
+    std::vector<sdk::Node*> order;
+    GS_RETURN_IF_ERROR(sdk::topological_order(*g, mode, &order));
+    if (order != g->node_list()) {
+      *changed = true;
+      GS_RETURN_IF_ERROR(g->reorder(order));
+    }
+  }
+  return sdk::Status::ok();
+}
+
+}  // namespace graphsplit::plugins::std_passes

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/testing/contexts.h"
+#include "std_passes.h"
+
+namespace graphsplit::plugins::std_passes {
+namespace {
+
+using sdk::AttrValue;
+using sdk::Graph;
+using sdk::Node;
+using sdk::testing::TestPassContext;
+using sdk::testing::TestPluginContext;
+
+Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs = {}) {
+  Node* n = g.add_node(name, type, inputs.size(), 1);
+  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok());
+  return n;
+}
+
+TEST(PruneUnusedTest, RemovesDeadChainsButKeepsInputsAndControlDependencies) {
+  auto g = Graph::create("g");
+  add(*g, "x", "Data");
+  add(*g, "unused_input", "Data");
+  add(*g, "relu", "Relu", {"x"});
+  add(*g, "dead1", "Sigmoid", {"x"});
+  add(*g, "dead2", "Exp", {"dead1"});
+  Node* guard = add(*g, "guard", "NoOp", {"x"});
+  Node* out = add(*g, "out", "NetOutput", {"relu"});
+  ASSERT_TRUE(g->add_control_edge(guard, out).is_ok());
+  TestPluginContext pc("std.prune_unused");
+  PruneUnused pass(pc);
+  TestPassContext ctx;
+  bool changed = false;
+  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(g->find_node("dead1"), nullptr);
+  EXPECT_EQ(g->find_node("dead2"), nullptr);
+  EXPECT_NE(g->find_node("guard"), nullptr);         // reaches the output through a control edge
+  EXPECT_NE(g->find_node("unused_input"), nullptr);  // the graph's signature stays
+  EXPECT_EQ(g->num_nodes(), 5u);
+  EXPECT_EQ(ctx.messages, std::vector<std::string>{"removed 2 unused nodes"});
+  // A second run has nothing left to do.
+  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
+  EXPECT_FALSE(changed);
+}
+
+TEST(PruneUnusedTest, RemovesTheSubgraphsOfARemovedNode) {
+  auto root = Graph::create("root");
+  add(*root, "c", "Data");
+  Node* dead_if = add(*root, "dead_if", "If", {"c"});
+  add(*root, "out", "NetOutput", {"c"});
+  for (const char* key : {"then_branch", "else_branch"}) {
+    Graph* b = root->add_subgraph(std::string("dead_if_") + key, dead_if);
+    dead_if->attrs().set(key, AttrValue::OfGraph(b));
+    Node* k = add(*b, "k", "Const");
+    Node* loop = add(*b, "loop", "Loop");
+    Graph* body = root->add_subgraph(b->name() + "_body", loop);
+    loop->attrs().set("body", AttrValue::OfGraph(body));
+    add(*body, "one", "Const");
+    add(*body, "ret", "NetOutput", {"one"});
+    (void)k;
+    add(*b, "ret", "NetOutput", {"k"});
+  }
+  ASSERT_EQ(root->subgraphs().size(), 4u);
+  TestPluginContext pc("std.prune_unused");
+  PruneUnused pass(pc);
+  TestPassContext ctx;
+  bool changed = false;
+  ASSERT_TRUE(pass.run(*root, ctx, &changed).is_ok());
+  EXPECT_TRUE(root->subgraphs().empty());
+  EXPECT_EQ(root->find_node("dead_if"), nullptr);
+  EXPECT_TRUE(sdk::verify(*root).is_ok());
+}
+
+TEST(TopologicalSortTest, FollowsTheGeOptionWhenAuto) {
+  auto g = Graph::create("g");
+  Node* b = g->add_node("b", "Relu", 1, 1);
+  Node* a = g->add_node("a", "Data", 0, 1);
+  ASSERT_TRUE(g->add_edge({a, 0}, {b, 0}).is_ok());
+  sdk::OptionValues options;
+  options.set("mode", AttrValue::String("auto"));
+  TestPluginContext pc("std.topological_sort", options);
+  TopologicalSort pass(pc);
+  sdk::OptionValues ge;
+  ge.set("ge.topoSortingMode", AttrValue::String("0"));
+  TestPassContext ctx({}, ge);
+  bool changed = false;
+  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(g->node_list(), (std::vector<Node*>{a, b}));
+  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
+  EXPECT_FALSE(changed);
+
+  ge.set("ge.topoSortingMode", AttrValue::String("9"));
+  TestPassContext bad({}, ge);
+  sdk::Status s = pass.run(*g, bad, &changed);
+  EXPECT_NE(s.message().find("ge.topoSortingMode '9' is not 0, 1, 2 or 3"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace graphsplit::plugins::std_passes

@@ -1,0 +1,50 @@
+// What the host gives plugins. Both contexts are implemented by the host; references obtained from them are
+// valid only during the call that received the context (design guide, section 3.7).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphsplit/sdk/export.h"
+#include "graphsplit/sdk/log.h"
+#include "graphsplit/sdk/op_table.h"
+#include "graphsplit/sdk/options.h"
+
+namespace graphsplit::sdk {
+
+class Engine;
+
+// Given to a component's constructor.
+class GS_SDK_API PluginContext {
+ public:
+  virtual ~PluginContext();
+  virtual std::string_view component_name() const = 0;
+  virtual const OptionValues& options() const = 0;
+  // Engines: the table read from the engine's data file. nullptr for passes and partitioners.
+  virtual const OpSupportTable* op_table() const = 0;
+  virtual void log(LogLevel level, std::string_view message) const = 0;
+};
+
+// An engine as the pipeline sees it, in placement order (priority, highest first; then name).
+struct EngineRef {
+  std::string name;
+  int64_t priority = 0;
+  const OpSupportTable* table = nullptr;
+  Engine* engine = nullptr;
+};
+
+// Given to Pass::run and Partitioner::partition.
+class GS_SDK_API PassContext {
+ public:
+  virtual ~PassContext();
+  // This pipeline entry's options, validated against the component's schema, defaults filled in.
+  virtual const OptionValues& options() const = 0;
+  // GE options ([options] of the pipeline file and atc --options), under their GE names.
+  virtual const OptionValues& ge_options() const = 0;
+  // The enabled engines.
+  virtual std::vector<EngineRef> engines() const = 0;
+  virtual void log(LogLevel level, std::string_view message) const = 0;
+};
+
+}  // namespace graphsplit::sdk

@@ -1,0 +1,157 @@
+// Out-of-line key functions of the SDK's polymorphic classes: their vtables and typeinfo live once, here, so that
+// casts and exceptions on SDK types work across RTLD_LOCAL libraries (design guide, section 3.1).
+#include <algorithm>
+
+#include "graphsplit/sdk/context.h"
+#include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/pass.h"
+
+namespace graphsplit::sdk {
+
+PluginContext::~PluginContext() = default;
+PassContext::~PassContext() = default;
+Pass::~Pass() = default;
+Partitioner::~Partitioner() = default;
+
+std::string_view to_string(ReasonCode code) {
+  switch (code) {
+    case ReasonCode::kOk: return "OK";
+    case ReasonCode::kEngineUnsupportedOp: return "ENGINE_UNSUPPORTED_OP";
+    case ReasonCode::kEngineUnsupportedDtype: return "ENGINE_UNSUPPORTED_DTYPE";
+    case ReasonCode::kEngineUnsupportedFormat: return "ENGINE_UNSUPPORTED_FORMAT";
+    case ReasonCode::kEngineNoDynamicShape: return "ENGINE_NO_DYNAMIC_SHAPE";
+    case ReasonCode::kEngineCheckFailed: return "ENGINE_CHECK_FAILED";
+    case ReasonCode::kEngineDisabled: return "ENGINE_DISABLED";
+    case ReasonCode::kLowerPriority: return "LOWER_PRIORITY";
+    case ReasonCode::kShapeUnknown: return "SHAPE_UNKNOWN";
+    case ReasonCode::kCycle: return "CYCLE";
+    case ReasonCode::kColourMismatch: return "COLOUR_MISMATCH";
+    case ReasonCode::kAtomicGroup: return "ATOMIC_GROUP";
+    case ReasonCode::kSizeBelowLimit: return "SIZE_BELOW_LIMIT";
+    case ReasonCode::kSizeAboveLimit: return "SIZE_ABOVE_LIMIT";
+    case ReasonCode::kResourceBudget: return "RESOURCE_BUDGET";
+    case ReasonCode::kStageCut: return "STAGE_CUT";
+    case ReasonCode::kUserRule: return "USER_RULE";
+  }
+  return "UNKNOWN";
+}
+
+std::string_view to_string(DynamicShapeSupport d) {
+  switch (d) {
+    case DynamicShapeSupport::kNone: return "none";
+    case DynamicShapeSupport::kBounded: return "bounded";
+    case DynamicShapeSupport::kFull: return "full";
+  }
+  return "invalid";
+}
+
+bool OpSupportTable::add(OpSupportRow row) {
+  auto it = std::lower_bound(rows_.begin(), rows_.end(), row.type,
+                             [](const OpSupportRow& r, const std::string& t) { return r.type < t; });
+  if (it != rows_.end() && it->type == row.type) return false;
+  rows_.insert(it, std::move(row));
+  return true;
+}
+
+const OpSupportRow* OpSupportTable::find(std::string_view type) const {
+  auto it = std::lower_bound(rows_.begin(), rows_.end(), type,
+                             [](const OpSupportRow& r, std::string_view t) { return r.type < t; });
+  return (it != rows_.end() && it->type == type) ? &*it : nullptr;
+}
+
+// ------------------------------------------------------------------ Engine
+
+Engine::Engine(const PluginContext& context)
+    : table_(std::make_unique<const OpSupportTable>(context.op_table() ? *context.op_table() : OpSupportTable())) {}
+
+Engine::~Engine() = default;
+
+const OpSupportTable& Engine::table() const { return *table_; }
+
+namespace {
+
+// The opset of the node's domain, from the root graph's `_onnx_opset_import` ("domain:version" entries).
+int64_t node_opset(const Node& node) {
+  const AttrValue* domain_attr = node.attrs().get(attr::kDomain);
+  const std::string domain = domain_attr && domain_attr->as_string() ? *domain_attr->as_string() : "ai.onnx";
+  const Graph* root = node.owner() ? node.owner()->root() : nullptr;
+  const AttrValue* imports = root ? root->attrs().get("_onnx_opset_import") : nullptr;
+  if (!imports || !imports->as_strings()) return -1;
+  for (const std::string& entry : *imports->as_strings()) {
+    const size_t colon = entry.rfind(':');
+    if (colon != std::string::npos && entry.compare(0, colon, domain) == 0 && colon == domain.size()) {
+      return std::stoll(entry.substr(colon + 1));
+    }
+  }
+  return -1;
+}
+
+std::string list_dtypes(const std::vector<DataType>& v) {
+  std::string s;
+  for (DataType d : v) s += (s.empty() ? "" : ", ") + std::string(to_string(d));
+  return s;
+}
+
+}  // namespace
+
+SupportVerdict Engine::check_table(const Node& node) const {
+  const OpSupportRow* row = table_->find(node.type());
+  if (!row) return {false, ReasonCode::kEngineUnsupportedOp, "op type " + node.type() + " is not in the op table"};
+  const int64_t opset = node_opset(node);
+  if (opset >= 0 && (opset < row->opset_min || opset > row->opset_max)) {
+    return {false, ReasonCode::kEngineUnsupportedOp,
+            node.type() + " at opset " + std::to_string(opset) + " is outside the supported range " +
+                std::to_string(row->opset_min) + "-" + std::to_string(row->opset_max)};
+  }
+  // dtypes and formats constrain the main tensors: input 0 (when connected) and every output.
+  std::vector<std::pair<std::string, const TensorDesc*>> tensors;
+  if (node.num_inputs() > 0 && node.input_desc(0)) tensors.emplace_back("input 0", node.input_desc(0));
+  for (size_t o = 0; o < node.num_outputs(); ++o) tensors.emplace_back("output " + std::to_string(o), &node.output_desc(o));
+  for (const auto& [what, desc] : tensors) {
+    if (desc->kind != ValueKind::kTensor || desc->dtype == DataType::kUndefined) continue;
+    if (!row->dtypes.empty() && std::find(row->dtypes.begin(), row->dtypes.end(), desc->dtype) == row->dtypes.end()) {
+      return {false, ReasonCode::kEngineUnsupportedDtype,
+              what + " is " + std::string(to_string(desc->dtype)) + "; supported: " + list_dtypes(row->dtypes)};
+    }
+    if (!row->formats.empty() && std::find(row->formats.begin(), row->formats.end(), desc->format) == row->formats.end()) {
+      return {false, ReasonCode::kEngineUnsupportedFormat,
+              what + " has format " + std::string(to_string(desc->format)) + ", which the table does not list"};
+    }
+  }
+  if (row->dynamic_shape == DynamicShapeSupport::kNone) {
+    for (size_t i = 0; i < node.num_inputs(); ++i) {
+      const TensorDesc* d = node.input_desc(i);
+      if (d && d->kind == ValueKind::kTensor && !d->shape.is_static()) {
+        return {false, ReasonCode::kEngineNoDynamicShape,
+                "input " + std::to_string(i) + " has dynamic shape " + d->shape.to_string() +
+                    " and the table says dynamic_shape = none"};
+      }
+    }
+    for (size_t o = 0; o < node.num_outputs(); ++o) {
+      const TensorDesc& d = node.output_desc(o);
+      if (d.kind == ValueKind::kTensor && !d.shape.is_static()) {
+        return {false, ReasonCode::kEngineNoDynamicShape,
+                "output " + std::to_string(o) + " has dynamic shape " + d.shape.to_string() +
+                    " and the table says dynamic_shape = none"};
+      }
+    }
+  }
+  return {true, ReasonCode::kOk, {}};
+}
+
+SupportVerdict Engine::check_support(const Node& node) const { return check_table(node); }
+
+Status Engine::optimize(Graph&, PassContext&, bool* changed) {
+  *changed = false;
+  return Status::ok();
+}
+
+Status Engine::compile(const Graph& subgraph, std::string*) {
+  return {StatusCode::kNotImplemented, "this engine does not compile subgraphs (subgraph '" + subgraph.name() + "')"};
+}
+
+Status Engine::execute(const std::string&, const std::vector<Tensor>&, std::vector<Tensor>*) {
+  return {StatusCode::kNotImplemented, "this engine does not execute subgraphs"};
+}
+
+}  // namespace graphsplit::sdk
