@@ -29,9 +29,14 @@ std::mutex& load_mutex() {
 }
 
 // Process-lifetime table of loaded libraries, keyed by (device, inode). Deliberately never destroyed: static
-// destructors must not unload plugins (design guide, section 3.7).
-std::map<std::pair<dev_t, ino_t>, std::shared_ptr<const LoadedLibrary>>& loaded_table() {
-  static auto* table = new std::map<std::pair<dev_t, ino_t>, std::shared_ptr<const LoadedLibrary>>();
+// destructors must not unload plugins (design guide, section 3.7). Under "never" the table pins each library;
+// under "checked" it only remembers it, so the last user's release unloads it.
+struct TableEntry {
+  std::shared_ptr<const LoadedLibrary> pinned;
+  std::weak_ptr<const LoadedLibrary> seen;
+};
+std::map<std::pair<dev_t, ino_t>, TableEntry>& loaded_table() {
+  static auto* table = new std::map<std::pair<dev_t, ino_t>, TableEntry>();
   return *table;
 }
 
@@ -143,8 +148,11 @@ Status PluginLoader::load_file(const std::string& given, std::shared_ptr<const L
   std::lock_guard<std::mutex> lock(load_mutex());
   auto& table = loaded_table();
   if (auto it = table.find({st.st_dev, st.st_ino}); it != table.end()) {
-    *out = it->second;
-    return Status::ok();
+    if (auto alive = it->second.seen.lock()) {
+      *out = alive;
+      return Status::ok();
+    }
+    table.erase(it);
   }
 
   // Pre-flight: read the export table without running any of the library's code.
@@ -190,7 +198,7 @@ Status PluginLoader::load_file(const std::string& given, std::shared_ptr<const L
   }
   GS_RETURN_IF_ERROR(validate(desc, path.string(), options_.strict_abi_tag));
   lib->desc_ = desc;
-  table.emplace(std::make_pair(st.st_dev, st.st_ino), lib);
+  table[{st.st_dev, st.st_ino}] = TableEntry{options_.unload_checked ? nullptr : lib, lib};
   *out = lib;
   return Status::ok();
 }

@@ -80,6 +80,9 @@ class PluginHandle {
 struct LoaderOptions {
   std::vector<std::string> search_paths;  // tried in order
   bool strict_abi_tag = false;            // a different compiler family/major is an error, not a warning
+  // "never" (default): loaded libraries stay for the life of the process. "checked" (tests): a library is unloaded
+  // when the last registry, handle or reference to it is released.
+  bool unload_checked = false;
 };
 
 class PluginLoader {

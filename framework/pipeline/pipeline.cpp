@@ -23,43 +23,6 @@ namespace fs = std::filesystem;
 
 std::string plugin_label(const LoadedLibrary& lib) { return lib.plugin_name() + " " + lib.plugin_version(); }
 
-// Every call into a plugin goes through here: an exception becomes a Status naming the plugin and the call,
-// and its text is copied while the library is certainly loaded.
-template <class F>
-Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) noexcept {
-  try {
-    Status s = f();
-    if (s.is_ok()) return s;
-    return {s.code(), what + " (" + lib.label() + ") failed: " + s.message()};
-  } catch (const std::exception& e) {
-    return Status::internal(what + " (" + lib.label() + ") threw: " + e.what());
-  } catch (...) {
-    return Status::internal(what + " (" + lib.label() + ") threw a non-standard exception");
-  }
-}
-
-void log_from(const std::string& who, sdk::LogLevel level, std::string_view message) {
-  switch (level) {
-    case sdk::LogLevel::kDebug: spdlog::debug("[{}] {}", who, message); break;
-    case sdk::LogLevel::kInfo: spdlog::info("[{}] {}", who, message); break;
-    case sdk::LogLevel::kWarning: spdlog::warn("[{}] {}", who, message); break;
-    case sdk::LogLevel::kError: spdlog::error("[{}] {}", who, message); break;
-  }
-}
-
-class HostPluginContext final : public sdk::PluginContext {
- public:
-  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options) : c_(c), options_(options) {}
-  std::string_view component_name() const override { return c_.name; }
-  const sdk::OptionValues& options() const override { return options_; }
-  const sdk::OpSupportTable* op_table() const override { return c_.op_table.get(); }
-  void log(sdk::LogLevel level, std::string_view message) const override { log_from(c_.name, level, message); }
-
- private:
-  const ComponentInfo& c_;
-  const sdk::OptionValues& options_;
-};
-
 class HostPassContext final : public sdk::PassContext {
  public:
   HostPassContext(std::string who, const sdk::OptionValues& options, const sdk::OptionValues& ge,
@@ -68,7 +31,7 @@ class HostPassContext final : public sdk::PassContext {
   const sdk::OptionValues& options() const override { return options_; }
   const sdk::OptionValues& ge_options() const override { return ge_; }
   std::vector<sdk::EngineRef> engines() const override { return engines_; }
-  void log(sdk::LogLevel level, std::string_view message) const override { log_from(who_, level, message); }
+  void log(sdk::LogLevel level, std::string_view message) const override { plugin_log(who_, level, message); }
 
  private:
   std::string who_;
@@ -76,18 +39,6 @@ class HostPassContext final : public sdk::PassContext {
   const sdk::OptionValues& ge_;
   std::vector<sdk::EngineRef> engines_;
 };
-
-template <class T>
-Status instantiate(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<T>* out) {
-  HostPluginContext ctx(c, options);
-  void* object = nullptr;
-  GS_RETURN_IF_ERROR(guarded(*c.library, std::string(to_string(c.kind)) + " '" + c.name + "' create", [&] {
-    object = c.desc->create(&ctx);
-    return object ? Status::ok() : Status::internal("create returned null");
-  }));
-  *out = PluginHandle<T>(c.library, static_cast<T*>(object), c.desc->destroy);
-  return Status::ok();
-}
 
 std::string literal(const AttrValue& v) {
   std::ostringstream s;
@@ -159,7 +110,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     }
     p->search_paths_ = std::move(unique);
   }
-  PluginLoader loader(LoaderOptions{p->search_paths_, config.strict_abi_tag});
+  PluginLoader loader(LoaderOptions{p->search_paths_, config.strict_abi_tag, config.unload == "checked"});
   for (const auto& [name, pos] : config.required) {
     std::shared_ptr<const LoadedLibrary> lib;
     Status s = loader.load(name, &lib);
@@ -283,13 +234,13 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
 
   // ---- create the components (options are valid by now)
   for (auto& engine : p->engines_) {
-    Status s = instantiate(*engine->info, engine->options, &engine->handle);
+    Status s = create_engine(*engine->info, engine->options, &engine->handle);
     if (!s.is_ok()) diags->push_back({file_pos, s.message()});
   }
   for (auto& stage : p->stages_) {
     if (!stage->entry.enabled) continue;
-    Status s = stage->entry.is_pass ? instantiate(*stage->info, stage->options, &stage->pass)
-                                    : instantiate(*stage->info, stage->options, &stage->partitioner);
+    Status s = stage->entry.is_pass ? create_pass(*stage->info, stage->options, &stage->pass)
+                                    : create_partitioner(*stage->info, stage->options, &stage->partitioner);
     if (!s.is_ok()) diags->push_back({stage->entry.name_pos, s.message()});
   }
   if (!diags->empty()) return diagnostics_to_status(*diags);
@@ -421,7 +372,7 @@ std::string Pipeline::canonical_toml() const {
 }
 
 std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
-  PluginLoader loader(LoaderOptions{paths, false});
+  PluginLoader loader(LoaderOptions{paths, false, false});
   std::ostringstream out;
   *all_ok = true;
   Registry registry;

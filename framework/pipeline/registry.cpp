@@ -1,5 +1,6 @@
 #include "pipeline/registry.h"
 
+#include <spdlog/spdlog.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -147,7 +148,56 @@ Status parse_option_spec(const gs_option_desc& d, const std::string& owner, Opti
   return Status::ok();
 }
 
+class HostPluginContext final : public sdk::PluginContext {
+ public:
+  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options) : c_(c), options_(options) {}
+  std::string_view component_name() const override { return c_.name; }
+  const sdk::OptionValues& options() const override { return options_; }
+  const sdk::OpSupportTable* op_table() const override { return c_.op_table.get(); }
+  void log(sdk::LogLevel level, std::string_view message) const override { plugin_log(c_.name, level, message); }
+
+ private:
+  const ComponentInfo& c_;
+  const sdk::OptionValues& options_;
+};
+
+template <class T>
+Status instantiate(const ComponentInfo& c, ComponentKind expected, const sdk::OptionValues& options,
+                   PluginHandle<T>* out) {
+  if (c.kind != expected) {
+    return Status::invalid_argument("'" + c.name + "' is a " + std::string(to_string(c.kind)) + ", not a " +
+                                    std::string(to_string(expected)));
+  }
+  HostPluginContext ctx(c, options);
+  void* object = nullptr;
+  GS_RETURN_IF_ERROR(guarded(*c.library, std::string(to_string(c.kind)) + " '" + c.name + "' create", [&] {
+    object = c.desc->create(&ctx);
+    return object ? Status::ok() : Status::internal("create returned null");
+  }));
+  *out = PluginHandle<T>(c.library, static_cast<T*>(object), c.desc->destroy);
+  return Status::ok();
+}
+
 }  // namespace
+
+void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view message) {
+  switch (level) {
+    case sdk::LogLevel::kDebug: spdlog::debug("[{}] {}", who, message); break;
+    case sdk::LogLevel::kInfo: spdlog::info("[{}] {}", who, message); break;
+    case sdk::LogLevel::kWarning: spdlog::warn("[{}] {}", who, message); break;
+    case sdk::LogLevel::kError: spdlog::error("[{}] {}", who, message); break;
+  }
+}
+
+Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Engine>* out) {
+  return instantiate(c, ComponentKind::kEngine, options, out);
+}
+Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Pass>* out) {
+  return instantiate(c, ComponentKind::kPass, options, out);
+}
+Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Partitioner>* out) {
+  return instantiate(c, ComponentKind::kPartitioner, options, out);
+}
 
 std::string_view to_string(ComponentKind kind) {
   switch (kind) {

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "config/config.h"
+#include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/pass.h"
 #include "graphsplit/sdk/ir/attr.h"
 #include "graphsplit/sdk/op_table.h"
 #include "loader/loader.h"
@@ -56,6 +58,29 @@ class Registry {
   std::vector<std::shared_ptr<const LoadedLibrary>> libraries_;
   std::vector<std::unique_ptr<ComponentInfo>> components_;
 };
+
+// Every call into a plugin goes through here: an exception becomes a Status naming the plugin and the call, and
+// its text is copied while the library is certainly loaded.
+template <class F>
+sdk::Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) noexcept {
+  try {
+    sdk::Status s = f();
+    if (s.is_ok()) return s;
+    return {s.code(), what + " (" + lib.label() + ") failed: " + s.message()};
+  } catch (const std::exception& e) {
+    return sdk::Status::internal(what + " (" + lib.label() + ") threw: " + e.what());
+  } catch (...) {
+    return sdk::Status::internal(what + " (" + lib.label() + ") threw a non-standard exception");
+  }
+}
+
+// Creates a component with validated options; the handle keeps its library loaded.
+sdk::Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Engine>* out);
+sdk::Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Pass>* out);
+sdk::Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options,
+                               PluginHandle<sdk::Partitioner>* out);
+// Routes a plugin's log message to spdlog, tagged with `who`.
+void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view message);
 
 // Checks `given` against a component's schema and fills in defaults and GE aliases (from `ge_options`, which are
 // used only when the entry does not set the option itself).
