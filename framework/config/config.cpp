@@ -93,9 +93,10 @@ class Parser {
     }
   }
 
+  // "unknown <what> '<key>' <where>; did you mean ...?"
   void unknown_key(const toml::key& k, const std::vector<std::string>& allowed, const std::string& what,
-                   const std::string& extra = "") {
-    std::string msg = "unknown " + what + " '" + std::string(k.str()) + "'";
+                   const std::string& where = "", const std::string& extra = "") {
+    std::string msg = "unknown " + what + " '" + std::string(k.str()) + "'" + (where.empty() ? "" : " " + where);
     const std::string dym = did_you_mean(k.str(), allowed);
     if (!dym.empty()) msg += "; " + dym;
     else if (!extra.empty()) msg += "; " + extra;
@@ -232,7 +233,7 @@ class Parser {
       } else if (key == "strict_abi_tag") {
         get_bool(v, "plugins.strict_abi_tag", &out_->strict_abi_tag);
       } else {
-        unknown_key(k, kKeys, "key in [plugins]");
+        unknown_key(k, kKeys, "key", "in [plugins]");
       }
     }
   }
@@ -295,7 +296,7 @@ class Parser {
         } else if (key == "options") {
           parse_options_table(v, "engines." + e.name, &e.options);
         } else {
-          unknown_key(k, kKeys, "key in [engines." + e.name + "]");
+          unknown_key(k, kKeys, "key", "in [engines." + e.name + "]");
         }
       }
       out_->engines.push_back(std::move(e));
@@ -314,18 +315,22 @@ class Parser {
       const toml::table& t = *item.as_table();
       PipelineEntry e;
       e.pos = pos(item);
-      bool have_name = false;
+      const toml::node* pass = t.get("pass");
+      const toml::node* partition = t.get("partition");
+      const bool have_name = pass || partition;
+      if (pass && partition) {
+        const toml::key& later = pos(t.find("pass")->first) < pos(t.find("partition")->first) ? t.find("partition")->first
+                                                                                              : t.find("pass")->first;
+        add(pos(later), "a [[pipeline]] entry has exactly one of 'pass' or 'partition'");
+      } else if (have_name) {
+        e.is_pass = pass != nullptr;
+        e.name_pos = pos(pass ? *pass : *partition);
+        get_string(pass ? *pass : *partition, pass ? "pass" : "partition", &e.name);
+      }
       for (auto&& [k, v] : t) {
         const std::string key(k.str());
         if (key == "pass" || key == "partition") {
-          if (have_name) {
-            add(pos(k), "a [[pipeline]] entry has exactly one of 'pass' or 'partition'");
-            continue;
-          }
-          have_name = true;
-          e.is_pass = key == "pass";
-          e.name_pos = pos(v);
-          get_string(v, key, &e.name);
+          continue;
         } else if (key == "id") {
           if (get_string(v, "id", &e.id)) {
             auto [it, fresh] = ids.emplace(e.id, pos(v));
@@ -343,7 +348,7 @@ class Parser {
         } else if (key.rfind("ge.", 0) == 0) {
           add(pos(k), "unknown key '" + key + "' in a [[pipeline]] entry; GE options belong in [options] (did you mean [options]?)");
         } else {
-          unknown_key(k, kKeys, "key in a [[pipeline]] entry");
+          unknown_key(k, kKeys, "key", "in a [[pipeline]] entry");
         }
       }
       if (!have_name) add(e.pos, "a [[pipeline]] entry needs 'pass = \"<plugin>.<pass>\"' or 'partition = \"<stage>\"'");
@@ -369,7 +374,7 @@ class Parser {
           out_->debug.dump_graph = expand(out_->debug.dump_graph, pos(v));
         }
       } else {
-        unknown_key(k, kKeys, "key in [debug]");
+        unknown_key(k, kKeys, "key", "in [debug]");
       }
     }
   }
@@ -424,10 +429,12 @@ std::string RawValue::literal() const {
 std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
   const std::string* best = nullptr;
   size_t best_d = 3;
+  auto extends = [&](const std::string& c) { return c.rfind(name, 0) == 0 || name.rfind(c, 0) == 0; };
   for (const std::string& c : candidates) {
     if (iequals(c, name)) return "did you mean '" + c + "'?";
     const size_t d = edit_distance(name, c);
-    if (d < best_d) {
+    // Ties go to a candidate that extends the name ("dtype" -> "dtypes", not "type").
+    if (d < best_d || (d == best_d && best && !extends(*best) && extends(c))) {
       best_d = d;
       best = &c;
     }
