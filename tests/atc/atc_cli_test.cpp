@@ -207,5 +207,74 @@ TEST_F(AtcTest, FailedRunRemovesAStaleOutput) {
   EXPECT_FALSE(fs::exists(path("o.om")));
 }
 
+TEST_F(AtcTest, ListPluginsShowsDescriptorsAndComponents) {
+  Result r = atc("--list_plugins");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI 1.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("pass std.topological_sort"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("engine template: Example engine"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("op table"), std::string::npos) << r.out;
+  // Broken libraries are listed with the reason, and listing carries on.
+  r = atc(std::string("--list_plugins --plugin_path=") + BAD_PLUGIN_DIR);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("libgsplugin_no_entry.so\n  refused: refusing plugin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin thrower 1.0"), std::string::npos) << r.out;
+}
+
+TEST_F(AtcTest, PrintPipelineShowsTheResolvedDefault) {
+  Result r = atc("--print_pipeline --options=ge.topoSortingMode=2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("pass = \"std.prune_unused\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"ge.topoSortingMode\" = \"2\"  # --options"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"ge.tiling_schedule_optimize\" = \"0\"  # default"), std::string::npos) << r.out;
+}
+
+TEST_F(AtcTest, ValidatePipelineListsEveryProblem) {
+  std::ofstream(path("bad.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\n"
+                                     "pass = \"std.prune_unsed\"\n[[pipeline]]\npass = \"std.topological_sort\"\n"
+                                     "options = { mode = 3 }\n";
+  Result r = atc("--validate_pipeline=" + path("bad.toml"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err, path("bad.toml") + ":5:8: error: unknown pass 'std.prune_unsed'; did you mean 'std.prune_unused' (plugin std 0.1.0)?\n" +
+                       path("bad.toml") + ":8:20: error: option 'mode' must be a string, got integer 3\n");
+  std::ofstream(path("good.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\npass = \"std.prune_unused\"\n";
+  r = atc("--validate_pipeline=" + path("good.toml"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, path("good.toml") + ": ok\n");
+}
+
+TEST_F(AtcTest, BadPipelineOrOptionsStopTheConversion) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  std::ofstream(path("bad.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\npass = \"std.nope\"\n";
+  expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("bad.toml"),
+               path("bad.toml") + ":5:8: error: unknown pass 'std.nope'");
+  expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("missing.toml"),
+               "missing.toml: cannot open the pipeline file");
+  expect_error("--model=" + model + " --output=" + path("o") + " --options=ge.exec.static_model_ops_lower_limit=-5",
+               "E10001: value '-5' for option 'ge.exec.static_model_ops_lower_limit' is invalid");
+  expect_error("--model=" + model + " --output=" + path("o") + " --options=novalue", "--options: 'novalue' must be key=value");
+}
+
+TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  std::ofstream(path("p.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"thrower\"]\n[[pipeline]]\n"
+                                   "pass = \"thrower.throws_on_run\"\n";
+  expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") +
+                   " --plugin_path=" + BAD_PLUGIN_DIR,
+               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) threw a non-standard exception");
+}
+
+TEST_F(AtcTest, TimingAndDumps) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  Result r = atc("--model=" + model + " --output=" + path("t") + " --timing --dump_graph=" + path("dump"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("1   pass std.prune_unused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2   pass std.topological_sort"), std::string::npos) << r.out;
+  for (const char* f : {"000_input.json", "000_input.dot", "001_std.prune_unused.json", "002_std.topological_sort.dot"}) {
+    EXPECT_TRUE(fs::exists(path("dump") + "/" + f)) << f;
+  }
+  EXPECT_NE(slurp(path("dump") + "/002_std.topological_sort.dot").find("digraph \"tiny\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace graphsplit

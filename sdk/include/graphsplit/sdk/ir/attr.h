@@ -21,7 +21,8 @@ class Graph;
 // An ONNX TypeProto kept as its canonical text, e.g. "seq(tensor(float))".
 struct TypeRef {
   std::string text;
-  friend bool operator==(const TypeRef&, const TypeRef&) = default;
+  friend bool operator==(const TypeRef& a, const TypeRef& b) { return a.text == b.text; }
+  friend bool operator!=(const TypeRef& a, const TypeRef& b) { return a.text != b.text; }
 };
 
 class GS_SDK_API AttrValue {
@@ -83,7 +84,8 @@ class GS_SDK_API AttrValue {
   Graph* as_graph() const { return kind() == Kind::kGraph ? std::get<11>(value_) : nullptr; }
   const std::vector<Graph*>* as_graphs() const { return kind() == Kind::kGraphs ? &std::get<12>(value_) : nullptr; }
 
-  friend bool operator==(const AttrValue&, const AttrValue&) = default;
+  friend bool operator==(const AttrValue& a, const AttrValue& b) { return a.value_ == b.value_; }
+  friend bool operator!=(const AttrValue& a, const AttrValue& b) { return !(a == b); }
 
  private:
   explicit AttrValue(Storage v) : value_(std::move(v)) {}

@@ -31,14 +31,16 @@ struct OutPort {
   Node* node = nullptr;
   int32_t index = -1;
   bool valid() const { return node != nullptr; }
-  friend bool operator==(const OutPort&, const OutPort&) = default;
+  friend bool operator==(const OutPort& a, const OutPort& b) { return a.node == b.node && a.index == b.index; }
+  friend bool operator!=(const OutPort& a, const OutPort& b) { return !(a == b); }
 };
 
 // A consumer's input port.
 struct InPort {
   Node* node = nullptr;
   int32_t index = -1;
-  friend bool operator==(const InPort&, const InPort&) = default;
+  friend bool operator==(const InPort& a, const InPort& b) { return a.node == b.node && a.index == b.index; }
+  friend bool operator!=(const InPort& a, const InPort& b) { return !(a == b); }
 };
 
 // GE's names for the structural node types.

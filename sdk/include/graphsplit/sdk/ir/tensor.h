@@ -30,6 +30,7 @@ class GS_SDK_API Tensor {
   bool shares_storage_with(const Tensor& other) const { return data_ && data_ == other.data_; }
 
   friend GS_SDK_API bool operator==(const Tensor& a, const Tensor& b);
+  friend bool operator!=(const Tensor& a, const Tensor& b) { return !(a == b); }
 
  private:
   TensorDesc desc_;

@@ -95,7 +95,9 @@ class GS_SDK_API Shape {
   // "[1,3,-1(batch),224]" / "[-2]" / "[]": used in messages, dumps and tests.
   std::string to_string() const;
 
-  friend bool operator==(const Shape&, const Shape&) = default;
+  // Written out (not defaulted) so that the header also compiles as C++17.
+  friend bool operator==(const Shape& a, const Shape& b) { return a.dims_ == b.dims_ && a.dim_names_ == b.dim_names_; }
+  friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
  private:
   std::vector<int64_t> dims_;
@@ -110,7 +112,10 @@ struct GS_SDK_API TensorDesc {
 
   bool is_static() const { return kind == ValueKind::kTensor && shape.is_static(); }
   std::string to_string() const;  // "float32[1,3,224,224]"
-  friend bool operator==(const TensorDesc&, const TensorDesc&) = default;
+  friend bool operator==(const TensorDesc& a, const TensorDesc& b) {
+    return a.kind == b.kind && a.dtype == b.dtype && a.format == b.format && a.shape == b.shape;
+  }
+  friend bool operator!=(const TensorDesc& a, const TensorDesc& b) { return !(a == b); }
 };
 
 }  // namespace graphsplit::sdk
