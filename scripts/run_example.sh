@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 mkdir -p out
-build/apps/atc/atc --model=.cache/models/ch_PP-OCRv4_det_infer.onnx --output=out/ppocr_det
-build/apps/atc/atc --mode=1 --om=out/ppocr_det.om --json=out/ppocr_det.json
+build/bin/atc --model=.cache/models/ch_PP-OCRv4_det_infer.onnx --output=out/ppocr_det
+build/bin/atc --mode=1 --om=out/ppocr_det.om --json=out/ppocr_det.json
