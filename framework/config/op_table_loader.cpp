@@ -18,8 +18,13 @@ class TableParser {
 
   void parse(const toml::table& root, sdk::OpSupportTable* out) {
     for (auto&& [k, v] : root) {
+      if (k.str() == "kernel_lib") {
+        if (!v.is_string() || v.as_string()->get().empty()) add(pos(v), "'kernel_lib' must be a non-empty string");
+        else out->set_kernel_lib(std::string(v.as_string()->get()));
+        continue;
+      }
       if (k.str() != "op") {
-        add(pos(k), "unknown top-level key '" + std::string(k.str()) + "'; an op table holds [[op]] entries only");
+        add(pos(k), "unknown top-level key '" + std::string(k.str()) + "'; an op table holds kernel_lib and [[op]] entries");
         continue;
       }
       const toml::array* a = v.as_array();
@@ -51,7 +56,7 @@ class TableParser {
   }
 
   bool parse_row(const toml::table& t, const SourcePos& where, sdk::OpSupportRow* row) {
-    static const std::vector<std::string> kKeys = {"type", "opset", "dtypes", "formats", "dynamic_shape", "tiling",
+    static const std::vector<std::string> kKeys = {"type", "opset", "dtypes", "input_dtypes", "output_dtypes", "formats", "dynamic_shape", "tiling",
                                                    "tiling_sink", "addr_refresh", "shape_dependent", "cost"};
     const size_t before = diags_->size();
     for (auto&& [k, v] : t) {
@@ -68,7 +73,7 @@ class TableParser {
           row->opset_min = (*a)[0].as_integer()->get();
           row->opset_max = (*a)[1].as_integer()->get();
         }
-      } else if (key == "dtypes" || key == "formats") {
+      } else if (key == "dtypes" || key == "input_dtypes" || key == "output_dtypes" || key == "formats") {
         const toml::array* a = v.as_array();
         if (!a) {
           add(pos(v), "'" + key + "' must be an array of strings");
@@ -80,10 +85,11 @@ class TableParser {
             continue;
           }
           const std::string s(e.as_string()->get());
-          if (key == "dtypes") {
+          if (key != "formats") {
             auto dt = sdk::parse_data_type(s);
+            auto& list = key == "dtypes" ? row->dtypes : key == "input_dtypes" ? row->input_dtypes : row->output_dtypes;
             if (!dt || *dt == sdk::DataType::kUndefined) add(pos(e), "unknown data type '" + s + "'");
-            else row->dtypes.push_back(*dt);
+            else list.push_back(*dt);
           } else {
             auto f = sdk::parse_format(s);
             if (!f) add(pos(e), "unknown format '" + s + "'");

@@ -103,19 +103,29 @@ SupportVerdict Engine::check_table(const Node& node) const {
             node.type() + " at opset " + std::to_string(opset) + " is outside the supported range " +
                 std::to_string(row->opset_min) + "-" + std::to_string(row->opset_max)};
   }
-  // dtypes and formats constrain the main tensors: input 0 (when connected) and every output.
-  std::vector<std::pair<std::string, const TensorDesc*>> tensors;
-  if (node.num_inputs() > 0 && node.input_desc(0)) tensors.emplace_back("input 0", node.input_desc(0));
-  for (size_t o = 0; o < node.num_outputs(); ++o) tensors.emplace_back("output " + std::to_string(o), &node.output_desc(o));
-  for (const auto& [what, desc] : tensors) {
+  // Data types and formats constrain the main tensors: input 0 (when connected) and every output.
+  struct Checked {
+    std::string what;
+    const TensorDesc* desc;
+    const std::vector<DataType>* allowed;
+  };
+  const std::vector<DataType>& in_types = row->input_dtypes.empty() ? row->dtypes : row->input_dtypes;
+  const std::vector<DataType>& out_types = row->output_dtypes.empty() ? row->dtypes : row->output_dtypes;
+  std::vector<Checked> tensors;
+  if (node.num_inputs() > 0 && node.input_desc(0)) tensors.push_back({"input 0", node.input_desc(0), &in_types});
+  for (size_t o = 0; o < node.num_outputs(); ++o) {
+    tensors.push_back({"output " + std::to_string(o), &node.output_desc(o), &out_types});
+  }
+  for (const Checked& t : tensors) {
+    const TensorDesc* desc = t.desc;
     if (desc->kind != ValueKind::kTensor || desc->dtype == DataType::kUndefined) continue;
-    if (!row->dtypes.empty() && std::find(row->dtypes.begin(), row->dtypes.end(), desc->dtype) == row->dtypes.end()) {
+    if (!t.allowed->empty() && std::find(t.allowed->begin(), t.allowed->end(), desc->dtype) == t.allowed->end()) {
       return {false, ReasonCode::kEngineUnsupportedDtype,
-              what + " is " + std::string(to_string(desc->dtype)) + "; supported: " + list_dtypes(row->dtypes)};
+              t.what + " is " + std::string(to_string(desc->dtype)) + "; supported: " + list_dtypes(*t.allowed)};
     }
     if (!row->formats.empty() && std::find(row->formats.begin(), row->formats.end(), desc->format) == row->formats.end()) {
       return {false, ReasonCode::kEngineUnsupportedFormat,
-              what + " has format " + std::string(to_string(desc->format)) + ", which the table does not list"};
+              t.what + " has format " + std::string(to_string(desc->format)) + ", which the table does not list"};
     }
   }
   if (row->dynamic_shape == DynamicShapeSupport::kNone) {

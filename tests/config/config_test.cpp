@@ -200,7 +200,7 @@ TEST(OpTableTest, ErrorsHavePositions) {
   EXPECT_EQ(table_errors("[[op]]\ntype = \"Conv\"\n[[op]]\ntype = \"Conv\"\n"), "ops.toml:3:1: error: op type 'Conv' has a second row");
   EXPECT_EQ(table_errors("[[op]]\ntype = \"Conv\"\ncost = -1\n"), "ops.toml:3:8: error: 'cost' must be a non-negative integer");
   EXPECT_EQ(table_errors("[[op]]\ncost = 1\n"), "ops.toml:1:1: error: an [[op]] row needs 'type'");
-  EXPECT_EQ(table_errors("rows = 1\n"), "ops.toml:1:1: error: unknown top-level key 'rows'; an op table holds [[op]] entries only");
+  EXPECT_EQ(table_errors("rows = 1\n"), "ops.toml:1:1: error: unknown top-level key 'rows'; an op table holds kernel_lib and [[op]] entries");
 }
 
 }  // namespace

@@ -20,7 +20,9 @@ struct OpSupportRow {
   std::string type;
   int64_t opset_min = 1;
   int64_t opset_max = std::numeric_limits<int32_t>::max();
-  std::vector<DataType> dtypes;  // empty: any
+  std::vector<DataType> dtypes;         // input 0 and every output; empty: any
+  std::vector<DataType> input_dtypes;   // input 0 only, instead of dtypes; empty: as dtypes
+  std::vector<DataType> output_dtypes;  // every output, instead of dtypes; empty: as dtypes
   std::vector<Format> formats;   // empty: any
   DynamicShapeSupport dynamic_shape = DynamicShapeSupport::kNone;
   bool tiling = false;           // needs run-time tiling data when shapes change
@@ -43,9 +45,13 @@ class GS_SDK_API OpSupportTable {
   bool empty() const { return rows_.empty(); }
   // The file the table came from.
   const std::string& source() const { return source_; }
+  // The op store's kernel library name (GE's kernel lib, e.g. "DNN_VM_HOST_CPU_OP_STORE").
+  const std::string& kernel_lib() const { return kernel_lib_; }
+  void set_kernel_lib(std::string name) { kernel_lib_ = std::move(name); }
 
  private:
   std::string source_;
+  std::string kernel_lib_;
   std::vector<OpSupportRow> rows_;
 };
 

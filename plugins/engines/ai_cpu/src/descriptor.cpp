@@ -1,0 +1,16 @@
+#include "ai_cpu_engine.h"
+#include "graphsplit/sdk/plugin.h"
+
+namespace {
+
+constexpr gs_option_desc kOptions[] = {
+    {"string_tensors", GS_OPT_BOOL, "true", 1, 0, nullptr, "Whether the AI CPU kernels take STRING tensors", nullptr},
+};
+constexpr gs_component_desc kComponents[] = {
+    GS_ENGINE_COMPONENT("DNN_VM_AICPU", "AI CPU: every ONNX operator, dynamic and data-dependent shapes",
+                        graphsplit::plugins::ai_cpu::AiCpuEngine, GS_OPTIONS(kOptions), "ai_cpu.ops.toml"),
+};
+
+}  // namespace
+
+GS_DEFINE_PLUGIN("ai_cpu", "0.1.0", kComponents)
