@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "pipeline/pipeline.h"
+#include "report/placement_report.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om_io.h"
 #include "options.h"
@@ -88,6 +89,16 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
   std::printf("inputs:    %s\n", in.str().c_str());
   std::printf("outputs:   %s\n", out.str().c_str());
   std::printf("ops:       %s\n", ops_line.str().c_str());
+  const auto placement = placement_summary(root);
+  if (!(placement.size() == 1 && placement.begin()->first.empty())) {
+    std::vector<std::pair<std::string, size_t>> by_count(placement.begin(), placement.end());
+    std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::ostringstream p;
+    for (size_t i = 0; i < by_count.size(); ++i) {
+      p << (i ? ", " : "") << (by_count[i].first.empty() ? "(unplaced)" : by_count[i].first) << " " << by_count[i].second;
+    }
+    std::printf("placement: %s\n", p.str().c_str());
+  }
   std::printf("wrote:     %s (%zu bytes)\n", om_path.c_str(), om_bytes);
 }
 
@@ -188,10 +199,20 @@ int convert(const AtcOptions& o) {
   Status run = pipeline->run(*root);
   if (pipeline->timing_enabled()) std::fputs(pipeline->timing_table().c_str(), stdout);
   if (!run) return fail_and_remove(path, o.model + ": " + run.message());
+  std::string explanation;
+  if (!o.explain.empty()) {
+    if (Status s = explain_node(*root, o.explain, &explanation); !s) return fail_and_remove(path, s.message());
+  }
+  if (!o.dump_placement.empty()) {
+    std::string json;
+    if (Status s = placement_report_json(*root, o.model, &json); !s) return fail_and_remove(path, s.message());
+    if (Status s = write_file_atomically(o.dump_placement, json); !s) return fail_and_remove(path, s.message());
+  }
   std::string bytes;
   if (Status s = serialize_om(*root, &bytes); !s) return fail_and_remove(path, s.message());
   if (Status s = write_file_atomically(path, bytes); !s) return fail_and_remove(path, s.message());
   print_summary(o, *root, path, bytes.size());
+  if (!explanation.empty()) std::fputs(explanation.c_str(), stdout);
   return 0;
 }
 

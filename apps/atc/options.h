@@ -36,6 +36,10 @@ struct AtcOptions {
   bool timing = false;
   std::string dump_graph;
   std::optional<bool> verify_each;
+
+  // Explaining placement.
+  std::string dump_placement;
+  std::string explain;
 };
 
 void register_core_options(CLI::App& app, AtcOptions& options);

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "common/atomic_file.h"
@@ -65,8 +66,14 @@ void to_proto(const AttrValue& v, om::AttrValue* p) {
       for (double x : std::get<6>(st)) p->mutable_floats()->add_values(x);
       break;
     case K::kStrings: {
-      auto* l = p->mutable_strings();
-      for (const std::string& x : std::get<7>(st)) l->add_values(x);
+      const auto& list = std::get<7>(st);
+      if (std::all_of(list.begin(), list.end(), [](const std::string& x) { return is_valid_utf8(x); })) {
+        auto* l = p->mutable_strings();
+        for (const std::string& x : list) l->add_values(x);
+      } else {
+        auto* l = p->mutable_raw_strings();
+        for (const std::string& x : list) l->add_values(x);
+      }
       break;
     }
     case K::kBools:
@@ -282,6 +289,9 @@ class Loader {
       case C::kInts: *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()}); break;
       case C::kFloats: *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()}); break;
       case C::kStrings: *v = AttrValue::Strings({p.strings().values().begin(), p.strings().values().end()}); break;
+      case C::kRawStrings:
+        *v = AttrValue::Strings({p.raw_strings().values().begin(), p.raw_strings().values().end()});
+        break;
       case C::kBools: *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()}); break;
       case C::kTensor: {
         sdk::Tensor t;

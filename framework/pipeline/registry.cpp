@@ -258,6 +258,7 @@ Status Registry::add_library(std::shared_ptr<const LoadedLibrary> library) {
       auto table = std::make_shared<sdk::OpSupportTable>();
       const std::string path = (fs::path(library->path()).parent_path() / c.op_table).string();
       GS_RETURN_IF_ERROR(load_op_table(path, table.get()).with_context(owner + ": "));
+      if (table->kernel_lib().empty()) table->set_kernel_lib(info->name);
       info->op_table = std::move(table);
     }
     if (const ComponentInfo* clash = find(info->kind, info->name)) {

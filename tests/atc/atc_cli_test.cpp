@@ -93,10 +93,16 @@ TEST_F(AtcTest, ConvertsAModelAndPrintsASummary) {
   EXPECT_NE(json.find("\"magic\": \"GSOM\""), std::string::npos);
   EXPECT_NE(json.find("\"type\": \"Sigmoid\""), std::string::npos);
 
-  // ONNX straight to JSON gives the same document as going through the .om.
+  EXPECT_NE(json.find("\"_op_engine_name\""), std::string::npos);  // the default pipeline placed the nodes
+  EXPECT_NE(json.find("\"values\": [\n         \"y\"\n"), std::string::npos) << "string lists read as text";
+
+  // ONNX straight to JSON shows the imported graph: the same document as an .om made by an empty pipeline.
   r = atc("--mode=1 --om=" + model + " --json=" + path("direct.json"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(slurp(path("direct.json")), json);
+  std::ofstream(path("empty.toml")) << "schema_version = 1\n[plugins]\nrequired = []\n";
+  ASSERT_EQ(atc("--model=" + model + " --output=" + path("plain") + " --pipeline=" + path("empty.toml")).code, 0);
+  ASSERT_EQ(atc("--mode=1 --om=" + path("plain.om") + " --json=" + path("plain.json")).code, 0);
+  EXPECT_EQ(slurp(path("direct.json")), slurp(path("plain.json")));
 }
 
 TEST_F(AtcTest, OutputIsDeterministic) {

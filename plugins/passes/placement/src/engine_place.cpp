@@ -1,0 +1,264 @@
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "graphsplit/sdk/engine.h"
+#include "placement.h"
+
+namespace graphsplit::plugins::placement {
+namespace {
+
+using sdk::AttrValue;
+using sdk::Status;
+
+// ge.exec.exclude_engines names -> engine names. Engines graphsplit has no plugin for are accepted and match
+// nothing; a third-party engine can also be excluded by its own name.
+const std::map<std::string, std::string>& exclude_names() {
+  static const auto* names = new std::map<std::string, std::string>{
+      {"AiCore", "AIcoreEngine"},     {"AiVector", "VectorEngine"},     {"Dsa", "DSAEngine"},
+      {"Dvpp", "DNN_VM_DVPP"},        {"AiCpuAscend", "DNN_VM_AICPU_ASCEND"}, {"AiCpu", "DNN_VM_AICPU"},
+      {"HostCpu", "DNN_VM_HOST_CPU"}, {"Hccl", "DNN_HCCL"},             {"FftsPlus", "DNN_VM_FFTS_PLUS"},
+  };
+  return *names;
+}
+
+Status excluded_engines(const sdk::PassContext& ctx, std::set<std::string>* out) {
+  const std::vector<sdk::EngineRef> engines = ctx.engines();
+  const std::string list = ctx.ge_options().get_string("ge.exec.exclude_engines");
+  size_t start = 0;
+  while (start < list.size()) {
+    size_t end = list.find('|', start);
+    if (end == std::string::npos) end = list.size();
+    const std::string name = list.substr(start, end - start);
+    start = end + 1;
+    if (name.empty()) continue;
+    if (auto it = exclude_names().find(name); it != exclude_names().end()) {
+      out->insert(it->second);
+    } else if (std::any_of(engines.begin(), engines.end(), [&](const sdk::EngineRef& e) { return e.name == name; })) {
+      out->insert(name);
+    } else {
+      std::string allowed;
+      for (const auto& [k, v] : exclude_names()) allowed += (allowed.empty() ? "" : ", ") + k;
+      return Status::invalid_argument("E10001: ge.exec.exclude_engines names '" + name +
+                                      "', which is not an engine; use " + allowed + " or an engine's own name");
+    }
+  }
+  // ge.engineType: "VectorCore" excludes AI Core; any other value, unset included, excludes the vector engine.
+  out->insert(ctx.ge_options().get_string("ge.engineType") == "VectorCore" ? "AIcoreEngine" : "VectorEngine");
+  return Status::ok();
+}
+
+std::string describe_io(const sdk::Node& n) {
+  std::string s = "[inputs: ";
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    const sdk::TensorDesc* d = n.input_desc(i);
+    s += (i ? ", " : "") + (d ? d->to_string() : std::string("none"));
+  }
+  s += "; outputs: ";
+  for (size_t o = 0; o < n.num_outputs(); ++o) s += (o ? ", " : "") + n.output_desc(o).to_string();
+  return s + "]";
+}
+
+std::string where(const sdk::Node& n) {
+  return "node '" + n.name() + "' (" + n.type() + ") in graph '" + n.owner()->name() + "' " + describe_io(n);
+}
+
+struct Candidate {
+  const sdk::EngineRef* engine;
+  int64_t cost;
+};
+
+class Placer {
+ public:
+  Placer(sdk::PassContext& ctx, bool stop_on_no_dynamic_shape, bool record)
+      : ctx_(ctx), engines_(ctx.engines()), stop_(stop_on_no_dynamic_shape), record_(record) {}
+
+  Status init() {
+    GS_RETURN_IF_ERROR(excluded_engines(ctx_, &excluded_));
+    host_exec_ = ctx_.ge_options().get_string("ge.exec.placement") == "HOST";
+    return Status::ok();
+  }
+
+  Status place(sdk::Node& n, bool* changed) {
+    std::string engine = n.attrs().get_string(kEngineAttr);
+    const std::string lx_engine = n.attrs().get_string(kLxEngine);
+    const std::string lx_kernel = n.attrs().get_string(kLxKernelLib);
+    const bool lx_pair = !lx_engine.empty() && !lx_kernel.empty();
+    // Rule 1: an engine already chosen stays; lx attributes that disagree only earn a warning, and are written
+    // back from the op.
+    if (!engine.empty()) {
+      const std::string kernel = n.attrs().get_string(kKernelLibAttr);
+      if (lx_pair && (lx_engine != engine || lx_kernel != kernel)) {
+        ctx_.log(sdk::LogLevel::kWarning, "node '" + n.name() + "': lxfusion attributes (" + lx_engine + ", " +
+                                              lx_kernel + ") differ from its engine (" + engine + ", " + kernel +
+                                              "); the op's engine wins");
+      }
+      if (lx_pair || !lx_engine.empty() || !lx_kernel.empty()) {
+        n.attrs().set(std::string(kLxEngine), AttrValue::String(engine));
+        n.attrs().set(std::string(kLxKernelLib), AttrValue::String(kernel));
+      }
+      if (!n.attrs().has(kDecisionAttr)) n.attrs().set(std::string(kDecisionAttr), AttrValue::String("KEPT"));
+      return Status::ok();
+    }
+    // Rule 2: both lx attributes name the engine and kernel; one alone counts as absent.
+    if (lx_pair) return assign(n, lx_engine, lx_kernel, "LXFUSION", {}, changed);
+    if (is_structural(n.type())) {
+      return assign(n, std::string(kGeLocalEngine), std::string(kGeLocalKernelLib), "STRUCTURAL", {}, changed);
+    }
+    if (!n.subgraphs().empty()) return place_composite(n, changed);
+    return place_by_candidates(n, changed);
+  }
+
+ private:
+  Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel, const std::string& decision,
+                std::vector<std::string> verdicts, bool* changed) {
+    n.attrs().set(std::string(kEngineAttr), AttrValue::String(engine));
+    n.attrs().set(std::string(kKernelLibAttr), AttrValue::String(kernel));
+    n.attrs().set(std::string(kDecisionAttr), AttrValue::String(decision));
+    if (record_ && !verdicts.empty()) n.attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
+    *changed = true;
+    return Status::ok();
+  }
+
+  // A node with subgraphs takes the one engine its subgraphs' operators share; otherwise the host drives it.
+  Status place_composite(sdk::Node& n, bool* changed) {
+    std::set<std::string> engines;
+    size_t operators = 0;
+    for (const sdk::Graph* g : n.subgraphs()) {
+      for (const sdk::Node* inner : g->nodes()) {
+        const std::string e = inner->attrs().get_string(kEngineAttr);
+        if (e == kGeLocalEngine && is_structural(inner->type())) continue;
+        ++operators;
+        engines.insert(e);
+      }
+    }
+    if (engines.size() == 1 && !engines.begin()->empty()) {
+      const sdk::EngineRef* ref = find(*engines.begin());
+      const std::string kernel = ref && ref->table ? ref->table->kernel_lib() : std::string(kGeLocalKernelLib);
+      return assign(n, *engines.begin(), kernel, "COMPOSITE", {"subgraphs|OK|every operator runs on " + *engines.begin()},
+                    changed);
+    }
+    std::string why = operators == 0 ? std::string("the subgraphs hold no operator") : "the subgraphs use ";
+    if (operators) {
+      bool first = true;
+      for (const std::string& e : engines) {
+        why += (first ? "" : ", ") + (e.empty() ? std::string("(unplaced)") : e);
+        first = false;
+      }
+    }
+    return assign(n, std::string(kGeLocalEngine), std::string(kGeLocalKernelLib), "COMPOSITE_HOST",
+                  {"subgraphs|COLOUR_MISMATCH|" + why}, changed);
+  }
+
+  const sdk::EngineRef* find(const std::string& name) const {
+    for (const sdk::EngineRef& e : engines_) {
+      if (e.name == name) return &e;
+    }
+    return nullptr;
+  }
+
+  std::vector<Candidate> candidates(const sdk::Node& n) const {
+    std::vector<Candidate> out;
+    for (const sdk::EngineRef& e : engines_) {
+      if (host_exec_ && e.name != kHostCpuEngine) continue;
+      const sdk::OpSupportRow* row = e.table ? e.table->find(n.type()) : nullptr;
+      if (row) out.push_back({&e, row->cost});
+    }
+    // Ascending cost; then the engine priority (engines_ is already ordered by priority, then name).
+    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+    return out;
+  }
+
+  Status place_by_candidates(sdk::Node& n, bool* changed) {
+    const std::string spec_engine = n.attrs().get_string(kSpecifiedEngine);
+    const std::string spec_kernel = n.attrs().get_string(kSpecifiedKernelLib);
+    const bool specified = !spec_engine.empty() && !spec_kernel.empty();
+    std::vector<Candidate> list;
+    if (specified) {
+      // The user's choice is the only candidate, and exclusions do not apply to it.
+      const sdk::EngineRef* e = find(spec_engine);
+      if (!e) {
+        return Status::unsupported("EZ3003: " + where(n) + ": _specified_engine_name '" + spec_engine +
+                                   "' is not a loaded engine");
+      }
+      if (!e->table || e->table->kernel_lib() != spec_kernel) {
+        return Status::unsupported("EZ3003: " + where(n) + ": _specified_kernel_lib_name '" + spec_kernel +
+                                   "' is not the kernel library of engine '" + spec_engine + "' (" +
+                                   (e->table ? e->table->kernel_lib() : std::string("none")) + ")");
+      }
+      list.push_back({e, 0});
+    } else {
+      list = candidates(n);
+    }
+    std::vector<std::string> verdicts;
+    for (const Candidate& c : list) {
+      if (!specified && excluded_.count(c.engine->name)) {
+        verdicts.push_back(c.engine->name + "|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
+        continue;
+      }
+      const sdk::SupportVerdict v = c.engine->engine->check_support(n);
+      if (v.supported) {
+        verdicts.push_back(c.engine->name + "|OK|cost " + std::to_string(c.cost));
+        return assign(n, c.engine->name, c.engine->table->kernel_lib(), specified ? "SPECIFIED" : "COST_ORDER",
+                      std::move(verdicts), changed);
+      }
+      verdicts.push_back(c.engine->name + "|" + std::string(sdk::to_string(v.reason)) + "|" + v.detail);
+      if (v.reason == sdk::ReasonCode::kEngineNoDynamicShape && stop_) {
+        // GE stops the search here rather than falling back (reference 4.1, step 4).
+        return Status::unsupported("EZ3002: " + where(n) + " is not supported by " + c.engine->name + ": " +
+                                   std::string(sdk::to_string(v.reason)) + " (" + v.detail + ")");
+      }
+    }
+    std::string why;
+    for (const std::string& v : verdicts) {
+      const size_t a = v.find('|'), b = v.find('|', a + 1);
+      why += (why.empty() ? "" : "; ") + v.substr(0, a) + ": " + v.substr(a + 1, b - a - 1) + " (" + v.substr(b + 1) + ")";
+    }
+    if (why.empty()) why = "no loaded engine lists op type " + n.type();
+    return Status::unsupported("EZ3003: no engine can run " + where(n) + ": " + why);
+  }
+
+  sdk::PassContext& ctx_;
+  std::vector<sdk::EngineRef> engines_;
+  std::set<std::string> excluded_;
+  bool host_exec_ = false;
+  bool stop_;
+  bool record_;
+};
+
+}  // namespace
+
+bool is_structural(std::string_view type) {
+  static const std::set<std::string_view> kTypes = {"Data", "Const", "NetOutput", "NoOp", "PlaceHolder", "End",
+                                                    "RefData", "Variable", "AippData"};
+  return kTypes.count(type) > 0;
+}
+
+EnginePlace::EnginePlace(const sdk::PluginContext& ctx)
+    : stop_on_no_dynamic_shape_(ctx.options().get_bool("stop_on_no_dynamic_shape", true)),
+      record_verdicts_(ctx.options().get_bool("record_verdicts", true)) {}
+
+Status EnginePlace::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
+  *changed = false;
+  Placer placer(ctx, stop_on_no_dynamic_shape_, record_verdicts_);
+  GS_RETURN_IF_ERROR(placer.init());
+  // Deepest subgraphs first, so that a node with subgraphs sees its subgraphs placed.
+  std::vector<std::pair<int, sdk::Graph*>> graphs;
+  for (sdk::Graph* g : root.subgraphs()) {
+    int depth = 0;
+    for (const sdk::Graph* up = g; !up->is_root(); up = up->parent_graph()) ++depth;
+    if (depth > kMaxSubgraphDepth) {
+      return Status::resource_exhausted("E19999: subgraph '" + g->name() + "' is nested " + std::to_string(depth) +
+                                        " levels deep; placement handles at most " + std::to_string(kMaxSubgraphDepth));
+    }
+    graphs.emplace_back(depth, g);
+  }
+  std::stable_sort(graphs.begin(), graphs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  graphs.emplace_back(0, &root);
+  for (auto& [depth, g] : graphs) {
+    for (sdk::Node* n : g->nodes()) GS_RETURN_IF_ERROR(placer.place(*n, changed));
+  }
+  return Status::ok();
+}
+
+}  // namespace graphsplit::plugins::placement

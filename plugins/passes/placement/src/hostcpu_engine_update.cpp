@@ -1,0 +1,174 @@
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <unordered_set>
+
+#include "graphsplit/sdk/engine.h"
+#include "placement.h"
+
+namespace graphsplit::plugins::placement {
+namespace {
+
+using sdk::AttrValue;
+using sdk::Status;
+
+// Ops that only read shapes: their results exist on the host without any device work.
+const std::set<std::string_view>& shape_readers() {
+  static const auto* s = new std::set<std::string_view>{"Shape", "ShapeN", "Rank", "Size", "GatherShapes"};
+  return *s;
+}
+
+bool graph_is_dynamic(const sdk::Graph& g) {
+  for (const sdk::Node* n : g.nodes()) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      const sdk::TensorDesc& d = n->output_desc(o);
+      if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) return true;
+    }
+  }
+  return false;
+}
+
+int depth_of(const sdk::Graph* g) {
+  int d = 0;
+  for (; !g->is_root(); g = g->parent_graph()) ++d;
+  return d;
+}
+
+class Updater {
+ public:
+  Updater(sdk::PassContext& ctx, const sdk::EngineRef& host, int64_t max_small)
+      : ctx_(ctx), host_(host), max_small_(max_small) {}
+
+  // A value the host may compute: at most max_small elements, or a 1-D vector of unknown length (a shape).
+  bool small(const sdk::TensorDesc& d) const {
+    if (d.kind != sdk::ValueKind::kTensor || d.shape.is_unknown_rank()) return false;
+    if (d.shape.is_static()) return *d.shape.num_elements() <= max_small_;
+    return d.shape.rank() == 1;
+  }
+
+  bool is_anchor(const sdk::Node& n) const {
+    if (n.type() == "Data") {
+      if (n.attrs().get_bool("_host_tensor", false)) return true;
+      return fed_from_host(n);
+    }
+    return n.type() == "Const" || shape_readers().count(n.type()) ||
+           n.attrs().get_string(kEngineAttr) == kHostCpuEngine;
+  }
+
+  // A subgraph's Data whose parent input the host computes. If/Case/While/Loop bodies count only when dynamic.
+  bool fed_from_host(const sdk::Node& data) const {
+    const sdk::Graph* g = data.owner();
+    const sdk::Node* parent = g->parent_node();
+    if (!parent) return false;
+    if (parent->type() != "PartitionedCall" && !graph_is_dynamic(*g)) return false;
+    const int64_t index = data.attrs().get_int("_parent_node_index", -1);
+    if (index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) return false;
+    const sdk::OutPort src = parent->input(static_cast<size_t>(index));
+    return src.node && host_exec_.count(src.node);
+  }
+
+  bool qualifies(const sdk::Node& n) const {
+    if (n.type() == "NetOutput" || n.type() == "RandomUniform" || n.num_outputs() == 0 || !n.subgraphs().empty()) {
+      return false;
+    }
+    for (size_t o = 0; o < n.num_outputs(); ++o) {
+      if (!small(n.output_desc(o))) return false;
+    }
+    for (size_t i = 0; i < n.num_inputs(); ++i) {
+      const sdk::OutPort p = n.input(i);
+      if (!p.node) continue;  // an omitted optional input
+      if (!host_exec_.count(p.node) || !small(p.node->output_desc(p.index))) return false;
+    }
+    const std::string engine = n.attrs().get_string(kEngineAttr);
+    if (engine == kGeLocalEngine || engine == kHostCpuEngine) return true;
+    return host_.engine->check_support(n).supported;
+  }
+
+  void process(sdk::Graph& g, bool* changed) {
+    std::deque<sdk::Node*> queue;
+    for (sdk::Node* n : g.nodes()) {
+      if (is_anchor(*n)) {
+        host_exec_.insert(n);
+        queue.push_back(n);
+      }
+    }
+    while (!queue.empty()) {
+      sdk::Node* n = queue.front();
+      queue.pop_front();
+      for (size_t o = 0; o < n->num_outputs(); ++o) {
+        for (const sdk::InPort& c : n->consumers(o)) {
+          if (host_exec_.count(c.node) || !qualifies(*c.node)) continue;
+          host_exec_.insert(c.node);
+          queue.push_back(c.node);
+        }
+      }
+    }
+    for (sdk::Node* n : g.nodes()) {
+      if (!host_exec_.count(n)) continue;
+      const std::string engine = n->attrs().get_string(kEngineAttr);
+      if (engine.empty() || engine == kGeLocalEngine || engine == kHostCpuEngine) continue;  // GE-local ops are only marked
+      n->attrs().set(std::string(kEngineAttr), AttrValue::String(host_.name));
+      n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(host_.table->kernel_lib()));
+      n->attrs().set(std::string(kDecisionAttr), AttrValue::String("HOST_CPU_UPDATE"));
+      n->attrs().set("SmallShapeHostcpu", AttrValue::Bool(true));
+      std::vector<std::string> verdicts;
+      if (const AttrValue* v = n->attrs().get(kVerdictsAttr); v && v->as_strings()) verdicts = *v->as_strings();
+      verdicts.push_back(host_.name + "|OK|small shape computation moved from " + engine);
+      n->attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
+      ++moved_;
+      *changed = true;
+    }
+    for (sdk::Node* n : g.nodes()) {
+      if (n->type() != "Data") continue;
+      bool any = false, all = true;
+      for (size_t o = 0; o < n->num_outputs(); ++o) {
+        for (const sdk::InPort& c : n->consumers(o)) {
+          any = true;
+          all = all && host_exec_.count(c.node);
+        }
+      }
+      if (any && all && !n->attrs().get_bool("_host_tensor_as_model_input", false)) {
+        n->attrs().set("_host_tensor_as_model_input", AttrValue::Bool(true));
+        *changed = true;
+      }
+    }
+  }
+
+  size_t moved() const { return moved_; }
+
+ private:
+  sdk::PassContext& ctx_;
+  const sdk::EngineRef& host_;
+  int64_t max_small_;
+  std::unordered_set<const sdk::Node*> host_exec_;
+  size_t moved_ = 0;
+};
+
+}  // namespace
+
+HostcpuEngineUpdate::HostcpuEngineUpdate(const sdk::PluginContext& ctx)
+    : max_small_elements_(ctx.options().get_int("max_small_elements", 8)) {}
+
+Status HostcpuEngineUpdate::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
+  *changed = false;
+  const std::vector<sdk::EngineRef> engines = ctx.engines();
+  auto host = std::find_if(engines.begin(), engines.end(), [](const sdk::EngineRef& e) { return e.name == kHostCpuEngine; });
+  if (host == engines.end()) {
+    ctx.log(sdk::LogLevel::kInfo, "skipped: no DNN_VM_HOST_CPU engine is loaded");
+    return Status::ok();
+  }
+  std::vector<sdk::Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  if (std::none_of(graphs.begin(), graphs.end(), [](const sdk::Graph* g) { return graph_is_dynamic(*g); })) {
+    ctx.log(sdk::LogLevel::kInfo, "skipped: the graph has no dynamic shapes");
+    return Status::ok();
+  }
+  // Parents before children, so that a subgraph's Data sees whether the host computes its parent input.
+  std::stable_sort(graphs.begin(), graphs.end(), [](const sdk::Graph* a, const sdk::Graph* b) { return depth_of(a) < depth_of(b); });
+  Updater updater(ctx, *host, max_small_elements_);
+  for (sdk::Graph* g : graphs) updater.process(*g, changed);
+  if (updater.moved()) ctx.log(sdk::LogLevel::kInfo, "moved " + std::to_string(updater.moved()) + " nodes to DNN_VM_HOST_CPU");
+  return Status::ok();
+}
+
+}  // namespace graphsplit::plugins::placement

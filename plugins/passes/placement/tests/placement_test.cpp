@@ -1,0 +1,476 @@
+// EnginePlacer and HostcpuEngineUpdatePass through the real host with the real engine plugins.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "config/config.h"
+#include "import/onnx_import.h"
+#include "pipeline/pipeline.h"
+#include "report/placement_report.h"
+
+namespace graphsplit {
+namespace {
+
+namespace fs = std::filesystem;
+using sdk::AttrValue;
+using sdk::DataType;
+using sdk::Graph;
+using sdk::Node;
+
+sdk::TensorDesc desc(DataType t, std::vector<int64_t> dims) {
+  sdk::TensorDesc d;
+  d.dtype = t;
+  d.shape = sdk::Shape(std::move(dims));
+  return d;
+}
+
+// Adds a node with one output of `out`, fed by output 0 of each named input.
+Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs,
+          sdk::TensorDesc out) {
+  Node* n = g.add_node(name, type, inputs.size(), 0);
+  n->add_output(std::move(out), name);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok()) << inputs[i];
+  }
+  return n;
+}
+
+std::unique_ptr<Graph> new_root() {
+  auto g = Graph::create("g");
+  g->attrs().set("_onnx_opset_import", AttrValue::Strings({"ai.onnx:17"}));
+  return g;
+}
+
+Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
+  Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
+  return n;
+}
+
+struct Run {
+  sdk::Status status;
+  std::unique_ptr<Pipeline> pipeline;
+};
+
+// Runs placement (and optionally the host-CPU update) with the given extra TOML and --options.
+sdk::Status place(Graph& g, const std::string& extra = "", std::vector<std::pair<std::string, std::string>> ge = {},
+                  bool update = false, std::vector<std::string> extra_plugin_paths = {},
+                  const std::string& place_options = "") {
+  std::string text = "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" +
+                     std::string(extra_plugin_paths.empty() ? "" : ", \"template\"") + "]\n" + extra +
+                     "\n[[pipeline]]\npass = \"placement.engine_place\"\n" +
+                     (place_options.empty() ? "" : "options = { " + place_options + " }\n");
+  if (update) text += "[[pipeline]]\npass = \"placement.hostcpu_engine_update\"\n";
+  PipelineConfig config;
+  std::vector<Diagnostic> diags;
+  sdk::Status s = parse_pipeline_config_text(text, "p.toml", &config, &diags);
+  if (!s.is_ok()) return s;
+  PipelineSettings settings;
+  settings.plugin_paths = extra_plugin_paths;
+  settings.plugin_paths.push_back(GRAPHSPLIT_PLUGIN_DIR);
+  settings.ge_overrides = std::move(ge);
+  settings.verify_each = true;
+  std::unique_ptr<Pipeline> pipeline;
+  s = Pipeline::create(config, settings, &pipeline, &diags);
+  if (!s.is_ok()) return s;
+  return pipeline->run(g);
+}
+
+std::string engine_of(const Graph& g, const std::string& node) {
+  return g.find_node(node)->attrs().get_string("_op_engine_name");
+}
+std::string decision_of(const Graph& g, const std::string& node) {
+  return g.find_node(node)->attrs().get_string("_placement_decision");
+}
+
+TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {1, 3, 8, 8}));
+  add(*g, "img", "Data", {}, desc(DataType::kUint8, {1, 3, 64, 64}));
+  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {1, 3, 8, 8}));
+  add(*g, "nz", "NonZero", {"x"}, desc(DataType::kInt64, {4, -1}));
+  add(*g, "shape", "Shape", {"x"}, desc(DataType::kInt64, {4}));
+  add(*g, "add64", "Add", {"shape", "shape"}, desc(DataType::kInt64, {4}));
+  add(*g, "resize", "Resize", {"img"}, desc(DataType::kUint8, {1, 3, 128, 128}));
+  net_output(*g, {"relu", "nz", "add64", "resize"});
+  sdk::Status s = place(*g);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
+  EXPECT_EQ(engine_of(*g, "nz"), "DNN_VM_AICPU");
+  EXPECT_EQ(engine_of(*g, "shape"), "DNN_VM_HOST_CPU");
+  EXPECT_EQ(engine_of(*g, "add64"), "DNN_VM_HOST_CPU");  // AI Core has no int64 Add
+  EXPECT_EQ(engine_of(*g, "resize"), "DNN_VM_DVPP");
+  EXPECT_EQ(engine_of(*g, "x"), "DNN_VM_GE_LOCAL");
+  EXPECT_EQ(decision_of(*g, "x"), "STRUCTURAL");
+  EXPECT_EQ(decision_of(*g, "relu"), "COST_ORDER");
+  EXPECT_EQ(g->find_node("relu")->attrs().get_string("_op_kernel_lib_name"), "AIcoreEngine");
+  const auto* verdicts = g->find_node("add64")->attrs().get("_placement_verdicts")->as_strings();
+  ASSERT_EQ(verdicts->size(), 2u);
+  EXPECT_EQ((*verdicts)[0], "AIcoreEngine|ENGINE_UNSUPPORTED_DTYPE|input 0 is int64; supported: float16, float32, int32");
+  EXPECT_EQ((*verdicts)[1], "DNN_VM_HOST_CPU|OK|cost 30");
+}
+
+TEST(EnginePlaceTest, AnEngineAlreadySetIsKeptAndLxAttributesAreWrittenBack) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  Node* relu = add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  net_output(*g, {"relu"});
+  relu->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_AICPU"));
+  relu->attrs().set("_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
+  relu->attrs().set("_lxfusion_engine_name", AttrValue::String("AIcoreEngine"));
+  relu->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("AIcoreEngine"));
+  ASSERT_TRUE(place(*g).is_ok());
+  EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");  // EPL-03/04: the op wins
+  EXPECT_EQ(decision_of(*g, "relu"), "KEPT");
+  EXPECT_EQ(relu->attrs().get_string("_lxfusion_engine_name"), "DNN_VM_AICPU");
+}
+
+TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  Node* a = add(*g, "a", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  Node* b = add(*g, "b", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  Node* c = add(*g, "c", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  net_output(*g, {"a", "b", "c"});
+  a->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));
+  a->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
+  b->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));            // EPL-08
+  c->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));  // EPL-07
+  ASSERT_TRUE(place(*g).is_ok());
+  EXPECT_EQ(engine_of(*g, "a"), "DNN_VM_AICPU");  // EPL-01
+  EXPECT_EQ(decision_of(*g, "a"), "LXFUSION");
+  EXPECT_EQ(engine_of(*g, "b"), "AIcoreEngine");
+  EXPECT_EQ(engine_of(*g, "c"), "AIcoreEngine");
+}
+
+TEST(EnginePlaceTest, SpecifiedEngineWinsEvenWhenExcluded) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  Node* relu = add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  Node* other = add(*g, "other", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  net_output(*g, {"relu", "other"});
+  relu->attrs().set("_specified_engine_name", AttrValue::String("DNN_VM_AICPU"));
+  relu->attrs().set("_specified_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
+  sdk::Status s = place(*g, "", {{"ge.exec.exclude_engines", "AiCpu"}});
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
+  EXPECT_EQ(decision_of(*g, "relu"), "SPECIFIED");
+  EXPECT_EQ(engine_of(*g, "other"), "AIcoreEngine");
+
+  other->attrs().set("_specified_engine_name", AttrValue::String("DNN_VM_AICPU"));
+  other->attrs().set("_specified_kernel_lib_name", AttrValue::String("AIcoreEngine"));
+  other->attrs().remove("_op_engine_name");
+  s = place(*g);
+  EXPECT_NE(s.message().find("EZ3003: node 'other' (Relu) in graph 'g' [inputs: float32[4]; outputs: float32[4]]: "
+                             "_specified_kernel_lib_name 'AIcoreEngine' is not the kernel library of engine 'DNN_VM_AICPU'"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  net_output(*g, {"relu"});
+  ASSERT_TRUE(place(*g, "", {{"ge.exec.exclude_engines", "AiCore|Dsa"}}).is_ok());
+  EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
+  const auto* v = g->find_node("relu")->attrs().get("_placement_verdicts")->as_strings();
+  EXPECT_EQ(v->front(), "AIcoreEngine|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
+
+  auto h = new_root();
+  add(*h, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  add(*h, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  net_output(*h, {"relu"});
+  ASSERT_TRUE(place(*h, "", {{"ge.engineType", "VectorCore"}}).is_ok());
+  EXPECT_EQ(engine_of(*h, "relu"), "DNN_VM_AICPU");
+
+  EXPECT_EQ(place(*h, "", {{"ge.exec.exclude_engines", "AiCorr"}}).message(),
+            "pipeline entry 1 (pass placement.engine_place) (libgsplugin_placement.so 0.1.0, SDK ABI 1.0) failed: E10001: "
+            "ge.exec.exclude_engines names 'AiCorr', which is not an engine; use AiCore, AiCpu, AiCpuAscend, AiVector, "
+            "Dsa, Dvpp, FftsPlus, Hccl, HostCpu or an engine's own name");
+}
+
+TEST(EnginePlaceTest, NoEngineFitsGivesEZ3003WithEveryReason) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 4}));
+  add(*g, "nz", "NonZero", {"x"}, desc(DataType::kInt64, {2, -1}));
+  net_output(*g, {"nz"});
+  sdk::Status s = place(*g, "", {{"ge.exec.exclude_engines", "AiCpu|HostCpu"}});
+  EXPECT_NE(s.message().find("EZ3003: no engine can run node 'nz' (NonZero) in graph 'g' [inputs: float32[-1,4]; "
+                             "outputs: int64[2,-1]]: DNN_VM_HOST_CPU: ENGINE_DISABLED (excluded by ge.exec.exclude_engines or "
+                             "ge.engineType); DNN_VM_AICPU: ENGINE_DISABLED"),
+            std::string::npos)
+      << s.message();
+
+  auto h = new_root();
+  add(*h, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  add(*h, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  net_output(*h, {"relu"});
+  s = place(*h, "", {{"ge.exec.placement", "HOST"}});  // host execution: only the host CPU is asked
+  EXPECT_NE(s.message().find("EZ3003: no engine can run node 'relu' (Relu) in graph 'g' [inputs: float32[4]; outputs: "
+                             "float32[4]]: no loaded engine lists op type Relu"),
+            std::string::npos)
+      << s.message();
+}
+
+// A copy of the template engine whose Relu row refuses dynamic shapes and costs less than AI Core's.
+std::string no_dynamic_template() {
+  const fs::path dir = fs::temp_directory_path() / ("gs_nodyn_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(std::string(GRAPHSPLIT_PLUGIN_DIR) + "/libgsplugin_template.so", dir / "libgsplugin_template.so",
+                fs::copy_options::overwrite_existing);
+  std::ofstream(dir / "template.ops.toml") << "kernel_lib = \"template_kernel\"\n[[op]]\ntype = \"Relu\"\n"
+                                              "dtypes = [\"float32\"]\ndynamic_shape = \"none\"\ncost = 0\n";
+  return dir.string();
+}
+
+TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
+  const std::string dir = no_dynamic_template();
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 4}));
+  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 4}));
+  net_output(*g, {"relu"});
+  sdk::Status s = place(*g, "", {}, false, {dir});
+  EXPECT_NE(s.message().find("EZ3002: node 'relu' (Relu) in graph 'g' [inputs: float32[-1,4]; outputs: float32[-1,4]] is "
+                             "not supported by template: ENGINE_NO_DYNAMIC_SHAPE"),
+            std::string::npos)
+      << s.message();
+  // With the GE rule switched off, the search goes on to AI Core.
+  s = place(*g, "", {}, false, {dir}, "stop_on_no_dynamic_shape = false");
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
+  EXPECT_EQ(g->find_node("relu")->attrs().get("_placement_verdicts")->as_strings()->front(),
+            "template|ENGINE_NO_DYNAMIC_SHAPE|input 0 has dynamic shape [-1,4] and the table says dynamic_shape = none");
+  fs::remove_all(dir);
+}
+
+TEST(EnginePlaceTest, AThirdPartyEngineTakesTheOpItIsCheapestFor) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {2, 4}));
+  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {2, 4}));
+  add(*g, "sig", "Sigmoid", {"relu"}, desc(DataType::kFloat, {2, 4}));
+  net_output(*g, {"sig"});
+  // The template engine (built from sdk/examples) lists Relu at cost 1, below AI Core's 5.
+  sdk::Status s = place(*g, "[engines.template]\npriority = 200\n", {}, false, {std::string(GRAPHSPLIT_PLUGIN_DIR)});
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "relu"), "template");
+  EXPECT_EQ(g->find_node("relu")->attrs().get_string("_op_kernel_lib_name"), "template_kernel");
+  EXPECT_EQ(engine_of(*g, "sig"), "AIcoreEngine");  // not in its table
+  g->find_node("relu")->attrs().remove("_op_engine_name");
+  s = place(*g, "[engines.template]\nenabled = false\n", {}, false, {std::string(GRAPHSPLIT_PLUGIN_DIR)});
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
+}
+
+// If with two branches; each branch holds one operator of the given type on a float tensor.
+std::unique_ptr<Graph> if_graph(const std::string& then_op, const std::string& else_op) {
+  auto g = new_root();
+  add(*g, "c", "Data", {}, desc(DataType::kBool, {}));
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+  Node* iff = add(*g, "if", "If", {"c", "x"}, desc(DataType::kFloat, {-1}));
+  net_output(*g, {"if"});
+  for (const auto& [key, op] : {std::pair<std::string, std::string>{"then_branch", then_op}, {"else_branch", else_op}}) {
+    Graph* b = g->add_subgraph("if_" + key, iff);
+    iff->attrs().set(key, AttrValue::OfGraph(b));
+    Node* d = add(*b, "x", "Data", {}, desc(DataType::kFloat, {4}));
+    d->attrs().set("_parent_node_index", AttrValue::Int(1));
+    add(*b, "op", op, {"x"}, desc(DataType::kFloat, {-1}));
+    net_output(*b, {"op"});
+  }
+  return g;
+}
+
+TEST(EnginePlaceTest, ANodeWithSubgraphsTakesTheirCommonEngine) {
+  auto same = if_graph("Relu", "Sigmoid");
+  ASSERT_TRUE(place(*same).is_ok());
+  EXPECT_EQ(engine_of(*same, "if"), "AIcoreEngine");
+  EXPECT_EQ(decision_of(*same, "if"), "COMPOSITE");
+  EXPECT_EQ(engine_of(*same->find_subgraph("if_then_branch"), "op"), "AIcoreEngine");
+
+  auto mixed = if_graph("Relu", "NonZero");
+  ASSERT_TRUE(place(*mixed).is_ok());
+  EXPECT_EQ(engine_of(*mixed, "if"), "DNN_VM_GE_LOCAL");
+  EXPECT_EQ(decision_of(*mixed, "if"), "COMPOSITE_HOST");
+  EXPECT_EQ(mixed->find_node("if")->attrs().get("_placement_verdicts")->as_strings()->front(),
+            "subgraphs|COLOUR_MISMATCH|the subgraphs use AIcoreEngine, DNN_VM_AICPU");
+}
+
+TEST(EnginePlaceTest, NestingDeeperThan25IsRefused) {
+  for (int levels : {25, 26}) {
+    auto g = new_root();
+    Graph* cur = g.get();
+    add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+    for (int i = 0; i < levels; ++i) {
+      Node* call = add(*cur, "call", "PartitionedCall", {"x"}, desc(DataType::kFloat, {4}));
+      net_output(*cur, {"call"});
+      Graph* sub = g->add_subgraph("level" + std::to_string(i + 1), call);
+      call->attrs().set("f", AttrValue::OfGraph(sub));
+      add(*sub, "x", "Data", {}, desc(DataType::kFloat, {4}))->attrs().set("_parent_node_index", AttrValue::Int(0));
+      cur = sub;
+    }
+    add(*cur, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+    net_output(*cur, {"relu"});
+    sdk::Status s = place(*g);
+    if (levels == 25) {
+      EXPECT_TRUE(s.is_ok()) << s.message();
+      EXPECT_EQ(engine_of(*g, "call"), "AIcoreEngine");  // composite all the way up
+    } else {
+      EXPECT_NE(s.message().find("E19999: subgraph 'level26' is nested 26 levels deep; placement handles at most 25"),
+                std::string::npos)
+          << s.message();
+    }
+  }
+}
+
+// ---- HostcpuEngineUpdatePass
+
+TEST(HostcpuEngineUpdateTest, SmallShapeComputationMovesToTheHost) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
+  add(*g, "k1", "Const", {}, desc(DataType::kInt32, {2}));
+  add(*g, "k2", "Const", {}, desc(DataType::kInt32, {2}));
+  add(*g, "add32", "Add", {"k1", "k2"}, desc(DataType::kInt32, {2}));
+  add(*g, "big", "Add", {"k1", "k2"}, desc(DataType::kInt32, {2}));
+  add(*g, "sig", "Sigmoid", {"x"}, desc(DataType::kFloat, {-1, 3}));
+  add(*g, "kf", "Const", {}, desc(DataType::kFloat, {2}));
+  add(*g, "sigk", "Sigmoid", {"kf"}, desc(DataType::kFloat, {2}));
+  g->find_node("big")->mutable_output_desc(0).shape = sdk::Shape({64});  // not small
+  net_output(*g, {"add32", "big", "sig", "sigk"});
+  sdk::Status s = place(*g, "", {}, true);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "add32"), "DNN_VM_HOST_CPU");  // HCU-01/02/09
+  EXPECT_EQ(decision_of(*g, "add32"), "HOST_CPU_UPDATE");
+  EXPECT_TRUE(g->find_node("add32")->attrs().get_bool("SmallShapeHostcpu", false));
+  EXPECT_EQ(engine_of(*g, "big"), "AIcoreEngine");
+  EXPECT_EQ(engine_of(*g, "sig"), "AIcoreEngine");
+  EXPECT_EQ(engine_of(*g, "sigk"), "AIcoreEngine");  // HCU-03: the host store has no Sigmoid
+  EXPECT_FALSE(g->find_node("sigk")->attrs().has("SmallShapeHostcpu"));
+}
+
+TEST(HostcpuEngineUpdateTest, StaticGraphsAreLeftAlone) {
+  auto g = new_root();
+  add(*g, "k1", "Const", {}, desc(DataType::kInt32, {2}));
+  add(*g, "add32", "Add", {"k1", "k1"}, desc(DataType::kInt32, {2}));
+  net_output(*g, {"add32"});
+  ASSERT_TRUE(place(*g, "", {}, true).is_ok());
+  EXPECT_EQ(engine_of(*g, "add32"), "AIcoreEngine");  // HCU-12
+}
+
+TEST(HostcpuEngineUpdateTest, HostTensorDataIsAnAnchorAndModelInputsAreMarked) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
+  add(*g, "h", "Data", {}, desc(DataType::kInt32, {2}))->attrs().set("_host_tensor", AttrValue::Bool(true));
+  add(*g, "unused", "Data", {}, desc(DataType::kInt32, {2}));
+  add(*g, "k", "Const", {}, desc(DataType::kInt32, {2}));
+  add(*g, "add32", "Add", {"h", "k"}, desc(DataType::kInt32, {2}));
+  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 3}));
+  net_output(*g, {"add32", "relu"});
+  ASSERT_TRUE(place(*g, "", {}, true).is_ok());
+  EXPECT_EQ(engine_of(*g, "add32"), "DNN_VM_HOST_CPU");  // HCU-06
+  EXPECT_TRUE(g->find_node("h")->attrs().get_bool("_host_tensor_as_model_input", false));
+  EXPECT_FALSE(g->find_node("unused")->attrs().has("_host_tensor_as_model_input"));  // HCU-04
+  EXPECT_FALSE(g->find_node("x")->attrs().has("_host_tensor_as_model_input"));
+}
+
+TEST(HostcpuEngineUpdateTest, PropagatesIntoDynamicSubgraphs) {
+  auto g = new_root();
+  add(*g, "c", "Data", {}, desc(DataType::kBool, {}));
+  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
+  add(*g, "shape", "Shape", {"x"}, desc(DataType::kInt64, {2}));
+  add(*g, "cast", "Cast", {"shape"}, desc(DataType::kInt32, {2}));
+  Node* iff = add(*g, "if", "If", {"c", "cast", "x"}, desc(DataType::kInt32, {2}));
+  iff->add_output(desc(DataType::kFloat, {-1, 3}), "if_1");
+  net_output(*g, {"if"});
+  for (const char* key : {"then_branch", "else_branch"}) {
+    Graph* b = g->add_subgraph(std::string("if_") + key, iff);
+    iff->attrs().set(key, AttrValue::OfGraph(b));
+    add(*b, "dims", "Data", {}, desc(DataType::kInt32, {2}))->attrs().set("_parent_node_index", AttrValue::Int(1));
+    add(*b, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}))->attrs().set("_parent_node_index", AttrValue::Int(2));
+    add(*b, "k", "Const", {}, desc(DataType::kInt32, {2}));
+    add(*b, "grow", "Add", {"dims", "k"}, desc(DataType::kInt32, {2}));
+    add(*b, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 3}));
+    net_output(*b, {"grow", "relu"});
+  }
+  sdk::Status s = place(*g, "", {}, true);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(engine_of(*g, "cast"), "DNN_VM_HOST_CPU");
+  for (const char* b : {"if_then_branch", "if_else_branch"}) {
+    EXPECT_EQ(engine_of(*g->find_subgraph(b), "grow"), "DNN_VM_HOST_CPU") << b;
+    EXPECT_EQ(engine_of(*g->find_subgraph(b), "relu"), "AIcoreEngine") << b;
+  }
+}
+
+// ---- real models
+
+struct ModelCase {
+  const char* file;
+};
+
+class RealModelPlacementTest : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(RealModelPlacementTest, EveryNodeIsPlacedWithAReason) {
+  const std::string path = std::string(GRAPHSPLIT_MODEL_DIR) + "/" + GetParam().file;
+  ASSERT_TRUE(fs::exists(path)) << path << " is missing; run scripts/fetch_models.sh";
+  std::unique_ptr<Graph> root;
+  ASSERT_TRUE(import_onnx_file(path, {}, &root).is_ok());
+  sdk::Status s = place(*root, "", {}, true);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  const auto summary = placement_summary(*root);
+  EXPECT_EQ(summary.count(""), 0u) << "unplaced nodes";
+  size_t total = 0, convs = 0, convs_on_ai_core_or_cpu = 0;
+  std::vector<const Graph*> graphs{root.get()};
+  graphs.insert(graphs.end(), root->subgraphs().begin(), root->subgraphs().end());
+  for (const Graph* g : graphs) {
+    for (const Node* n : g->nodes()) {
+      ++total;
+      const std::string engine = n->attrs().get_string("_op_engine_name");
+      EXPECT_FALSE(n->attrs().get_string("_placement_decision").empty()) << n->name();
+      if (n->type() == "Conv") {
+        ++convs;
+        convs_on_ai_core_or_cpu += engine == "AIcoreEngine" || engine == "DNN_VM_AICPU";
+      }
+      if (n->type() == "Shape") {
+        EXPECT_EQ(engine, "DNN_VM_HOST_CPU") << n->name();
+      }
+      if (n->type() == "Data" || n->type() == "Const" || n->type() == "NetOutput") {
+        EXPECT_EQ(engine, "DNN_VM_GE_LOCAL");
+      }
+    }
+  }
+  size_t summed = 0;
+  for (const auto& [engine, count] : summary) summed += count;
+  EXPECT_EQ(summed, total);
+  EXPECT_EQ(convs_on_ai_core_or_cpu, convs);
+  EXPECT_GT(summary.at("AIcoreEngine"), total / 5) << "most compute should be on AI Core";
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, RealModelPlacementTest,
+                         ::testing::Values(ModelCase{"ch_PP-OCRv4_det_infer.onnx"}, ModelCase{"ch_PP-OCRv4_rec_infer.onnx"},
+                                           ModelCase{"ch_ppocr_mobile_v2.0_cls_infer.onnx"}, ModelCase{"silero_vad_v5.onnx"},
+                                           ModelCase{"silero_vad_legacy.onnx"}),
+                         [](const auto& info) {
+                           std::string n = info.param.file;
+                           n = n.substr(0, n.find('.'));
+                           for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
+
+TEST(RealModelPlacementTest, PpOcrDetWithAFixedShapeIsAllAiCore) {
+  const std::string path = std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx";
+  std::unique_ptr<Graph> root;
+  OnnxImportOptions o;
+  o.input_shapes.push_back({"x", {1, 3, 640, 640}});
+  ASSERT_TRUE(import_onnx_file(path, o, &root).is_ok());
+  ASSERT_TRUE(place(*root, "", {}, true).is_ok());
+  const auto summary = placement_summary(*root);
+  // Static shapes: every operator fits AI Core; only Data, Const and NetOutput stay GE-local.
+  size_t structural = 0;
+  for (const Node* n : root->nodes()) structural += n->type() == "Data" || n->type() == "Const" || n->type() == "NetOutput";
+  EXPECT_EQ(summary.at("DNN_VM_GE_LOCAL"), structural);
+  EXPECT_EQ(summary.at("AIcoreEngine"), root->num_nodes() - structural);
+  EXPECT_EQ(summary.size(), 2u);
+}
+
+}  // namespace
+}  // namespace graphsplit
