@@ -282,5 +282,35 @@ TEST_F(AtcTest, TimingAndDumps) {
   EXPECT_NE(slurp(path("dump") + "/002_std.topological_sort.dot").find("digraph \"tiny\""), std::string::npos);
 }
 
+TEST_F(AtcTest, DumpPlacementAndExplain) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  Result r = atc("--model=" + model + " --output=" + path("t") + " --dump_placement=" + path("p.json") + " --explain=relu");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("placement: AIcoreEngine 2, DNN_VM_GE_LOCAL 2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node 'relu' (Relu) in graph 'tiny'\n  inputs:  float32[-1(N),4]\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  engine:  AIcoreEngine (kernel lib AIcoreEngine), decision COST_ORDER\n  + AIcoreEngine: OK (cost 5)"),
+            std::string::npos) << r.out;
+  const std::string json = slurp(path("p.json"));
+  EXPECT_NE(json.find("\"placed\": \"4\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"decision\": \"STRUCTURAL\""), std::string::npos);
+  // Excluding AI Core moves the operators to AI CPU, and the reason says why.
+  r = atc("--model=" + model + " --output=" + path("t") + " --options=ge.exec.exclude_engines=AiCore --explain=sigmoid");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  - AIcoreEngine: ENGINE_DISABLED (excluded by ge.exec.exclude_engines or ge.engineType)\n"
+                       "  + DNN_VM_AICPU: OK (cost 100)"), std::string::npos) << r.out;
+  expect_error("--model=" + model + " --output=" + path("o") + " --explain=sigmod",
+               "--explain: no node named 'sigmod'; did you mean 'sigmoid'?");
+}
+
+TEST_F(AtcTest, UnplaceableNodeFailsWithEZ3003AndWritesNothing) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("NonZero");
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  const std::string model = write_model("nz.onnx", m);
+  expect_error("--model=" + model + " --output=" + path("o") + " --options='ge.exec.exclude_engines=AiCpu|HostCpu'",
+               "EZ3003: no engine can run node 'sigmoid' (NonZero) in graph 'tiny'");
+}
+
 }  // namespace
 }  // namespace graphsplit
