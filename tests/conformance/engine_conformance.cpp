@@ -33,6 +33,13 @@ std::unique_ptr<Loaded> load(const std::string& plugin) {
   return l;
 }
 
+sdk::Status create_with_defaults(const ComponentInfo& c, PluginHandle<sdk::Engine>* engine) {
+  sdk::OptionValues defaults;
+  std::vector<Diagnostic> diags;
+  GS_RETURN_IF_ERROR(resolve_options(c, {}, {}, {}, &defaults, &diags));
+  return create_engine(c, defaults, engine);
+}
+
 // A data type the row does not allow, or kUndefined when it allows everything.
 sdk::DataType outside(const std::vector<sdk::DataType>& allowed) {
   if (allowed.empty()) return sdk::DataType::kUndefined;
@@ -66,10 +73,7 @@ TEST_P(EngineConformance, EveryRowAnswersAsTheTableSays) {
   auto l = load(GetParam());
   ASSERT_TRUE(l && l->engine);
   PluginHandle<sdk::Engine> engine;
-  sdk::OptionValues defaults;
-  std::vector<Diagnostic> diags;
-  ASSERT_TRUE(resolve_options(*l->engine, {}, {}, {}, &defaults, &diags).is_ok());
-  ASSERT_TRUE(create_engine(*l->engine, defaults, &engine).is_ok());
+  ASSERT_TRUE(create_with_defaults(*l->engine, &engine).is_ok());
   for (const sdk::OpSupportRow& row : l->engine->op_table->rows()) {
     SCOPED_TRACE(row.type);
     const int opset = static_cast<int>(std::min<int64_t>(row.opset_max, 17));
@@ -152,10 +156,7 @@ TEST_P(EngineConformance, CompileFailuresArriveAsStatus) {
   auto l = load(GetParam());
   ASSERT_TRUE(l && l->engine);
   PluginHandle<sdk::Engine> engine;
-  sdk::OptionValues defaults;
-  std::vector<Diagnostic> diags;
-  ASSERT_TRUE(resolve_options(*l->engine, {}, {}, {}, &defaults, &diags).is_ok());
-  ASSERT_TRUE(create_engine(*l->engine, defaults, &engine).is_ok());
+  ASSERT_TRUE(create_with_defaults(*l->engine, &engine).is_ok());
   OneNode g = one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
   std::string artifact;
   sdk::Status s = guarded(*l->lib, "compile", [&] { return engine->compile(*g.root, &artifact); });
