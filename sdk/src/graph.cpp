@@ -197,6 +197,54 @@ Status Graph::reorder(const std::vector<Node*>& order) {
   return Status::ok();
 }
 
+Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
+  if (!dst || dst == this || dst->root_ != root_) {
+    return Status::invalid_argument("move_nodes_to: the target must be another graph of the same root");
+  }
+  std::vector<char> moving(slots_.size(), 0);
+  for (Node* n : nodes) {
+    if (!n || n->owner_ != this) return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
+    moving[n->id_] = 1;
+  }
+  for (Node* n : nodes) {
+    auto inside = [&](const Node* other) { return other->owner_ == this && moving[other->id_]; };
+    for (const OutPort& p : n->inputs_) {
+      if (p.node && !inside(p.node)) {
+        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still has an input from " + describe(p.node));
+      }
+    }
+    for (const Node::OutputSlot& o : n->outputs_) {
+      for (const InPort& c : o.consumers) {
+        if (!inside(c.node)) {
+          return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still feeds " + describe(c.node));
+        }
+      }
+    }
+    for (const Node* c : n->control_inputs_) {
+      if (!inside(c)) return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control input from " + describe(c));
+    }
+    for (const Node* c : n->control_outputs_) {
+      if (!inside(c)) return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control output to " + describe(c));
+    }
+    if (dst->find_node(n->name_)) {
+      return Status::invalid_argument("move_nodes_to: graph '" + dst->name_ + "' already has a node named '" + n->name_ + "'");
+    }
+  }
+  std::vector<Node*> ordered(nodes);
+  std::sort(ordered.begin(), ordered.end(), [](const Node* a, const Node* b) { return a->id_ < b->id_; });
+  for (Node* n : ordered) {
+    std::unique_ptr<Node> owned = std::move(slots_[n->id_]);
+    index_erase(n->name_);
+    --live_nodes_;
+    n->owner_ = dst;
+    n->id_ = static_cast<int64_t>(dst->slots_.size());
+    dst->index_insert(n, name_hash(n->name_));
+    dst->slots_.push_back(std::move(owned));
+    ++dst->live_nodes_;
+  }
+  return Status::ok();
+}
+
 Status Graph::add_edge(OutPort src, InPort dst) {
   if (!src.node || !dst.node) return Status::invalid_argument("add_edge: null endpoint");
   if (src.node->owner_ != this || dst.node->owner_ != this) {

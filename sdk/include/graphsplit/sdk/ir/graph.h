@@ -191,6 +191,10 @@ class GS_SDK_API Graph final {
   size_t num_nodes() const { return live_nodes_; }
   NodeRange nodes() const { return {slots_.data(), slots_.data() + slots_.size()}; }
   std::vector<Node*> node_list() const;
+  // Moves nodes (in their current order) to the end of `dst`, another graph of the same root. Every data and control
+  // edge of a moved node must join it to another moved node, or be absent: edges never cross graphs. Names must be
+  // free in `dst`.
+  Status move_nodes_to(const std::vector<Node*>& nodes, Graph* dst);
   // Replaces the node order; `order` must hold every live node exactly once. Ids become positions.
   Status reorder(const std::vector<Node*>& order);
   // One past the largest Node::id(); per-node side tables can be indexed by id with this size.
