@@ -1,0 +1,512 @@
+#include "dynamic_shape_partitioner.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "graphsplit/sdk/cluster_graph.h"
+#include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/ir/topo.h"
+#include "graphsplit/sdk/partition_frames.h"
+
+namespace graphsplit::plugins::dynamic_shape {
+namespace {
+
+using sdk::AttrValue;
+using sdk::ClusterGraph;
+using sdk::Graph;
+using sdk::Node;
+using sdk::Status;
+
+enum class Kind { kData, kNetOutput, kInputNode, kStage, kKnown, kUnknown };
+
+bool is_data_like(const Node& n) { return n.type() == "Data" || n.type() == "RefData" || n.type() == "AippData"; }
+
+bool has_unknown_tensor(const Node& n) {
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    const sdk::TensorDesc* d = n.input_desc(i);
+    if (d && d->kind == sdk::ValueKind::kTensor && !d->shape.is_static()) return true;
+  }
+  for (size_t o = 0; o < n.num_outputs(); ++o) {
+    const sdk::TensorDesc& d = n.output_desc(o);
+    if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) return true;
+  }
+  return false;
+}
+
+// Nodes GE treats as special for the host-scheduling decision.
+bool is_special(const Node& n) {
+  static const std::set<std::string_view> kTypes = {"PartitionedCall", "Case", "If", "While", "StreamActive",
+                                                     "StreamSwitch", "StreamMerge", "Enter", "RefEnter",
+                                                     "NextIteration", "RefNextIteration", "Loop", "Scan"};
+  return !n.subgraphs().empty() || kTypes.count(n.type());
+}
+
+class Partition {
+ public:
+  Partition(Graph& root, sdk::PassContext& ctx) : root_(root), ctx_(ctx) {}
+
+  Status run(bool* changed) {
+    *changed = false;
+    const sdk::OptionValues& ge = ctx_.ge_options();
+    limit_ = ge.get_int("ge.exec.static_model_ops_lower_limit", 4);
+    stable_ = ge.get_string("ge.topoSortingMode") == "3";
+    if (root_.attrs().get_bool(kNoNeedPartition, false)) {
+      ctx_.log(sdk::LogLevel::kInfo, "skipped: the graph has _no_need_dynamic_shape_partition");
+      return Status::ok();
+    }
+    mark_tiling_dependency();
+    // Early exits: the whole graph is dynamic and nothing is split.
+    std::string why;
+    if (ge.get_string("ge.exec.placement") == "HOST") why = "ge.exec.placement is HOST";
+    else if (limit_ == -1) why = "ge.exec.static_model_ops_lower_limit is -1";
+    else if (only_io_with_unknown_tensor()) why = "the graph holds only Data and NetOutput, with an unknown tensor";
+    if (!why.empty()) {
+      whole_graph_unknown();
+      root_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      decide("WHOLE_GRAPH_DYNAMIC", {}, why);
+      *changed = true;
+      return Status::ok();
+    }
+
+    classify();
+    if (unknown_.empty()) {
+      root_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      const int64_t threshold = ge.get_int("ge.host_scheduling_max_threshold", 0);
+      size_t known = 0;
+      bool special = false;
+      for (const Node* n : root_.nodes()) {
+        ++known;
+        special = special || is_special(*n);
+      }
+      if (static_cast<int64_t>(known) < threshold && !special) {
+        root_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+        decide("HOST_SCHEDULING", {}, std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
+                                          std::to_string(threshold));
+      }
+      *changed = true;
+      return Status::ok();
+    }
+    root_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+    for (Node* n : root_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+    root_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
+    *changed = true;
+    GS_RETURN_IF_ERROR(sort_root());
+    GS_RETURN_IF_ERROR(ClusterGraph::build(root_, &clusters_));
+    init_kinds();
+    merge_control_flow_groups();
+    if (stable_) stable_merge();
+    else normal_merge();
+    GS_RETURN_IF_ERROR(clusters_->check_invariants());
+    GS_RETURN_IF_ERROR(build());
+    mark_subgraphs();
+    return Status::ok();
+  }
+
+ private:
+  void decide(const std::string& code, const std::vector<const Node*>& nodes, const std::string& detail) {
+    std::string who;
+    for (size_t i = 0; i < nodes.size() && i < 8; ++i) who += (i ? "," : "") + nodes[i]->name();
+    if (nodes.size() > 8) who += ",...(" + std::to_string(nodes.size()) + " nodes)";
+    decisions_.push_back(code + "|" + who + "|" + detail);
+    root_.attrs().set(std::string(kDecisions), AttrValue::Strings(decisions_));
+  }
+
+  const sdk::OpSupportRow* row_of(const Node& n) const {
+    const std::string engine = n.attrs().get_string("_op_engine_name");
+    for (const sdk::EngineRef& e : engines_) {
+      if (e.name == engine && e.table) return e.table->find(n.type());
+    }
+    return nullptr;
+  }
+
+  // GE step 2: an op whose engine row needs run-time tiling, fed by a non-constant input or holding an unknown
+  // tensor, depends on tiling data.
+  void mark_tiling_dependency() {
+    engines_ = ctx_.engines();
+    std::vector<Graph*> graphs{&root_};
+    graphs.insert(graphs.end(), root_.subgraphs().begin(), root_.subgraphs().end());
+    for (Graph* g : graphs) {
+      for (Node* n : g->nodes()) {
+        const sdk::OpSupportRow* row = row_of(*n);
+        if (!row || !row->tiling || n->attrs().has(kTilingDependOp)) continue;
+        bool non_const_input = false;
+        for (const sdk::OutPort& p : n->inputs()) non_const_input = non_const_input || (p.node && p.node->type() != "Const");
+        if (has_unknown_tensor(*n) && non_const_input) {
+          n->attrs().set(std::string(kTilingDependOp), AttrValue::Bool(true));
+        }
+      }
+    }
+  }
+
+  bool only_io_with_unknown_tensor() const {
+    bool unknown = false;
+    for (const Node* n : root_.nodes()) {
+      if (!is_data_like(*n) && n->type() != "NetOutput") return false;
+      unknown = unknown || has_unknown_tensor(*n);
+    }
+    return unknown;
+  }
+
+  void whole_graph_unknown() {
+    root_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+    std::vector<Graph*> graphs{&root_};
+    graphs.insert(graphs.end(), root_.subgraphs().begin(), root_.subgraphs().end());
+    for (Graph* g : graphs) {
+      g->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+      for (Node* n : g->nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+    }
+  }
+
+  // Rules 1-8 of the reference's section 3.2, first match wins; the code's order, not the docs'.
+  bool is_unknown(Node& n, std::string* why) {
+    if (n.attrs().get_bool(kIsUnknownShape, false) || n.attrs().get_bool(kForceUnknownShape, false)) {
+      *why = "FORCED|_is_unknown_shape or _force_unknown_shape is set";
+      return true;
+    }
+    if (n.attrs().get_string("_op_engine_name") == "DNN_VM_HOST_CPU") {
+      *why = "HOST_CPU|runs on DNN_VM_HOST_CPU";
+      return true;
+    }
+    if (has_unknown_tensor(n)) {
+      if (no_tiling_capable(n)) {
+        no_tiling_.insert(&n);
+      } else {
+        *why = "SHAPE_UNKNOWN|a tensor has an unknown dimension or rank";
+        return true;
+      }
+    }
+    for (const Graph* sub : n.subgraphs()) {
+      if (subgraph_has_unknown(*sub)) {
+        *why = "SUBGRAPH_UNKNOWN|subgraph '" + sub->name() + "' holds a dynamic node";
+        return true;
+      }
+    }
+    if (n.attrs().get_bool(kTilingDependOp, false)) {
+      const sdk::OpSupportRow* row = row_of(n);
+      const sdk::OptionValues& ge = ctx_.ge_options();
+      const bool sink = ge.get_string("ge.tiling_schedule_optimize") == "1" && ge.get_string("ge.buildGraphMode") == "offline" &&
+                        row && row->tiling_sink;
+      if (sink) {
+        n.attrs().set(std::string(kTilingSinkOp), AttrValue::Bool(true));
+      } else {
+        n.attrs().set(std::string(kForceUnknownShape), AttrValue::Bool(true));
+        *why = "TILING_DEPEND|needs run-time tiling data and cannot sink its tiling to AI CPU";
+        return true;
+      }
+    }
+    const sdk::AttrValue* refresh = n.attrs().get(kSupportAddrRefresh);
+    const sdk::OpSupportRow* row = row_of(n);
+    if ((refresh && refresh->as_bool() && !*refresh->as_bool()) || (!refresh && row && !row->addr_refresh)) {
+      n.attrs().set(std::string(kForceUnknownShape), AttrValue::Bool(true));
+      *why = "NO_ADDR_REFRESH|its kernel cannot repoint addresses";
+      return true;
+    }
+    return false;
+  }
+
+  // GE's no-tiling capability, reduced to what the graph can say: the op types GE always allows and ops marked
+  // _op_no_tiling. (GE's engine export-shape lists have no counterpart here.)
+  static bool no_tiling_capable(const Node& n) {
+    return n.type() == "MemcpyAsync" || n.type() == "StreamMerge" || n.attrs().get_bool(kOpNoTiling, false);
+  }
+
+  bool subgraph_has_unknown(const Graph& g) {
+    if (auto it = subgraph_unknown_.find(&g); it != subgraph_unknown_.end()) return it->second;  // R4: memoised
+    bool unknown = false;
+    for (Node* n : g.nodes()) {
+      std::string why;
+      if (is_unknown(*n, &why)) {
+        unknown = true;
+        break;
+      }
+    }
+    subgraph_unknown_[&g] = unknown;
+    return unknown;
+  }
+
+  void classify() {
+    for (Node* n : root_.nodes()) {
+      std::string why;
+      if (is_unknown(*n, &why)) {
+        unknown_.insert(n);
+        decide(why.substr(0, why.find('|')), {n}, why.substr(why.find('|') + 1));
+      }
+    }
+    // Mixed no-tiling is not supported: with any unknown node, every no-tiling node goes dynamic too.
+    // (Walks in node order, never in set order, so that decisions come out the same every run.)
+    if (!unknown_.empty() && !no_tiling_.empty()) {
+      for (Node* n : root_.nodes()) {
+        if (!no_tiling_.count(n) || unknown_.count(n)) continue;
+        n->attrs().set(std::string(kOpNoTiling), AttrValue::Bool(false));
+        unknown_.insert(n);
+        decide("NO_TILING_REVERTED", {n}, "mixed no-tiling and dynamic nodes are not supported");
+      }
+    }
+    // An unknown node pulls in its direct Const producers.
+    std::vector<Node*> pulled;
+    for (Node* n : root_.nodes()) {
+      if (!unknown_.count(n)) continue;
+      for (const sdk::OutPort& p : n->inputs()) {
+        if (p.node && p.node->type() == "Const" && !unknown_.count(p.node)) pulled.push_back(p.node);
+      }
+    }
+    for (Node* c : pulled) unknown_.insert(c);
+  }
+
+  Status sort_root() {
+    const std::string mode = ctx_.ge_options().get_string("ge.topoSortingMode");
+    sdk::TopoSortMode m = sdk::kDefaultTopoSortMode;
+    if (auto parsed = sdk::parse_topo_sorting_mode(mode)) m = *parsed;
+    return sdk::topological_sort(root_, m);
+  }
+
+  void init_kinds() {
+    for (Node* n : root_.node_list()) {
+      const ClusterGraph::Id c = clusters_->cluster_of(n);
+      bool has_data_in = false;
+      for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
+      Kind k;
+      if (is_data_like(*n) && !has_data_in) k = Kind::kData;
+      else if (n->type() == "Const" && !has_data_in && n->control_inputs().empty()) k = Kind::kInputNode;
+      else if (n->type() == "NetOutput") k = Kind::kNetOutput;
+      else if (n->type() == "PartitionedCall" && n->attrs().has(kStageLevel)) k = Kind::kStage;
+      else if (unknown_.count(n)) k = Kind::kUnknown;
+      else k = Kind::kKnown;
+      kind_[c] = k;
+    }
+  }
+
+  Kind kind(ClusterGraph::Id c) const { return kind_.at(c); }
+
+  void set_merged(ClusterGraph::Id survivor, Kind k) { kind_[survivor] = k; }
+
+  bool mergeable(ClusterGraph::Id c) const {
+    const Kind k = kind(c);
+    return k == Kind::kKnown || k == Kind::kUnknown || k == Kind::kInputNode;
+  }
+
+  void merge_control_flow_groups() {
+    std::map<int64_t, std::vector<Node*>> groups;
+    for (Node* n : root_.nodes()) {
+      if (const AttrValue* g = n->attrs().get(kControlFlowGroup); g && g->as_int()) groups[*g->as_int()].push_back(n);
+    }
+    for (auto& [group, members] : groups) {
+      for (size_t i = 1; i < members.size(); ++i) {
+        const ClusterGraph::Id a = clusters_->cluster_of(members[0]), b = clusters_->cluster_of(members[i]);
+        if (a == b) continue;
+        const bool unknown = any_unknown_on_paths(a, b);
+        const ClusterGraph::Id m = clusters_->merge_all_paths(a, b);
+        set_merged(m, unknown ? Kind::kUnknown : Kind::kKnown);
+      }
+    }
+  }
+
+  // Whether any cluster on the paths between a and b (both included) is UNKNOWN; for typing the merged cluster.
+  bool any_unknown_on_paths(ClusterGraph::Id a, ClusterGraph::Id b) {
+    std::vector<ClusterGraph::Id> live = clusters_->topological_order();
+    bool unknown = kind(a) == Kind::kUnknown || kind(b) == Kind::kUnknown;
+    if (clusters_->rank(a) > clusters_->rank(b)) std::swap(a, b);
+    for (ClusterGraph::Id c : live) {
+      if (kind(c) == Kind::kUnknown && clusters_->reachable(a, c) && clusters_->reachable(c, b)) unknown = true;
+    }
+    return unknown;
+  }
+
+  // A TryMerge pass: every cluster C passing `visit` in rank order absorbs each input I passing `input` whose edge
+  // is the only path between them.
+  template <class VisitFilter, class InputFilter>
+  void try_merge_pass(VisitFilter visit, InputFilter input) {
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (!clusters_->is_live(c) || !visit(kind(c))) continue;
+      ClusterGraph::Id cur = c;
+      for (ClusterGraph::Id i : clusters_->predecessors(cur)) {
+        if (!clusters_->is_live(i) || !input(kind(i))) continue;
+        const Kind merged = (kind(cur) == Kind::kUnknown || kind(i) == Kind::kUnknown) ? Kind::kUnknown : kind(cur);
+        const ClusterGraph::Id m = clusters_->try_merge(cur, i);
+        if (m == ClusterGraph::kNone) {
+          ++refused_;
+          continue;
+        }
+        set_merged(m, merged);
+        cur = m;
+      }
+    }
+  }
+
+  void merge_input_nodes() {
+    ClusterGraph::Id first = ClusterGraph::kNone;
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (kind(c) != Kind::kInputNode) continue;
+      if (first == ClusterGraph::kNone) {
+        first = c;
+        continue;
+      }
+      const ClusterGraph::Id m = clusters_->try_merge(first, c);  // input-less consts never reach each other
+      if (m != ClusterGraph::kNone) {
+        set_merged(m, Kind::kInputNode);
+        first = m;
+      }
+    }
+  }
+
+  void demote() {
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (kind(c) != Kind::kKnown || static_cast<int64_t>(clusters_->size(c)) >= limit_) continue;
+      set_merged(c, Kind::kUnknown);
+      const std::vector<Node*> nodes = clusters_->members(c);
+      decide("SIZE_BELOW_LIMIT", std::vector<const Node*>(nodes.begin(), nodes.end()),
+             "static cluster of " + std::to_string(clusters_->size(c)) + " nodes < ge.exec.static_model_ops_lower_limit " +
+                 std::to_string(limit_));
+    }
+  }
+
+  void normal_merge() {
+    // Path absorption: an unknown cluster absorbs every cluster on a path from an adjacent unknown input.
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (!clusters_->is_live(c) || kind(c) != Kind::kUnknown) continue;
+      ClusterGraph::Id cur = c;
+      for (ClusterGraph::Id i : clusters_->predecessors(cur)) {
+        if (!clusters_->is_live(i) || kind(i) != Kind::kUnknown) continue;
+        const ClusterGraph::Id m = clusters_->merge_all_paths(i, cur);
+        set_merged(m, Kind::kUnknown);
+        cur = m;
+      }
+    }
+    try_merge_pass([](Kind k) { return k == Kind::kKnown; }, [](Kind k) { return k == Kind::kKnown; });
+    merge_input_nodes();
+    demote();
+    try_merge_pass([](Kind k) { return k == Kind::kUnknown; }, [](Kind k) { return k == Kind::kUnknown; });
+  }
+
+  // Stable mode (ge.topoSortingMode = 3): runs of one kind in node order merge; a short static run between dynamic
+  // ones goes dynamic and joins both neighbours. Unlike GE, every merge goes through the cycle check (R9), and a
+  // lone static cluster at the end of a dynamic run is demoted too (R13); runs count nodes (R14).
+  void stable_merge() {
+    std::vector<ClusterGraph::Id> runs;  // representative of each run, in order
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (kind(c) != Kind::kKnown && kind(c) != Kind::kUnknown) continue;
+      if (!runs.empty() && kind(runs.back()) == kind(c)) {
+        const ClusterGraph::Id m = clusters_->try_merge(runs.back(), c);
+        if (m != ClusterGraph::kNone) {
+          set_merged(m, kind(c));
+          runs.back() = m;
+          continue;
+        }
+        ++refused_;
+      }
+      runs.push_back(c);
+    }
+    // Demote short static runs and glue them to their dynamic neighbours.
+    for (ClusterGraph::Id r : runs) {
+      if (clusters_->is_live(r) && kind(r) == Kind::kKnown && static_cast<int64_t>(clusters_->size(r)) < limit_) {
+        set_merged(r, Kind::kUnknown);
+        std::vector<Node*> m = clusters_->members(r);
+        decide("SIZE_BELOW_LIMIT", std::vector<const Node*>(m.begin(), m.end()),
+               "static run of " + std::to_string(m.size()) + " nodes < ge.exec.static_model_ops_lower_limit " +
+                   std::to_string(limit_));
+      }
+    }
+    ClusterGraph::Id prev = ClusterGraph::kNone;
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (kind(c) != Kind::kUnknown && kind(c) != Kind::kKnown) continue;
+      if (prev != ClusterGraph::kNone && clusters_->is_live(prev) && kind(prev) == Kind::kUnknown && kind(c) == Kind::kUnknown) {
+        const ClusterGraph::Id m = clusters_->try_merge(prev, c);
+        if (m != ClusterGraph::kNone) {
+          set_merged(m, Kind::kUnknown);
+          prev = m;
+          continue;
+        }
+        ++refused_;
+      }
+      prev = c;
+    }
+    merge_input_nodes();
+  }
+
+  Status build() {
+    std::vector<sdk::FrameSpec> specs;
+    std::vector<bool> unknown_frame;
+    int counter = 0;
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      const Kind k = kind(c);
+      if (k != Kind::kKnown && k != Kind::kUnknown && k != Kind::kInputNode) continue;
+      const bool unknown = k == Kind::kUnknown;
+      sdk::FrameSpec s;
+      s.members = clusters_->members(c);
+      const std::string suffix = k == Kind::kInputNode ? "input" : unknown ? "unknow" : "know";
+      s.subgraph_name = root_.unique_subgraph_name(root_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
+      s.call_name = root_.unique_node_name(s.subgraph_name + "_PartitionedCall_" + std::to_string(counter));
+      ++counter;
+      s.call_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
+      s.subgraph_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
+      if (unknown) s.subgraph_attrs.set(std::string(kMemoryDiscontiguous), AttrValue::Bool(true));
+      specs.push_back(std::move(s));
+      unknown_frame.push_back(unknown);
+    }
+    std::vector<sdk::Frame> frames;
+    GS_RETURN_IF_ERROR(sdk::build_frames(root_, specs, {}, &frames));
+    for (size_t i = 0; i < frames.size(); ++i) {
+      framed_.insert(frames[i].subgraph);
+      for (Node* n : frames[i].subgraph->nodes()) {
+        if (n->type() == "Data") continue;
+        n->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(unknown_frame[i]));
+        if (n->type() != "NetOutput") n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown_frame[i]));
+      }
+    }
+    ctx_.log(sdk::LogLevel::kInfo, std::to_string(frames.size()) + " subgraphs, " + std::to_string(refused_) +
+                                       " merges refused for a second path");
+    return Status::ok();
+  }
+
+  // Subgraphs of function nodes (If branches, Loop bodies, nested calls): unknown when a direct node is, else a
+  // PartitionedCall's subgraph takes its parent's status.
+  void mark_subgraphs() {
+    std::vector<Graph*> order(root_.subgraphs().begin(), root_.subgraphs().end());
+    auto depth = [](const Graph* g) {
+      int d = 0;
+      for (; !g->is_root(); g = g->parent_graph()) ++d;
+      return d;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](const Graph* a, const Graph* b) { return depth(a) < depth(b); });
+    for (Graph* g : order) {
+      if (framed_.count(g) || g->attrs().has(kIsUnknownShape)) continue;
+      bool unknown = subgraph_has_unknown(*g);
+      if (!unknown) {
+        for (const Node* n : g->nodes()) {
+          unknown = unknown || n->attrs().get_string("_op_engine_name") == "DNN_VM_HOST_CPU" ||
+                    n->attrs().get_bool(kForceUnknownShape, false);
+        }
+      }
+      const Node* parent = g->parent_node();
+      if (!unknown && parent && parent->type() == "PartitionedCall") {
+        unknown = parent->owner()->attrs().get_bool(kIsUnknownShape, false) || parent->attrs().get_bool(kIsUnknownShape, false);
+      }
+      g->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
+      for (Node* n : g->nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown));
+    }
+  }
+
+  Graph& root_;
+  sdk::PassContext& ctx_;
+  std::vector<sdk::EngineRef> engines_;
+  int64_t limit_ = 4;
+  bool stable_ = false;
+  std::unordered_set<Node*> unknown_, no_tiling_;
+  std::unordered_map<const Graph*, bool> subgraph_unknown_;
+  std::unique_ptr<ClusterGraph> clusters_;
+  std::unordered_map<ClusterGraph::Id, Kind> kind_;
+  std::unordered_set<const Graph*> framed_;
+  std::vector<std::string> decisions_;
+  size_t refused_ = 0;
+};
+
+}  // namespace
+
+Status DynamicShapePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* changed) {
+  return Partition(root, ctx).run(changed);
+}
+
+}  // namespace graphsplit::plugins::dynamic_shape

@@ -1,0 +1,471 @@
+// The dynamic-shape partitioner through the real host: GE's catalogue entries (DSP-xx), cycle safety, determinism,
+// random-DAG properties and the real models.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "config/config.h"
+#include "graphsplit/sdk/ir/verify.h"
+#include "import/onnx_import.h"
+#include "model/om_io.h"
+#include "pipeline/pipeline.h"
+
+namespace graphsplit {
+namespace {
+
+namespace fs = std::filesystem;
+using sdk::AttrValue;
+using sdk::DataType;
+using sdk::Graph;
+using sdk::Node;
+
+sdk::TensorDesc desc(std::vector<int64_t> dims, DataType t = DataType::kFloat) {
+  sdk::TensorDesc d;
+  d.dtype = t;
+  d.shape = sdk::Shape(std::move(dims));
+  return d;
+}
+const std::vector<int64_t> kStatic = {2, 3};
+const std::vector<int64_t> kDynamic = {-1, 3};
+
+Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs,
+          const std::vector<int64_t>& dims = kStatic) {
+  Node* n = g.add_node(name, type, inputs.size(), 0);
+  n->add_output(desc(dims), name);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok()) << inputs[i];
+  }
+  return n;
+}
+
+Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
+  Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
+  for (size_t i = 0; i < inputs.size(); ++i) (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
+  return n;
+}
+
+sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {}, bool place = false) {
+  const std::string text = std::string("schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"") +
+                           (place ? ", \"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" : "") + "]\n" +
+                           (place ? "[[pipeline]]\npass = \"placement.engine_place\"\n" : "") +
+                           "[[pipeline]]\npartition = \"dynamic_shape\"\n";
+  PipelineConfig config;
+  std::vector<Diagnostic> diags;
+  sdk::Status s = parse_pipeline_config_text(text, "p.toml", &config, &diags);
+  if (!s.is_ok()) return s;
+  PipelineSettings settings;
+  settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
+  settings.ge_overrides = std::move(ge);
+  settings.verify_each = true;
+  std::unique_ptr<Pipeline> pipeline;
+  s = Pipeline::create(config, settings, &pipeline, &diags);
+  if (!s.is_ok()) return s;
+  return pipeline->run(g);
+}
+
+std::unique_ptr<Graph> new_root(const std::string& name = "g1") {
+  auto g = Graph::create(name);
+  g->attrs().set("_onnx_opset_import", AttrValue::Strings({"ai.onnx:17"}));
+  return g;
+}
+
+// Root node types in order, and each subgraph as "name{members}".
+std::vector<std::string> root_types(const Graph& g) {
+  std::vector<std::string> out;
+  for (const Node* n : g.nodes()) out.push_back(n->type());
+  return out;
+}
+
+std::vector<std::string> members(const Graph& sub) {
+  std::vector<std::string> out;
+  for (const Node* n : sub.nodes()) {
+    if (n->type() != "Data" && n->type() != "NetOutput") out.push_back(n->name());
+  }
+  return out;
+}
+
+bool unknown(const Graph& g) { return g.attrs().get_bool("_is_unknown_shape", false); }
+
+TEST(DynamicShapePartitionerTest, Dsp15ShortStaticEndsJoinTheDynamicMiddle) {
+  auto g = new_root();
+  add(*g, "a", "Relu", {});
+  add(*g, "b", "Relu", {"a"}, kDynamic);
+  add(*g, "c", "Relu", {"b"}, kDynamic);
+  add(*g, "d", "Relu", {"c"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 1u);
+  EXPECT_EQ(root_types(*g), std::vector<std::string>{"PartitionedCall"});
+  EXPECT_TRUE(g->node_list()[0]->attrs().get_bool("_is_unknown_shape", false));
+  EXPECT_EQ(members(*g->subgraphs()[0]), (std::vector<std::string>{"a", "b", "c", "d"}));
+  EXPECT_EQ(g->subgraphs()[0]->name(), "g1_sub_0_unknow");
+  EXPECT_TRUE(g->subgraphs()[0]->attrs().get_bool("_memory_discontiguous_allocation", false));
+  EXPECT_TRUE(g->attrs().get_bool("_dynamic_shape_partitioned", false));
+}
+
+TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
+  // x -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> out, with s1 -> u (forced dynamic, static shapes) -> s6. s6 cannot
+  // join the static chain (the path through u), so it is a lone static node, demoted, and joins u.
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "s1", "Relu", {"x"});
+  add(*g, "s2", "Relu", {"s1"});
+  add(*g, "s3", "Relu", {"s2"});
+  add(*g, "s4", "Relu", {"s3"});
+  add(*g, "s5", "Relu", {"s4"});
+  add(*g, "u", "Relu", {"s1"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  add(*g, "s6", "Add", {"s5", "u"});
+  net_output(*g, {"s6"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 2u);
+  EXPECT_EQ(g->subgraphs()[0]->name(), "g1_sub_0_know");
+  EXPECT_EQ(members(*g->subgraphs()[0]), (std::vector<std::string>{"s1", "s2", "s3", "s4", "s5"}));
+  EXPECT_FALSE(unknown(*g->subgraphs()[0]));
+  EXPECT_EQ(g->subgraphs()[1]->name(), "g1_sub_1_unknow");
+  EXPECT_EQ(members(*g->subgraphs()[1]), (std::vector<std::string>{"u", "s6"}));
+  EXPECT_TRUE(unknown(*g->subgraphs()[1]));
+  EXPECT_EQ(root_types(*g), (std::vector<std::string>{"Data", "PartitionedCall", "PartitionedCall", "NetOutput"}));
+  const auto* decisions = g->attrs().get("_dsp_decisions")->as_strings();
+  ASSERT_NE(decisions, nullptr);
+  EXPECT_NE(std::find(decisions->begin(), decisions->end(),
+                      "SIZE_BELOW_LIMIT|s6|static cluster of 1 nodes < ge.exec.static_model_ops_lower_limit 4"),
+            decisions->end());
+}
+
+TEST(DynamicShapePartitionerTest, Dsp16HostPlacementAndDsp20LimitMinusOneKeepTheGraphWhole) {
+  for (auto option : std::vector<std::pair<std::string, std::string>>{{"ge.exec.placement", "HOST"},
+                                                                      {"ge.exec.static_model_ops_lower_limit", "-1"}}) {
+    auto g = new_root();
+    add(*g, "x", "Data", {}, kDynamic);
+    add(*g, "r", "Relu", {"x"}, kDynamic);
+    net_output(*g, {"r"});
+    ASSERT_TRUE(partition(*g, {option}).is_ok());
+    EXPECT_TRUE(g->subgraphs().empty()) << option.first;
+    EXPECT_TRUE(unknown(*g));
+    EXPECT_FALSE(g->attrs().get_bool("_dynamic_shape_partitioned", true));
+    for (const Node* n : g->nodes()) EXPECT_TRUE(n->attrs().get_bool("OwnerGraphIsUnknown", false));
+  }
+}
+
+TEST(DynamicShapePartitionerTest, Dsp17And18HostSchedulingThreshold) {
+  for (const char* threshold : {"15", "0"}) {
+    auto g = new_root();
+    add(*g, "a", "Relu", {});
+    add(*g, "b", "Relu", {"a"});
+    add(*g, "c", "Relu", {"b"});
+    ASSERT_TRUE(partition(*g, {{"ge.host_scheduling_max_threshold", threshold}}).is_ok());
+    EXPECT_TRUE(g->subgraphs().empty());
+    EXPECT_EQ(unknown(*g), std::string(threshold) == "15") << threshold;
+    EXPECT_FALSE(g->attrs().get_bool("_dynamic_shape_partitioned", true));
+  }
+}
+
+TEST(DynamicShapePartitionerTest, Dsp19OnlyDataAndNetOutput) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, kDynamic);
+  add(*g, "y", "Data", {});
+  net_output(*g, {"x", "y"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  EXPECT_TRUE(g->subgraphs().empty());
+  EXPECT_EQ(g->num_nodes(), 3u);
+  EXPECT_TRUE(unknown(*g));
+  EXPECT_TRUE(g->find_node("y")->attrs().get_bool("OwnerGraphIsUnknown", false));
+}
+
+TEST(DynamicShapePartitionerTest, Dsp21LargeLimitMakesOneDynamicSubgraph) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "a", "Relu", {"x"});
+  add(*g, "b", "Relu", {"a"});
+  add(*g, "u", "NonZero", {"b"}, kDynamic);
+  add(*g, "c", "Relu", {"u"});
+  add(*g, "d", "Relu", {"c"});
+  net_output(*g, {"d"});
+  ASSERT_TRUE(partition(*g, {{"ge.exec.static_model_ops_lower_limit", "10"}}).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 1u);
+  EXPECT_EQ(g->num_nodes(), 3u);
+  EXPECT_TRUE(unknown(*g->subgraphs()[0]));
+  EXPECT_EQ(members(*g->subgraphs()[0]), (std::vector<std::string>{"a", "b", "u", "c", "d"}));
+}
+
+TEST(DynamicShapePartitionerTest, Dsp22EmptyOrOutOfRangeLimitIsAnError) {
+  auto g = new_root();
+  add(*g, "a", "Relu", {});
+  EXPECT_EQ(partition(*g, {{"ge.exec.static_model_ops_lower_limit", ""}}).message(),
+            "<command line>: error: --options: E10001: option 'ge.exec.static_model_ops_lower_limit' is present but empty");
+  EXPECT_NE(partition(*g, {{"ge.exec.static_model_ops_lower_limit", "-2"}}).message().find("must be an integer in [-1, INT64_MAX]"),
+            std::string::npos);
+}
+
+TEST(DynamicShapePartitionerTest, Dsp23NoAddressRefreshForcesDynamic) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "neg", "Neg", {"x"})->attrs().set("_is_support_addr_refresh", AttrValue::Bool(false));
+  net_output(*g, {"neg"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 1u);
+  EXPECT_TRUE(g->subgraphs()[0]->find_node("neg")->attrs().get_bool("_force_unknown_shape", false));
+  EXPECT_TRUE(g->subgraphs()[0]->parent_node()->attrs().get_bool("_is_unknown_shape", false));
+}
+
+TEST(DynamicShapePartitionerTest, Dsp02HostCpuAndForcedNodesAreDynamic) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "a", "Relu", {"x"});
+  add(*g, "b", "Relu", {"a"});
+  add(*g, "c", "Relu", {"b"});
+  add(*g, "d", "Relu", {"c"});
+  add(*g, "h", "Shape", {"d"})->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_HOST_CPU"));
+  add(*g, "f", "Relu", {"x"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  net_output(*g, {"h", "f"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  std::set<std::string> dynamic_nodes;
+  for (const Graph* s : g->subgraphs()) {
+    if (unknown(*s)) {
+      for (const auto& m : members(*s)) dynamic_nodes.insert(m);
+    }
+  }
+  EXPECT_TRUE(dynamic_nodes.count("h"));
+  EXPECT_TRUE(dynamic_nodes.count("f"));
+  EXPECT_FALSE(dynamic_nodes.count("a"));
+}
+
+// A PartitionedCall whose subgraph holds an If whose branch holds the given node.
+std::unique_ptr<Graph> nested(const std::function<void(Graph&)>& fill_branch) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "s1", "Relu", {"x"});
+  add(*g, "s2", "Relu", {"s1"});
+  add(*g, "s3", "Relu", {"s2"});
+  add(*g, "s4", "Relu", {"s3"});
+  Node* call = add(*g, "call", "PartitionedCall", {"s4"});
+  net_output(*g, {"call"});
+  Graph* f = g->add_subgraph("f", call);
+  call->attrs().set("f", AttrValue::OfGraph(f));
+  add(*f, "a", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(0));
+  add(*f, "c", "Const", {}, {});
+  Node* iff = add(*f, "if", "If", {"c", "a"});
+  net_output(*f, {"if"});
+  for (const char* key : {"then_branch", "else_branch"}) {
+    Graph* b = g->add_subgraph(std::string("if_") + key, iff);
+    iff->attrs().set(key, AttrValue::OfGraph(b));
+    add(*b, "in", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(1));
+    add(*b, "op", "Relu", {"in"});
+    if (std::string(key) == "then_branch") fill_branch(*b);
+    net_output(*b, {"op"});
+  }
+  return g;
+}
+
+TEST(DynamicShapePartitionerTest, Dsp04To06SomethingDynamicTwoLevelsDownMakesTheCallDynamic) {
+  const std::vector<std::pair<std::string, std::function<void(Graph&)>>> cases = {
+      {"dynamic shape", [](Graph& b) { b.find_node("op")->mutable_output_desc(0).shape = sdk::Shape({-1, 3}); }},
+      {"force unknown", [](Graph& b) { b.find_node("op")->attrs().set("_force_unknown_shape", AttrValue::Bool(true)); }},
+      {"host cpu", [](Graph& b) { b.find_node("op")->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_HOST_CPU")); }},
+  };
+  for (const auto& [what, fill] : cases) {
+    auto g = nested(fill);
+    ASSERT_TRUE(partition(*g).is_ok()) << what;
+    const Node* call = nullptr;
+    for (const Graph* s : g->subgraphs()) {
+      if (members(*s) == std::vector<std::string>{"call"}) call = s->find_node("call");
+    }
+    ASSERT_NE(call, nullptr) << what;
+    EXPECT_TRUE(call->owner()->attrs().get_bool("_is_unknown_shape", false)) << what;
+    // The call's own subgraph and the dynamic branch are marked; the static else branch is not (If passes nothing down).
+    EXPECT_TRUE(unknown(*g->find_subgraph("f"))) << what;
+    EXPECT_TRUE(unknown(*g->find_subgraph("if_then_branch"))) << what;
+    EXPECT_FALSE(unknown(*g->find_subgraph("if_else_branch"))) << what;
+  }
+}
+
+TEST(DynamicShapePartitionerTest, StableModeMergesRunsDsp26To30) {
+  // DSP-29: [cast1 K, relu1 U, cast3 U, relu3 U, cast2 K, relu2 K, addn K] in node order -> one dynamic subgraph.
+  auto g = new_root();
+  add(*g, "cast1", "Cast", {});
+  add(*g, "relu1", "Relu", {"cast1"}, kDynamic);
+  add(*g, "cast3", "Cast", {}, kDynamic);
+  add(*g, "relu3", "Relu", {"cast3"}, kDynamic);
+  add(*g, "cast2", "Cast", {});
+  add(*g, "relu2", "Relu", {"cast2"});
+  add(*g, "addn", "Sum", {"relu1", "relu2", "relu3"});
+  ASSERT_TRUE(partition(*g, {{"ge.topoSortingMode", "3"}}).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 1u);
+  EXPECT_TRUE(unknown(*g->subgraphs()[0]));
+  EXPECT_EQ(members(*g->subgraphs()[0]).size(), 7u);
+
+  // DSP-30: six dynamic then three static -> one subgraph with all nine.
+  auto h = new_root();
+  std::string prev;
+  for (int i = 0; i < 9; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    add(*h, name, "Relu", prev.empty() ? std::vector<std::string>{} : std::vector<std::string>{prev}, i < 6 ? kDynamic : kStatic);
+    prev = name;
+  }
+  ASSERT_TRUE(partition(*h, {{"ge.topoSortingMode", "3"}}).is_ok());
+  ASSERT_EQ(h->subgraphs().size(), 1u);
+  EXPECT_EQ(members(*h->subgraphs()[0]).size(), 9u);
+}
+
+TEST(DynamicShapePartitionerTest, ConstsWithoutInputsGatherInOneInputSubgraph) {
+  auto g = new_root();
+  add(*g, "x", "Data", {}, kDynamic);
+  add(*g, "w1", "Const", {});
+  add(*g, "w2", "Const", {});
+  add(*g, "a", "Add", {"x", "w1"}, kDynamic);
+  add(*g, "b", "Mul", {"a", "w2"}, kDynamic);
+  net_output(*g, {"b"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 2u);
+  const Graph* input = g->find_subgraph("g1_sub_0_input");
+  ASSERT_NE(input, nullptr);
+  EXPECT_EQ(members(*input), (std::vector<std::string>{"w1", "w2"}));
+  EXPECT_FALSE(unknown(*input));
+}
+
+// ---- properties on random DAGs
+
+std::unique_ptr<Graph> random_graph(std::mt19937& rng, int n, const std::vector<int>& order) {
+  // Builds the same DAG whatever `order` the nodes are created in: node k's inputs are fixed by k alone.
+  auto g = new_root();
+  std::vector<std::vector<int>> inputs(n);
+  std::vector<bool> dynamic(n);
+  std::mt19937 shape_rng(static_cast<unsigned>(rng()));
+  for (int k = 1; k < n; ++k) {
+    const int fan_in = 1 + static_cast<int>(shape_rng() % 2);
+    for (int j = 0; j < fan_in; ++j) inputs[k].push_back(static_cast<int>(shape_rng() % k));
+  }
+  for (int k = 0; k < n; ++k) dynamic[k] = shape_rng() % 10 == 0;
+  std::vector<Node*> created(n, nullptr);
+  for (int k : order) {
+    created[k] = g->add_node("n" + std::to_string(k), k == 0 ? "Data" : "Relu", inputs[k].size(), 0);
+    created[k]->add_output(desc(dynamic[k] ? kDynamic : kStatic));
+  }
+  for (int k = 0; k < n; ++k) {
+    for (size_t j = 0; j < inputs[k].size(); ++j) (void)g->add_edge({created[inputs[k][j]], 0}, {created[k], static_cast<int32_t>(j)});
+  }
+  Node* out = g->add_node("out", "NetOutput", 1, 0);
+  (void)g->add_edge({created[n - 1], 0}, {out, 0});
+  return g;
+}
+
+// Each subgraph's members as a sorted list of names, the whole sorted: a canonical view of the partition.
+std::vector<std::vector<std::string>> canonical(const Graph& g) {
+  std::vector<std::vector<std::string>> out;
+  for (const Graph* s : g.subgraphs()) {
+    std::vector<std::string> m = members(*s);
+    std::sort(m.begin(), m.end());
+    m.insert(m.begin(), unknown(*s) ? "U" : "K");
+    out.push_back(m);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(DynamicShapePartitionerTest, RandomDagProperties) {
+  std::mt19937 rng(4242);
+  for (int trial = 0; trial < 150; ++trial) {
+    const int n = 2 + static_cast<int>(rng() % 60);
+    const unsigned seed = static_cast<unsigned>(rng());
+    std::vector<int> in_order(n), shuffled(n);
+    std::iota(in_order.begin(), in_order.end(), 0);
+    shuffled = in_order;
+    std::shuffle(shuffled.begin() + 1, shuffled.end(), rng);  // keep the Data first
+    std::mt19937 a_rng(seed), b_rng(seed);
+    auto a = random_graph(a_rng, n, in_order);
+    auto b = random_graph(b_rng, n, shuffled);
+    ASSERT_TRUE(partition(*a).is_ok()) << "trial " << trial;
+    ASSERT_TRUE(partition(*b).is_ok()) << "trial " << trial;
+    ASSERT_TRUE(sdk::verify(*a).is_ok());
+    // Every operator sits in exactly one subgraph (or, without a split, in the root).
+    std::multiset<std::string> seen;
+    for (const Graph* s : a->subgraphs()) {
+      for (const auto& m : members(*s)) seen.insert(m);
+    }
+    for (const Node* x : a->nodes()) {
+      if (x->type() == "Relu") seen.insert(x->name());
+    }
+    EXPECT_EQ(seen.size(), static_cast<size_t>(n - 1)) << "trial " << trial;
+    EXPECT_EQ(std::set<std::string>(seen.begin(), seen.end()).size(), seen.size()) << "trial " << trial;
+    // No static subgraph holds an unknown dimension.
+    for (const Graph* s : a->subgraphs()) {
+      if (unknown(*s)) continue;
+      for (const Node* x : s->nodes()) {
+        for (size_t o = 0; o < x->num_outputs(); ++o) EXPECT_TRUE(x->output_desc(o).shape.is_static()) << x->name();
+      }
+    }
+    // The same DAG created in another order partitions the same way.
+    EXPECT_EQ(canonical(*a), canonical(*b)) << "trial " << trial;
+  }
+}
+
+TEST(DynamicShapePartitionerTest, OutputIsByteIdenticalAcrossRuns) {
+  std::string first;
+  for (int run = 0; run < 2; ++run) {
+    std::mt19937 rng(7);
+    std::vector<int> order(40);
+    std::iota(order.begin(), order.end(), 0);
+    auto g = random_graph(rng, 40, order);
+    ASSERT_TRUE(partition(*g).is_ok());
+    std::string bytes;
+    ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+    if (run == 0) first = bytes;
+    else EXPECT_TRUE(bytes == first);
+  }
+}
+
+// ---- real models with the default placement
+
+struct ModelSummary {
+  const char* file;
+  size_t min_subgraphs;
+};
+
+class RealModelDspTest : public ::testing::TestWithParam<ModelSummary> {};
+
+TEST_P(RealModelDspTest, PartitionsAndVerifies) {
+  const std::string path = std::string(GRAPHSPLIT_MODEL_DIR) + "/" + GetParam().file;
+  ASSERT_TRUE(fs::exists(path)) << "run scripts/fetch_models.sh";
+  std::unique_ptr<Graph> root;
+  ASSERT_TRUE(import_onnx_file(path, {}, &root).is_ok());
+  const size_t before = root->total_nodes();
+  sdk::Status s = partition(*root, {}, true);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_TRUE(root->attrs().get_bool("_dynamic_shape_partitioned", false));
+  size_t frames = 0, dynamic_frames = 0;
+  for (const Node* n : root->nodes()) {
+    if (n->type() != "PartitionedCall") continue;
+    ++frames;
+    dynamic_frames += n->attrs().get_bool("_is_unknown_shape", false);
+  }
+  EXPECT_GE(frames, GetParam().min_subgraphs);
+  EXPECT_GE(dynamic_frames, 1u);
+  // Framing adds calls, inner Data and inner NetOutputs and loses nothing.
+  EXPECT_GT(root->total_nodes(), before);
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, RealModelDspTest,
+                         ::testing::Values(ModelSummary{"ch_PP-OCRv4_det_infer.onnx", 2}, ModelSummary{"ch_PP-OCRv4_rec_infer.onnx", 2},
+                                           ModelSummary{"silero_vad_v5.onnx", 1}, ModelSummary{"silero_vad_legacy.onnx", 1}),
+                         [](const auto& info) {
+                           std::string n = info.param.file;
+                           n = n.substr(0, n.find('.'));
+                           for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return n;
+                         });
+
+TEST(RealModelDspTest, StaticShapesLeaveTheGraphWhole) {
+  std::unique_ptr<Graph> root;
+  OnnxImportOptions o;
+  o.input_shapes.push_back({"x", {1, 3, 640, 640}});
+  ASSERT_TRUE(import_onnx_file(std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx", o, &root).is_ok());
+  ASSERT_TRUE(partition(*root, {}, true).is_ok());
+  EXPECT_TRUE(root->subgraphs().empty());
+  EXPECT_FALSE(root->attrs().get_bool("_dynamic_shape_partitioned", true));
+}
+
+}  // namespace
+}  // namespace graphsplit
