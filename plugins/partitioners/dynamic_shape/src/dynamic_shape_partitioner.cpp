@@ -46,15 +46,15 @@ bool is_special(const Node& n) {
 
 class Partition {
  public:
-  Partition(Graph& root, sdk::PassContext& ctx) : root_(root), ctx_(ctx) {}
+  Partition(Graph& graph, sdk::PassContext& ctx, std::vector<std::string>* decisions)
+      : graph_(graph), tree_(*graph.root()), ctx_(ctx), decisions_(*decisions) {}
 
   Status run(bool* changed) {
-    *changed = false;
     const sdk::OptionValues& ge = ctx_.ge_options();
     limit_ = ge.get_int("ge.exec.static_model_ops_lower_limit", 4);
     stable_ = ge.get_string("ge.topoSortingMode") == "3";
-    if (root_.attrs().get_bool(kNoNeedPartition, false)) {
-      ctx_.log(sdk::LogLevel::kInfo, "skipped: the graph has _no_need_dynamic_shape_partition");
+    if (graph_.attrs().get_bool(kNoNeedPartition, false)) {
+      ctx_.log(sdk::LogLevel::kInfo, "skipped '" + graph_.name() + "': _no_need_dynamic_shape_partition");
       return Status::ok();
     }
     mark_tiling_dependency();
@@ -65,53 +65,72 @@ class Partition {
     else if (only_io_with_unknown_tensor()) why = "the graph holds only Data and NetOutput, with an unknown tensor";
     if (!why.empty()) {
       whole_graph_unknown();
-      root_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
       decide("WHOLE_GRAPH_DYNAMIC", {}, why);
       *changed = true;
       return Status::ok();
     }
 
     classify();
+    *changed = true;
     if (unknown_.empty()) {
-      root_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
       const int64_t threshold = ge.get_int("ge.host_scheduling_max_threshold", 0);
       size_t known = 0;
       bool special = false;
-      for (const Node* n : root_.nodes()) {
+      for (const Node* n : graph_.nodes()) {
         ++known;
         special = special || is_special(*n);
       }
       if (static_cast<int64_t>(known) < threshold && !special) {
-        root_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+        graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
         decide("HOST_SCHEDULING", {}, std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
                                           std::to_string(threshold));
       }
-      *changed = true;
       return Status::ok();
     }
-    root_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
-    for (Node* n : root_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
-    root_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
-    *changed = true;
-    GS_RETURN_IF_ERROR(sort_root());
-    GS_RETURN_IF_ERROR(ClusterGraph::build(root_, &clusters_));
-    init_kinds();
-    merge_control_flow_groups();
-    if (stable_) stable_merge();
-    else normal_merge();
+    graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+    if (graph_.attrs().get_bool("_single_op_scene", false)) {
+      // Single-op scene: dynamic, but never split.
+      graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      bool any = false;
+      for (const Node* n : graph_.nodes()) any = any || unknown_.count(const_cast<Node*>(n)) || n->attrs().get_bool(kForceUnknownShape, false);
+      if (any) graph_.attrs().set(std::string(kMemoryDiscontiguous), AttrValue::Bool(true));
+      for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+      mark_subgraphs();
+      return Status::ok();
+    }
+    for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+    graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
+    GS_RETURN_IF_ERROR(sort_graph());
+    // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do not,
+    // they are forced dynamic and the graph is classified and merged again. Each round only adds marks.
+    for (int round = 0;; ++round) {
+      GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
+      init_kinds();
+      merge_control_flow_groups();
+      if (stable_) stable_merge();
+      else normal_merge();
+      if (!split_handles() || round > 64) break;
+      unknown_.clear();
+      no_tiling_.clear();
+      subgraph_unknown_.clear();
+      kind_.clear();
+      classify();
+    }
     GS_RETURN_IF_ERROR(clusters_->check_invariants());
     GS_RETURN_IF_ERROR(build());
     mark_subgraphs();
+    transfer_const_control_edges();
     return Status::ok();
   }
 
- private:
   void decide(const std::string& code, const std::vector<const Node*>& nodes, const std::string& detail) {
     std::string who;
     for (size_t i = 0; i < nodes.size() && i < 8; ++i) who += (i ? "," : "") + nodes[i]->name();
     if (nodes.size() > 8) who += ",...(" + std::to_string(nodes.size()) + " nodes)";
     decisions_.push_back(code + "|" + who + "|" + detail);
-    root_.attrs().set(std::string(kDecisions), AttrValue::Strings(decisions_));
+    tree_.attrs().set(std::string(kDecisions), AttrValue::Strings(decisions_));
   }
 
   const sdk::OpSupportRow* row_of(const Node& n) const {
@@ -126,8 +145,8 @@ class Partition {
   // tensor, depends on tiling data.
   void mark_tiling_dependency() {
     engines_ = ctx_.engines();
-    std::vector<Graph*> graphs{&root_};
-    graphs.insert(graphs.end(), root_.subgraphs().begin(), root_.subgraphs().end());
+    std::vector<Graph*> graphs{&tree_};
+    graphs.insert(graphs.end(), tree_.subgraphs().begin(), tree_.subgraphs().end());
     for (Graph* g : graphs) {
       for (Node* n : g->nodes()) {
         const sdk::OpSupportRow* row = row_of(*n);
@@ -143,18 +162,30 @@ class Partition {
 
   bool only_io_with_unknown_tensor() const {
     bool unknown = false;
-    for (const Node* n : root_.nodes()) {
+    for (const Node* n : graph_.nodes()) {
       if (!is_data_like(*n) && n->type() != "NetOutput") return false;
       unknown = unknown || has_unknown_tensor(*n);
     }
     return unknown;
   }
 
+  // The graph being split and every subgraph nested under it.
+  std::vector<Graph*> with_descendants() const {
+    std::vector<Graph*> out{&graph_};
+    for (Graph* g : tree_.subgraphs()) {
+      for (const Graph* up = g->parent_graph(); up; up = up->is_root() ? nullptr : up->parent_graph()) {
+        if (up == &graph_) {
+          out.push_back(g);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   void whole_graph_unknown() {
-    root_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
-    std::vector<Graph*> graphs{&root_};
-    graphs.insert(graphs.end(), root_.subgraphs().begin(), root_.subgraphs().end());
-    for (Graph* g : graphs) {
+    graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+    for (Graph* g : with_descendants()) {
       g->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
       for (Node* n : g->nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
     }
@@ -228,7 +259,7 @@ class Partition {
   }
 
   void classify() {
-    for (Node* n : root_.nodes()) {
+    for (Node* n : graph_.nodes()) {
       std::string why;
       if (is_unknown(*n, &why)) {
         unknown_.insert(n);
@@ -238,7 +269,7 @@ class Partition {
     // Mixed no-tiling is not supported: with any unknown node, every no-tiling node goes dynamic too.
     // (Walks in node order, never in set order, so that decisions come out the same every run.)
     if (!unknown_.empty() && !no_tiling_.empty()) {
-      for (Node* n : root_.nodes()) {
+      for (Node* n : graph_.nodes()) {
         if (!no_tiling_.count(n) || unknown_.count(n)) continue;
         n->attrs().set(std::string(kOpNoTiling), AttrValue::Bool(false));
         unknown_.insert(n);
@@ -247,7 +278,7 @@ class Partition {
     }
     // An unknown node pulls in its direct Const producers.
     std::vector<Node*> pulled;
-    for (Node* n : root_.nodes()) {
+    for (Node* n : graph_.nodes()) {
       if (!unknown_.count(n)) continue;
       for (const sdk::OutPort& p : n->inputs()) {
         if (p.node && p.node->type() == "Const" && !unknown_.count(p.node)) pulled.push_back(p.node);
@@ -256,15 +287,15 @@ class Partition {
     for (Node* c : pulled) unknown_.insert(c);
   }
 
-  Status sort_root() {
+  Status sort_graph() {
     const std::string mode = ctx_.ge_options().get_string("ge.topoSortingMode");
     sdk::TopoSortMode m = sdk::kDefaultTopoSortMode;
     if (auto parsed = sdk::parse_topo_sorting_mode(mode)) m = *parsed;
-    return sdk::topological_sort(root_, m);
+    return sdk::topological_sort(graph_, m);
   }
 
   void init_kinds() {
-    for (Node* n : root_.node_list()) {
+    for (Node* n : graph_.node_list()) {
       const ClusterGraph::Id c = clusters_->cluster_of(n);
       bool has_data_in = false;
       for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
@@ -290,7 +321,7 @@ class Partition {
 
   void merge_control_flow_groups() {
     std::map<int64_t, std::vector<Node*>> groups;
-    for (Node* n : root_.nodes()) {
+    for (Node* n : graph_.nodes()) {
       if (const AttrValue* g = n->attrs().get(kControlFlowGroup); g && g->as_int()) groups[*g->as_int()].push_back(n);
     }
     for (auto& [group, members] : groups) {
@@ -437,8 +468,8 @@ class Partition {
       sdk::FrameSpec s;
       s.members = clusters_->members(c);
       const std::string suffix = k == Kind::kInputNode ? "input" : unknown ? "unknow" : "know";
-      s.subgraph_name = root_.unique_subgraph_name(root_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
-      s.call_name = root_.unique_node_name(s.subgraph_name + "_PartitionedCall_" + std::to_string(counter));
+      s.subgraph_name = tree_.unique_subgraph_name(graph_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
+      s.call_name = graph_.unique_node_name(s.subgraph_name + "_PartitionedCall_" + std::to_string(counter));
       ++counter;
       s.call_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
       s.subgraph_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
@@ -447,7 +478,7 @@ class Partition {
       unknown_frame.push_back(unknown);
     }
     std::vector<sdk::Frame> frames;
-    GS_RETURN_IF_ERROR(sdk::build_frames(root_, specs, {}, &frames));
+    GS_RETURN_IF_ERROR(sdk::build_frames(graph_, specs, {}, &frames));
     for (size_t i = 0; i < frames.size(); ++i) {
       framed_.insert(frames[i].subgraph);
       for (Node* n : frames[i].subgraph->nodes()) {
@@ -464,7 +495,8 @@ class Partition {
   // Subgraphs of function nodes (If branches, Loop bodies, nested calls): unknown when a direct node is, else a
   // PartitionedCall's subgraph takes its parent's status.
   void mark_subgraphs() {
-    std::vector<Graph*> order(root_.subgraphs().begin(), root_.subgraphs().end());
+    std::vector<Graph*> order = with_descendants();
+    order.erase(order.begin());  // the graph itself is marked by the decision
     auto depth = [](const Graph* g) {
       int d = 0;
       for (; !g->is_root(); g = g->parent_graph()) ++d;
@@ -489,8 +521,51 @@ class Partition {
     }
   }
 
-  Graph& root_;
+  // True (and the handle's ops forced dynamic) when the Stack ops of some data-flow handle sit in clusters of
+  // different kinds.
+  bool split_handles() {
+    static const std::set<std::string_view> kStackOps = {"Stack", "StackPush", "StackPop", "StackClose"};
+    std::map<int64_t, std::vector<Node*>> handles;
+    for (Node* n : graph_.nodes()) {
+      if (!kStackOps.count(n->type())) continue;
+      if (const AttrValue* h = n->attrs().get("_data_flow_handle"); h && h->as_int()) handles[*h->as_int()].push_back(n);
+    }
+    bool split = false;
+    for (auto& [handle, ops] : handles) {
+      if (ops.size() < 2) continue;
+      std::set<bool> sides;
+      for (Node* n : ops) sides.insert(kind(clusters_->cluster_of(n)) == Kind::kUnknown);
+      if (sides.size() < 2) continue;
+      split = true;
+      for (Node* n : ops) n->attrs().set(std::string(kForceUnknownShape), AttrValue::Bool(true));
+      decide("STACK_REPARTITION", std::vector<const Node*>(ops.begin(), ops.end()),
+             "data-flow handle " + std::to_string(handle) + " was split across static and dynamic clusters");
+    }
+    return split;
+  }
+
+  // GE 3.6: inside every subgraph of the tree (not the root's own nodes), a Const with in-nodes hands its
+  // in-control edges on to its consumers.
+  void transfer_const_control_edges() {
+    for (Graph* g : tree_.subgraphs()) {
+      for (Node* c : g->node_list()) {
+        if (c->type() != "Const" || c->control_inputs().empty()) continue;
+        std::vector<Node*> consumers;
+        for (size_t o = 0; o < c->num_outputs(); ++o) {
+          for (const sdk::InPort& p : c->consumers(o)) consumers.push_back(p.node);
+        }
+        for (Node* x : std::vector<Node*>(c->control_inputs())) {
+          (void)g->remove_control_edge(x, c);
+          for (Node* consumer : consumers) (void)g->add_control_edge(x, consumer);
+        }
+      }
+    }
+  }
+
+  Graph& graph_;  // the independent graph being split
+  Graph& tree_;   // its root, which owns every subgraph
   sdk::PassContext& ctx_;
+  std::vector<std::string>& decisions_;
   std::vector<sdk::EngineRef> engines_;
   int64_t limit_ = 4;
   bool stable_ = false;
@@ -499,14 +574,43 @@ class Partition {
   std::unique_ptr<ClusterGraph> clusters_;
   std::unordered_map<ClusterGraph::Id, Kind> kind_;
   std::unordered_set<const Graph*> framed_;
-  std::vector<std::string> decisions_;
   size_t refused_ = 0;
 };
 
 }  // namespace
 
 Status DynamicShapePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* changed) {
-  return Partition(root, ctx).run(changed);
+  *changed = false;
+  // Independent graphs (reference 3.1, step 4): multi-batch Case branches, then the root or, when the root is
+  // pipeline-partitioned, each root PartitionedCall's subgraph.
+  std::vector<Graph*> independent;
+  if (root.attrs().get_bool("_enable_dynamic_batch", false)) {
+    std::vector<Graph*> graphs{&root};
+    graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+    for (Graph* g : graphs) {
+      for (Node* n : g->nodes()) {
+        if (n->type() == "Case" && n->attrs().get_bool("mbatch-inserted-node", false)) {
+          for (Graph* branch : n->subgraphs()) independent.push_back(branch);
+        }
+      }
+    }
+  }
+  if (root.attrs().get_bool("_pipeline_partitioned", false)) {
+    for (Node* n : root.nodes()) {
+      if (n->type() == "PartitionedCall") {
+        for (Graph* sub : n->subgraphs()) independent.push_back(sub);
+      }
+    }
+  } else {
+    independent.push_back(&root);
+  }
+  std::vector<std::string> decisions;
+  for (Graph* g : independent) {
+    bool c = false;
+    GS_RETURN_IF_ERROR(Partition(*g, ctx, &decisions).run(&c));
+    *changed = *changed || c;
+  }
+  return Status::ok();
 }
 
 }  // namespace graphsplit::plugins::dynamic_shape

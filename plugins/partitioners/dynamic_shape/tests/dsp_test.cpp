@@ -326,6 +326,125 @@ TEST(DynamicShapePartitionerTest, ConstsWithoutInputsGatherInOneInputSubgraph) {
   EXPECT_FALSE(unknown(*input));
 }
 
+TEST(DynamicShapePartitionerTest, Dsp01SingleOpSceneIsDynamicButNotSplit) {
+  auto g = new_root();
+  g->attrs().set("_single_op_scene", AttrValue::Bool(true));
+  add(*g, "x", "Data", {}, kDynamic);
+  add(*g, "a", "AddN", {"x"}, kDynamic);
+  net_output(*g, {"a"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  EXPECT_TRUE(g->subgraphs().empty());
+  EXPECT_FALSE(g->attrs().get_bool("_dynamic_shape_partitioned", true));
+  EXPECT_TRUE(g->attrs().get_bool("_memory_discontiguous_allocation", false));
+  EXPECT_TRUE(unknown(*g));
+}
+
+TEST(DynamicShapePartitionerTest, NoNeedAttributeSkipsTheGraph) {
+  auto g = new_root();
+  g->attrs().set("_no_need_dynamic_shape_partition", AttrValue::Bool(true));
+  add(*g, "x", "Data", {}, kDynamic);
+  add(*g, "a", "Relu", {"x"}, kDynamic);
+  net_output(*g, {"a"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  EXPECT_TRUE(g->subgraphs().empty());
+  EXPECT_FALSE(g->attrs().has("_dynamic_shape_partitioned"));
+}
+
+TEST(DynamicShapePartitionerTest, Dsp07ControlFlowGroupBecomesOneCluster) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "m1", "StreamSwitch", {"x"})->attrs().set("_control_flow_group", AttrValue::Int(1));
+  add(*g, "k1", "Relu", {"m1"});
+  add(*g, "k2", "Relu", {"k1"});
+  Node* m2 = add(*g, "m2", "Merge", {"k2"});
+  m2->attrs().set("_control_flow_group", AttrValue::Int(1));
+  m2->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  add(*g, "h1", "Relu", {"x"});
+  add(*g, "h2", "Relu", {"h1"});
+  add(*g, "h3", "Relu", {"h2"});
+  add(*g, "h4", "Relu", {"h3"});
+  net_output(*g, {"m2", "h4"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  const Graph* group = nullptr;
+  for (const Graph* s : g->subgraphs()) {
+    if (s->find_node("m1")) group = s;
+  }
+  ASSERT_NE(group, nullptr);
+  EXPECT_TRUE(unknown(*group));
+  EXPECT_EQ(members(*group), (std::vector<std::string>{"m1", "k1", "k2", "m2"}));
+}
+
+TEST(DynamicShapePartitionerTest, Dsp13StackOpsOfOneHandleEndOnOneSide) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "d", "Data", {}, kDynamic);
+  add(*g, "a1", "Relu", {"x"});
+  add(*g, "a2", "Relu", {"a1"});
+  add(*g, "a3", "Relu", {"a2"});
+  add(*g, "stack1", "StackPush", {"a3"})->attrs().set("_data_flow_handle", AttrValue::Int(7));
+  add(*g, "u", "Relu", {"d"}, kDynamic);
+  add(*g, "pop", "StackPop", {"u"}, kDynamic)->attrs().set("_data_flow_handle", AttrValue::Int(7));
+  net_output(*g, {"stack1", "pop"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  const Node* stack1 = nullptr;
+  for (const Graph* s : g->subgraphs()) {
+    if (s->find_node("stack1")) stack1 = s->find_node("stack1");
+  }
+  ASSERT_NE(stack1, nullptr);
+  EXPECT_TRUE(stack1->attrs().get_bool("_force_unknown_shape", false));
+  EXPECT_TRUE(unknown(*stack1->owner()));
+}
+
+TEST(DynamicShapePartitionerTest, Dsp24MultiBatchBranchesAreSplitOnTheirOwn) {
+  for (bool flag : {true, false}) {
+    auto g = new_root();
+    if (flag) g->attrs().set("_enable_dynamic_batch", AttrValue::Bool(true));
+    add(*g, "idx", "Data", {}, {});
+    add(*g, "x", "Data", {});
+    Node* c = add(*g, "case", "Case", {"idx", "x"}, kDynamic);
+    c->attrs().set("mbatch-inserted-node", AttrValue::Bool(true));
+    net_output(*g, {"case"});
+    std::vector<Graph*> branches;
+    for (int b = 0; b < 2; ++b) {
+      Graph* br = g->add_subgraph("Batch_" + std::to_string(b), c);
+      branches.push_back(br);
+      add(*br, "in", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(1));
+      add(*br, "s1", "Relu", {"in"});
+      add(*br, "s2", "Relu", {"s1"});
+      add(*br, "s3", "Relu", {"s2"});
+      add(*br, "s4", "Relu", {"s3"});
+      add(*br, "u", "NonZero", {"s4"}, kDynamic);
+      net_output(*br, {"u"});
+    }
+    c->attrs().set("branches", AttrValue::Graphs(branches));
+    ASSERT_TRUE(partition(*g).is_ok());
+    size_t calls_in_branches = 0;
+    for (Graph* br : branches) {
+      for (const Node* n : br->nodes()) calls_in_branches += n->type() == "PartitionedCall";
+    }
+    EXPECT_EQ(calls_in_branches, flag ? 4u : 0u) << "flag " << flag;
+    EXPECT_TRUE(unknown(*g)) << "flag " << flag;
+  }
+}
+
+TEST(DynamicShapePartitionerTest, ConstControlEdgesMoveToTheConstsConsumers) {
+  auto g = new_root();
+  add(*g, "d", "Data", {}, kDynamic);
+  Node* u = add(*g, "u", "Relu", {"d"}, kDynamic);
+  Node* k = add(*g, "k", "Const", {});
+  ASSERT_TRUE(g->add_control_edge(u, k).is_ok());
+  add(*g, "v", "Add", {"u", "k"}, kDynamic);
+  net_output(*g, {"v"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  const Graph* sub = nullptr;
+  for (const Graph* s : g->subgraphs()) {
+    if (s->find_node("k")) sub = s;
+  }
+  ASSERT_NE(sub, nullptr);
+  EXPECT_TRUE(sub->find_node("k")->control_inputs().empty());
+  EXPECT_EQ(sub->find_node("v")->control_inputs(), std::vector<Node*>{sub->find_node("u")});
+}
+
 // ---- properties on random DAGs
 
 std::unique_ptr<Graph> random_graph(std::mt19937& rng, int n, const std::vector<int>& order) {
