@@ -140,7 +140,8 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
     GS_RETURN_IF_ERROR(graph.move_nodes_to(members, sub));
     std::vector<Node*> order;
     for (const InputRecord& in : p.inputs) {
-      Node* d = sub->add_node(sub->unique_node_name(sub->name() + "_Data_" + std::to_string(in.call_input)),
+      const std::string prefix = options.inner_data_prefix.empty() ? sub->name() + "_Data_" : options.inner_data_prefix;
+      Node* d = sub->add_node(sub->unique_node_name(prefix + std::to_string(in.call_input)),
                               std::string(op::kData), 0, 0);
       d->add_output(in.desc);
       d->attrs().set(std::string(attr::kIndex), AttrValue::Int(in.call_input));
@@ -156,7 +157,8 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
               [](const Node* a, const Node* b) { return a->id() < b->id(); });
     p.control_to_output.erase(std::unique(p.control_to_output.begin(), p.control_to_output.end()), p.control_to_output.end());
     if (!p.outputs.empty() || !p.control_to_output.empty()) {
-      Node* out = sub->add_node(sub->unique_node_name(sub->name() + "_Node_Output"), std::string(op::kNetOutput),
+      const std::string out_name = options.inner_output_name.empty() ? sub->name() + "_Node_Output" : options.inner_output_name;
+      Node* out = sub->add_node(sub->unique_node_name(out_name), std::string(op::kNetOutput),
                                 p.outputs.size(), 0);
       for (const OutputRecord& o : p.outputs) {
         GS_RETURN_IF_ERROR(sub->add_edge({o.member, o.member_output}, {out, o.call_output}));

@@ -21,6 +21,10 @@ struct FrameSpec {
 };
 
 struct FrameOptions {
+  // Inner node names: "<prefix><i>" for the Data of call input i, and the NetOutput's name. Empty: GE's DSP names,
+  // "<subgraph>_Data_<i>" and "<subgraph>_Node_Output".
+  std::string inner_data_prefix;
+  std::string inner_output_name;
   // GE's REGISTER_PARTITION_ATTR_NAME, as data instead of a process-wide registry: attribute names copied from the
   // consumer of an external input onto the inner Data made for it.
   std::vector<std::string> copy_to_inner_data;
