@@ -11,6 +11,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "pipeline/pipeline.h"
+#include "report/partition_report.h"
 #include "report/placement_report.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om_io.h"
@@ -202,6 +203,11 @@ int convert(const AtcOptions& o) {
   std::string explanation;
   if (!o.explain.empty()) {
     if (Status s = explain_node(*root, o.explain, &explanation); !s) return fail_and_remove(path, s.message());
+  }
+  if (!o.partition_report.empty()) {
+    std::string json;
+    if (Status s = partition_report_json(*root, o.model, &json); !s) return fail_and_remove(path, s.message());
+    if (Status s = write_file_atomically(o.partition_report, json); !s) return fail_and_remove(path, s.message());
   }
   if (!o.dump_placement.empty()) {
     std::string json;

@@ -30,6 +30,8 @@ void register_pipeline_options(CLI::App& app, AtcOptions& o) {
   app.add_option("--dump_graph", o.dump_graph, "Write the graph after each entry to this folder (NNN_<entry>.json and .dot)");
   app.add_option("--dump_placement", o.dump_placement, "Write JSON: every node's engine and each asked engine's verdict and reason");
   app.add_option("--explain", o.explain, "Print why the named node went where it did");
+  app.add_option("--partition_report", o.partition_report,
+                 "Write JSON: every graph (kind, static/dynamic, engine, stage, size), boundary edges and partition decisions");
   app.add_option("--verify_each", o.verify_each, "Run the IR verifier after every entry (true/false; default on in Debug builds)");
 }
 

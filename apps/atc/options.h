@@ -40,6 +40,7 @@ struct AtcOptions {
   // Explaining placement.
   std::string dump_placement;
   std::string explain;
+  std::string partition_report;
 };
 
 void register_core_options(CLI::App& app, AtcOptions& options);

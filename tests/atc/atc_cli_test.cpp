@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -302,6 +303,41 @@ TEST_F(AtcTest, DumpPlacementAndExplain) {
                        "  + DNN_VM_AICPU: OK (cost 100)"), std::string::npos) << r.out;
   expect_error("--model=" + model + " --output=" + path("o") + " --explain=sigmod",
                "--explain: no node named 'sigmod'; did you mean 'sigmoid'?");
+}
+
+// The default pipeline on the real models, through atc: the partition report's summary against what the ONNX file
+// and the report itself say.
+TEST_F(AtcTest, PartitionReportOnRealModels) {
+  for (const char* name : {"ch_PP-OCRv4_det_infer", "ch_PP-OCRv4_rec_infer", "ch_ppocr_mobile_v2.0_cls_infer", "silero_vad_v5",
+                           "silero_vad_legacy"}) {
+    SCOPED_TRACE(name);
+    const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/" + name + ".onnx";
+    ASSERT_TRUE(fs::exists(model)) << "run scripts/fetch_models.sh";
+    Result r = atc("--model=" + model + " --output=" + path("m") + " --partition_report=" + path("r.json"));
+    ASSERT_EQ(r.code, 0) << r.err;
+    const std::string json = slurp(path("r.json"));
+    onnx::ModelProto proto;
+    ASSERT_TRUE(proto.ParseFromString(slurp(model)));
+    size_t ifs = 0;
+    std::function<void(const onnx::GraphProto&)> count = [&](const onnx::GraphProto& g) {
+      for (const auto& n : g.node()) {
+        ifs += n.op_type() == "If";
+        for (const auto& a : n.attribute()) {
+          if (a.has_g()) count(a.g());
+        }
+      }
+    };
+    count(proto.graph());
+    // Every If keeps its two branches; the root is split into at least one dynamic call (all five have dynamic inputs).
+    if (ifs) {
+      EXPECT_NE(json.find("\"if_branch\": \"" + std::to_string(2 * ifs) + "\""), std::string::npos) << json.substr(0, 400);
+    }
+    EXPECT_NE(json.find("\"root\": \"1\""), std::string::npos);
+    EXPECT_NE(json.find("\"kind\": \"partitioned_call\""), std::string::npos);
+    EXPECT_NE(json.find("\"unknown_shape\": true"), std::string::npos);
+    EXPECT_NE(json.find("\"parent_node\": null"), std::string::npos);
+    EXPECT_NE(json.find("\"code\": \"SHAPE_UNKNOWN\""), std::string::npos);
+  }
 }
 
 TEST_F(AtcTest, UnplaceableNodeFailsWithEZ3003AndWritesNothing) {

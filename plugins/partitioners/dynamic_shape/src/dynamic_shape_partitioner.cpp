@@ -359,6 +359,10 @@ class Partition {
         const ClusterGraph::Id m = clusters_->try_merge(cur, i);
         if (m == ClusterGraph::kNone) {
           ++refused_;
+          const std::vector<Node*> a = clusters_->members(i), b = clusters_->members(cur);
+          decide("CYCLE", {a.front(), b.front()},
+                 "not merged: another path joins the cluster of '" + a.front()->name() + "' to that of '" +
+                     b.front()->name() + "'");
           continue;
         }
         set_merged(m, merged);

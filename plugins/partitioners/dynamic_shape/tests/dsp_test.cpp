@@ -133,6 +133,9 @@ TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
   EXPECT_NE(std::find(decisions->begin(), decisions->end(),
                       "SIZE_BELOW_LIMIT|s6|static cluster of 1 nodes < ge.exec.static_model_ops_lower_limit 4"),
             decisions->end());
+  EXPECT_NE(std::find(decisions->begin(), decisions->end(),
+                      "CYCLE|s1,s6|not merged: another path joins the cluster of 's1' to that of 's6'"),
+            decisions->end());
 }
 
 TEST(DynamicShapePartitionerTest, Dsp16HostPlacementAndDsp20LimitMinusOneKeepTheGraphWhole) {

@@ -1,0 +1,110 @@
+#include "report/partition_report.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include "report/partition.pb.h"
+
+namespace graphsplit {
+
+std::string graph_kind(const sdk::Graph& g) {
+  if (g.is_root()) return "root";
+  const sdk::Node* parent = g.parent_node();
+  const std::string& t = parent->type();
+  if (g.attrs().get_bool("_engine_subgraph", false)) return "engine_subgraph";
+  if (t == "PartitionedCall") return parent->attrs().has("_stage_level") ? "stage" : "partitioned_call";
+  if (t == "Case") return "case_branch";
+  if (t == "If") return "if_branch";
+  if (t == "Loop" || t == "Scan" || t == "While") return "loop_body";
+  return "subgraph";
+}
+
+sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model, std::string* json) {
+  report::PartitionReport r;
+  r.set_model(model);
+  std::vector<const sdk::Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  report::Summary* summary = r.mutable_summary();
+  for (const sdk::Graph* g : graphs) {
+    report::GraphEntry* e = r.add_graphs();
+    e->set_name(g->name());
+    if (g->parent_node()) e->mutable_parent_node()->set_string_value(g->parent_node()->name());
+    else e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
+    const std::string kind = graph_kind(*g);
+    e->set_kind(kind);
+    const bool unknown = g->attrs().get_bool("_is_unknown_shape", false);
+    e->set_unknown_shape(unknown);
+    if (g->parent_node()) {
+      const std::string engine = g->parent_node()->attrs().get_string("_op_engine_name");
+      if (!engine.empty()) e->set_engine(engine);
+    }
+    if (const sdk::AttrValue* s = g->attrs().get("_stage_level"); s && s->as_int()) e->set_stage(*s->as_int());
+    e->set_node_count(static_cast<int64_t>(g->num_nodes()));
+    (*summary->mutable_by_kind())[kind] += 1;
+    summary->set_graphs(summary->graphs() + 1);
+    if (!g->is_root()) {
+      if (unknown) summary->set_dynamic_graphs(summary->dynamic_graphs() + 1);
+      else summary->set_static_graphs(summary->static_graphs() + 1);
+    }
+    // Boundary edges: what enters each subgraph through its parent node, and what leaves through its NetOutput.
+    const sdk::Node* parent = g->parent_node();
+    if (!parent) continue;
+    for (const sdk::Node* n : g->nodes()) {
+      if (n->type() == "Data") {
+        const int64_t index = n->attrs().get_int("_parent_node_index", -1);
+        if (index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) continue;
+        const sdk::OutPort src = parent->input(static_cast<size_t>(index));
+        if (!src.node) continue;
+        report::BoundaryEdge* b = r.add_boundary_edges();
+        b->set_from_graph(parent->owner()->name());
+        b->set_from_node(src.node->name());
+        b->set_from_output(src.index);
+        b->set_to_graph(g->name());
+        b->set_to_node(n->name());
+        b->set_to_input(static_cast<int32_t>(index));
+        b->set_tensor(src.node->output_desc(src.index).to_string());
+      } else if (n->type() == "NetOutput" && parent->type() == "PartitionedCall") {
+        for (size_t j = 0; j < n->num_inputs() && j < parent->num_outputs(); ++j) {
+          const sdk::OutPort src = n->input(j);
+          if (!src.node) continue;
+          for (const sdk::InPort& c : parent->consumers(j)) {
+            report::BoundaryEdge* b = r.add_boundary_edges();
+            b->set_from_graph(g->name());
+            b->set_from_node(src.node->name());
+            b->set_from_output(src.index);
+            b->set_to_graph(parent->owner()->name());
+            b->set_to_node(c.node->name());
+            b->set_to_input(c.index);
+            b->set_tensor(src.node->output_desc(src.index).to_string());
+          }
+        }
+      }
+    }
+  }
+  summary->set_boundary_edges(r.boundary_edges_size());
+  if (const sdk::AttrValue* d = root.attrs().get("_dsp_decisions"); d && d->as_strings()) {
+    for (const std::string& s : *d->as_strings()) {
+      const size_t a = s.find('|'), b = s.find('|', a == std::string::npos ? 0 : a + 1);
+      report::Decision* dec = r.add_decisions();
+      dec->set_code(s.substr(0, a));
+      if (a == std::string::npos || b == std::string::npos) continue;
+      const std::string nodes = s.substr(a + 1, b - a - 1);
+      size_t start = 0;
+      while (start < nodes.size()) {
+        size_t end = nodes.find(',', start);
+        if (end == std::string::npos) end = nodes.size();
+        dec->add_nodes(nodes.substr(start, end - start));
+        start = end + 1;
+      }
+      dec->set_detail(s.substr(b + 1));
+    }
+  }
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = true;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  auto st = google::protobuf::util::MessageToJsonString(r, json, options);
+  if (!st.ok()) return sdk::Status::internal("partition report: " + std::string(st.message()));
+  return sdk::Status::ok();
+}
+
+}  // namespace graphsplit
