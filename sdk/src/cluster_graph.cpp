@@ -16,12 +16,17 @@ struct ClusterGraph::Impl {
   std::vector<int64_t> rank;         // per cluster; a permutation consistent with every edge
   std::vector<std::vector<Id>> out;  // sorted
   std::vector<std::vector<Id>> in;   // sorted
-  std::vector<std::vector<uint32_t>> member_positions;
+  // Members as intrusive lists (next position, per-cluster head/tail/size): merging concatenates in O(1) and
+  // allocates nothing.
+  std::vector<uint32_t> next_member, head, tail, count;
   std::vector<char> live;
   size_t live_count = 0;
   // DFS scratch: a cluster is visited in the current search when mark == epoch.
   mutable std::vector<uint32_t> mark;
   mutable uint32_t epoch = 0;
+  mutable std::vector<uint32_t> mark2;  // the backward half of a bidirectional search
+  mutable uint32_t epoch2 = 0;
+  mutable std::vector<Id> stack2;
   std::vector<Id> deltaf, deltab;
   mutable std::vector<Id> stack;
 
@@ -52,6 +57,110 @@ struct ClusterGraph::Impl {
       epoch = 1;
     }
     return epoch;
+  }
+  uint32_t new_epoch2() const {
+    if (++epoch2 == 0) {
+      std::fill(mark2.begin(), mark2.end(), 0);
+      epoch2 = 1;
+    }
+    return epoch2;
+  }
+
+  // Bidirectional search inside the rank window (rank[from], rank[to]): a forward search from `from` and a
+  // backward search from `to` grow one node at a time, so the work is bounded by the smaller side. Returns
+  // whether they meet; `forward_finished` says which side ran out first when they do not... or when asked to
+  // run to completion (complete = true), which side completed, with its marks left in place.
+  bool bidirectional(Id from, Id to, bool complete, bool* forward_finished) const {
+    const int64_t lo = rank[from], hi = rank[to];
+    const uint32_t ef = new_epoch(), eb = new_epoch2();
+    stack.assign(1, from);
+    stack2.assign(1, to);
+    mark[from] = ef;
+    mark2[to] = eb;
+    bool met = false;
+    while (true) {
+      if (stack.empty()) {
+        *forward_finished = true;
+        return met;
+      }
+      {
+        const Id n = stack.back();
+        stack.pop_back();
+        for (Id w : out[n]) {
+          if (w == to || mark2[w] == eb) {
+            met = true;
+            if (!complete) return true;
+          }
+          if (w != to && mark[w] != ef && rank[w] < hi) {
+            mark[w] = ef;
+            stack.push_back(w);
+          }
+        }
+      }
+      if (stack2.empty()) {
+        *forward_finished = false;
+        return met;
+      }
+      {
+        const Id n = stack2.back();
+        stack2.pop_back();
+        for (Id w : in[n]) {
+          if (w == from || mark[w] == ef) {
+            met = true;
+            if (!complete) return true;
+          }
+          if (w != from && mark2[w] != eb && rank[w] > lo) {
+            mark2[w] = eb;
+            stack2.push_back(w);
+          }
+        }
+      }
+    }
+  }
+
+  // Every cluster on a path from `from` to `to`, both included, sorted; empty when there is no path.
+  std::vector<Id> on_paths(Id from, Id to) const {
+    if (from == to || rank[from] > rank[to]) return {};
+    bool forward_finished = false;
+    if (!bidirectional(from, to, true, &forward_finished)) return {};
+    // The finished side holds every cluster that side can reach in the window; the path set is the part of it
+    // that the other endpoint reaches too, found by a search restricted to those marks.
+    std::vector<Id> result;
+    if (forward_finished) {
+      const uint32_t ef = epoch, eb = new_epoch2();
+      stack2.assign(1, to);
+      mark2[to] = eb;
+      result.push_back(to);
+      while (!stack2.empty()) {
+        const Id n = stack2.back();
+        stack2.pop_back();
+        for (Id w : in[n]) {
+          if (mark[w] == ef && mark2[w] != eb) {
+            mark2[w] = eb;
+            stack2.push_back(w);
+            result.push_back(w);
+          }
+        }
+      }
+    } else {
+      const uint32_t eb = epoch2, ef = new_epoch();
+      stack.assign(1, from);
+      mark[from] = ef;
+      result.push_back(from);
+      while (!stack.empty()) {
+        const Id n = stack.back();
+        stack.pop_back();
+        for (Id w : out[n]) {
+          if ((mark2[w] == eb || w == to) && mark[w] != ef) {
+            mark[w] = ef;
+            stack.push_back(w);
+            result.push_back(w);
+          }
+        }
+      }
+    }
+    std::sort(result.begin(), result.end());
+    return result;
   }
 
   // Forward search from `start` over clusters ranked below `upper`; false if it reaches the cluster ranked `upper`
@@ -132,25 +241,13 @@ struct ClusterGraph::Impl {
 
   bool reachable(Id from, Id to) const {
     if (from == to || rank[from] > rank[to]) return false;
-    new_epoch();
-    stack.assign(1, from);
-    mark[from] = epoch;
-    while (!stack.empty()) {
-      const Id n = stack.back();
-      stack.pop_back();
-      for (Id w : out[n]) {
-        if (w == to) return true;
-        if (mark[w] != epoch && rank[w] < rank[to]) {
-          mark[w] = epoch;
-          stack.push_back(w);
-        }
-      }
-    }
-    return false;
+    bool forward_finished = false;
+    return bidirectional(from, to, false, &forward_finished);
   }
 
-  // Folds every cluster of `set` into one. The caller guarantees the set is convex (no path leaves it and comes
-  // back), so re-inserting the external edges on the survivor can never close a cycle.
+  // Folds every cluster of `set` (sorted) into one. The caller guarantees the set is convex (no path leaves it and
+  // comes back), so re-inserting edges on the survivor can never close a cycle. The survivor is the member with the
+  // most edges and keeps them in place; only the others' edges move, so an edge moves O(log n) times in all.
   Id fold(const std::vector<Id>& set) {
     Id survivor = set.front();
     for (Id c : set) {
@@ -158,57 +255,49 @@ struct ClusterGraph::Impl {
       if (deg > best || (deg == best && c < survivor)) survivor = c;
     }
     auto in_set = [&](Id c) { return std::binary_search(set.begin(), set.end(), c); };
-    std::vector<Id> preds, succs;
+    // Edges between members disappear.
     for (Id c : set) {
-      for (Id p : std::vector<Id>(in[c])) {
-        remove_edge(p, c);
-        if (!in_set(p)) preds.push_back(p);
-      }
-      for (Id s : std::vector<Id>(out[c])) {
-        remove_edge(c, s);
-        if (!in_set(s)) succs.push_back(s);
+      for (auto it = out[c].begin(); it != out[c].end();) {
+        if (in_set(*it)) {
+          erase_sorted(in[*it], c);
+          it = out[c].erase(it);
+        } else {
+          ++it;
+        }
       }
     }
+    std::vector<Id> preds, succs;
     for (Id c : set) {
       if (c == survivor) continue;
+      for (Id p : in[c]) {
+        erase_sorted(out[p], c);
+        preds.push_back(p);
+      }
+      for (Id q : out[c]) {
+        erase_sorted(in[q], c);
+        succs.push_back(q);
+      }
+      in[c].clear();
+      out[c].clear();
+      in[c].shrink_to_fit();
+      out[c].shrink_to_fit();
       parent[c] = survivor;
       live[c] = 0;
       --live_count;
-      auto& m = member_positions[survivor];
-      m.insert(m.end(), member_positions[c].begin(), member_positions[c].end());
-      member_positions[c].clear();
-      member_positions[c].shrink_to_fit();
+      next_member[tail[survivor]] = head[c];
+      tail[survivor] = tail[c];
+      count[survivor] += count[c];
+      count[c] = 0;
     }
     std::sort(preds.begin(), preds.end());
     preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
     std::sort(succs.begin(), succs.end());
     succs.erase(std::unique(succs.begin(), succs.end()), succs.end());
     for (Id p : preds) (void)insert_edge(p, survivor);
-    for (Id s : succs) (void)insert_edge(survivor, s);
+    for (Id q : succs) (void)insert_edge(survivor, q);
     return survivor;
   }
 
-  // Clusters reachable from `from` within ranks <= rank[to] (forward) or >= rank[from] (backward).
-  std::vector<Id> sweep(Id start, int64_t bound, bool forward_dir) const {
-    std::vector<Id> seen;
-    new_epoch();
-    stack.assign(1, start);
-    mark[start] = epoch;
-    while (!stack.empty()) {
-      const Id n = stack.back();
-      stack.pop_back();
-      seen.push_back(n);
-      for (Id w : forward_dir ? out[n] : in[n]) {
-        const bool inside = forward_dir ? rank[w] <= bound : rank[w] >= bound;
-        if (mark[w] != epoch && inside) {
-          mark[w] = epoch;
-          stack.push_back(w);
-        }
-      }
-    }
-    std::sort(seen.begin(), seen.end());
-    return seen;
-  }
 };
 
 ClusterGraph::ClusterGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -224,12 +313,16 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
   std::iota(m->parent.begin(), m->parent.end(), 0);
   m->out.resize(n);
   m->in.resize(n);
-  m->member_positions.resize(n);
+  m->next_member.assign(n, UINT32_MAX);
+  m->head.resize(n);
+  m->tail.resize(n);
+  m->count.assign(n, 1);
   m->live.assign(n, 1);
   m->live_count = n;
   m->mark.assign(n, 0);
+  m->mark2.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
-    m->member_positions[i].push_back(static_cast<uint32_t>(i));
+    m->head[i] = m->tail[i] = static_cast<uint32_t>(i);
     const Node* node = m->nodes[i];
     auto link = [&](const Node* src) {
       const Id s = m->position[src->id()];
@@ -262,12 +355,14 @@ ClusterGraph::Id ClusterGraph::cluster_of(const Node* node) const {
   return impl_->find(impl_->position.at(node->id()));
 }
 ClusterGraph::Id ClusterGraph::cluster_of_position(size_t p) const { return impl_->find(static_cast<Id>(p)); }
-size_t ClusterGraph::size(Id c) const { return impl_->member_positions[c].size(); }
+size_t ClusterGraph::size(Id c) const { return impl_->count[c]; }
 int64_t ClusterGraph::rank(Id c) const { return impl_->rank[c]; }
 bool ClusterGraph::has_edge(Id from, Id to) const { return Impl::contains(impl_->out[from], to); }
 
 std::vector<Node*> ClusterGraph::members(Id c) const {
-  std::vector<uint32_t> p = impl_->member_positions[c];
+  std::vector<uint32_t> p;
+  p.reserve(impl_->count[c]);
+  for (uint32_t i = impl_->head[c]; i != UINT32_MAX; i = impl_->next_member[i]) p.push_back(i);
   std::sort(p.begin(), p.end());
   std::vector<Node*> out;
   out.reserve(p.size());
@@ -322,15 +417,11 @@ ClusterGraph::Id ClusterGraph::merge_all_paths(Id from, Id to) {
   if (from == to) return from;
   Impl& m = *impl_;
   if (m.rank[from] > m.rank[to]) std::swap(from, to);
-  if (!m.reachable(from, to)) {
+  if (!Impl::contains(m.out[from], to) && !m.reachable(from, to)) {
     std::vector<Id> pair{std::min(from, to), std::max(from, to)};
     return m.fold(pair);  // unrelated: no cycle possible
   }
-  const std::vector<Id> forward = m.sweep(from, m.rank[to], true);
-  const std::vector<Id> backward = m.sweep(to, m.rank[from], false);
-  std::vector<Id> on_paths;
-  std::set_intersection(forward.begin(), forward.end(), backward.begin(), backward.end(), std::back_inserter(on_paths));
-  return m.fold(on_paths);
+  return m.fold(m.on_paths(from, to));
 }
 
 Status ClusterGraph::check_invariants() const {

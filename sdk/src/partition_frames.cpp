@@ -50,6 +50,9 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
       frame_of[m->id()] = static_cast<int>(k);
     }
   }
+  // Which frame each node of the old order joins, taken now: moving a node changes its id.
+  std::vector<int> old_frame(old_order.size());
+  for (size_t i = 0; i < old_order.size(); ++i) old_frame[i] = frame_of[old_order[i]->id()];
   auto frame_index = [&](const Node* n) -> int {
     return (n->owner() == &graph && static_cast<size_t>(n->id()) < frame_of.size()) ? frame_of[n->id()] : -1;
   };
@@ -172,18 +175,14 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
   // Each call takes its first member's place, then a stable sort repairs whatever that made invalid.
   std::vector<Node*> order;
   std::vector<char> placed(specs.size(), 0);
-  for (Node* n : old_order) {
-    // old_order holds pointers captured before the move; a moved node now belongs to its subgraph.
-    if (n->owner() != &graph) {
-      for (size_t k = 0; k < specs.size(); ++k) {
-        if (!placed[k] && n->owner() == pending[k].subgraph) {
-          placed[k] = 1;
-          order.push_back(pending[k].call);
-        }
-      }
-      continue;
+  for (size_t i = 0; i < old_order.size(); ++i) {
+    const int k = old_frame[i];
+    if (k < 0) {
+      order.push_back(old_order[i]);
+    } else if (!placed[k]) {
+      placed[k] = 1;
+      order.push_back(pending[k].call);
     }
-    order.push_back(n);
   }
   GS_RETURN_IF_ERROR(graph.reorder(order));
   return topological_sort(graph, TopoSortMode::kStableRDFS).with_context("build_frames: ");

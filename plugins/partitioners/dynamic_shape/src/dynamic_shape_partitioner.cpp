@@ -130,7 +130,6 @@ class Partition {
     for (size_t i = 0; i < nodes.size() && i < 8; ++i) who += (i ? "," : "") + nodes[i]->name();
     if (nodes.size() > 8) who += ",...(" + std::to_string(nodes.size()) + " nodes)";
     decisions_.push_back(code + "|" + who + "|" + detail);
-    tree_.attrs().set(std::string(kDecisions), AttrValue::Strings(decisions_));
   }
 
   const sdk::OpSupportRow* row_of(const Node& n) const {
@@ -614,6 +613,8 @@ Status DynamicShapePartitioner::partition(Graph& root, sdk::PassContext& ctx, bo
     GS_RETURN_IF_ERROR(Partition(*g, ctx, &decisions).run(&c));
     *changed = *changed || c;
   }
+  // Written once: the list can hold a decision per node of a large graph.
+  if (!decisions.empty()) root.attrs().set(std::string(kDecisions), AttrValue::Strings(std::move(decisions)));
   return Status::ok();
 }
 
