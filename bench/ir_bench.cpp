@@ -1,5 +1,5 @@
-// IR scale: build, sort (each GE mode) and verify synthetic graphs of 10k..1M nodes, and the heap bytes per node.
-// Run: build/bench/ir_bench  (results go in the README with the machine they came from)
+// IR scale: build, sort (each GE mode) and verify synthetic graphs of 10k..1M nodes, and the heap bytes per
+// node. Run: build/bench/ir_bench  (results go in the README with the machine they came from)
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -43,7 +43,8 @@ void BM_Build(benchmark::State& state) {
     bytes = mallinfo2().uordblks - before;
     benchmark::DoNotOptimize(g.get());
   }
-  state.counters["nodes/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["bytes/node"] = static_cast<double>(bytes) / static_cast<double>(n);
 }
 
@@ -57,7 +58,8 @@ void BM_Sort(benchmark::State& state) {
     if (!s.is_ok()) state.SkipWithError(s.message().c_str());
   }
   state.SetLabel(std::string(to_string(mode)));
-  state.counters["nodes/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_Verify(benchmark::State& state) {
@@ -67,7 +69,8 @@ void BM_Verify(benchmark::State& state) {
     Status s = verify(*g);
     if (!s.is_ok()) state.SkipWithError(s.message().c_str());
   }
-  state.counters["nodes/s"] = benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["nodes/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 BENCHMARK(BM_Build)->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond);

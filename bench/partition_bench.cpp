@@ -1,5 +1,5 @@
-// The dynamic-shape partitioner on synthetic graphs of 10k, 100k and 1M nodes, against protobuf parsing the same
-// graph as an .onnx model. Run: build/bin/partition_bench (figures go in the README with the machine).
+// The dynamic-shape partitioner on synthetic graphs of 10k, 100k and 1M nodes, against protobuf parsing the
+// same graph as an .onnx model. Run: build/bin/partition_bench (figures go in the README with the machine).
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <onnx/onnx_pb.h>
@@ -19,7 +19,8 @@ using sdk::Node;
 enum Shape { kChain = 0, kLayered = 1, kRandom = 2, kTransformer = 3 };
 const char* kShapeNames[] = {"chain", "layered", "random10pct", "transformer"};
 
-// Node k's inputs, and whether its output is dynamic. The same description builds the IR graph and the ONNX model.
+// Node k's inputs, and whether its output is dynamic. The same description builds the IR graph and the ONNX
+// model.
 struct Dag {
   std::vector<std::vector<int>> inputs;
   std::vector<char> dynamic;
@@ -34,7 +35,9 @@ Dag make_dag(Shape shape, int n) {
   std::mt19937 rng(11);
   for (int k = 1; k < n; ++k) {
     switch (shape) {
-      case kChain: d.inputs[k] = {k - 1}; break;
+      case kChain:
+        d.inputs[k] = {k - 1};
+        break;
       case kLayered: {
         const int width = 32, layer = k / width;
         if (layer == 0) {
@@ -67,12 +70,18 @@ Dag make_dag(Shape shape, int n) {
         // Blocks of 24: attention (q, k, v MatMuls, scores, softmax, context), residual, layer norm, MLP,
         // residual; every 8th block has a dynamic sequence length (a Shape-driven Reshape).
         const int block = (k - 1) / 24, i = (k - 1) % 24, start = 1 + block * 24, in = start - 1;
-        if (i < 3) d.inputs[k] = {in};
-        else if (i == 3) d.inputs[k] = {start, start + 1};
-        else if (i == 5) d.inputs[k] = {k - 1, start + 2};
-        else if (i == 8) d.inputs[k] = {k - 1, in};
-        else if (i == 16) d.inputs[k] = {k - 1, start + 8};
-        else d.inputs[k] = {k - 1};
+        if (i < 3)
+          d.inputs[k] = {in};
+        else if (i == 3)
+          d.inputs[k] = {start, start + 1};
+        else if (i == 5)
+          d.inputs[k] = {k - 1, start + 2};
+        else if (i == 8)
+          d.inputs[k] = {k - 1, in};
+        else if (i == 16)
+          d.inputs[k] = {k - 1, start + 8};
+        else
+          d.inputs[k] = {k - 1};
         d.type[k] = i < 3 || i == 5 ? "MatMul" : i == 4 ? "Softmax" : i == 8 || i == 16 ? "Add" : "Relu";
         d.dynamic[k] = block % 8 == 0 && i == 6;
         break;
@@ -92,7 +101,8 @@ std::unique_ptr<Graph> build_ir(const Dag& d) {
   for (size_t k = 0; k < d.inputs.size(); ++k) {
     nodes[k] = g->add_node("n" + std::to_string(k), k == 0 ? "Data" : d.type[k], d.inputs[k].size(), 0);
     nodes[k]->add_output(d.dynamic[k] ? dyn : stat);
-    for (size_t j = 0; j < d.inputs[k].size(); ++j) (void)g->add_edge({nodes[d.inputs[k][j]], 0}, {nodes[k], static_cast<int32_t>(j)});
+    for (size_t j = 0; j < d.inputs[k].size(); ++j)
+      (void)g->add_edge({nodes[d.inputs[k][j]], 0}, {nodes[k], static_cast<int32_t>(j)});
   }
   Node* out = g->add_node("out", "NetOutput", 1, 0);
   (void)g->add_edge({nodes.back(), 0}, {out, 0});

@@ -1,6 +1,5 @@
 // atc: the graphsplit model converter, with GE's option style (--name=value, modes selected by --mode).
 #include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -10,12 +9,12 @@
 #include "common/atomic_file.h"
 #include "common/log.h"
 #include "config/config.h"
-#include "pipeline/pipeline.h"
-#include "report/partition_report.h"
-#include "report/placement_report.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om_io.h"
 #include "options.h"
+#include "pipeline/pipeline.h"
+#include "report/partition_report.h"
+#include "report/placement_report.h"
 
 namespace graphsplit::atc {
 namespace {
@@ -43,7 +42,8 @@ Status check_framework(const AtcOptions& o, const std::string& path) {
     return Status::ok();
   }
   if (!ends_with(path, ".onnx")) {
-    return Status::invalid_argument(path + ": cannot tell the model's framework from its name; pass --framework=5 for ONNX");
+    return Status::invalid_argument(
+        path + ": cannot tell the model's framework from its name; pass --framework=5 for ONNX");
   }
   return Status::ok();
 }
@@ -81,22 +81,25 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
   std::vector<std::pair<std::string, size_t>> top(ops.begin(), ops.end());
   std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::ostringstream ops_line;
-  for (size_t i = 0; i < top.size() && i < 8; ++i) ops_line << (i ? ", " : "") << top[i].first << " " << top[i].second;
+  for (size_t i = 0; i < top.size() && i < 8; ++i)
+    ops_line << (i ? ", " : "") << top[i].first << " " << top[i].second;
   if (top.size() > 8) ops_line << ", ... (" << top.size() << " op types)";
 
   std::printf("model:     %s\n", o.model.c_str());
-  std::printf("graph:     '%s': %zu nodes in the root graph, %zu subgraphs, %zu nodes in all\n", root.name().c_str(),
-              root.num_nodes(), root.subgraphs().size(), root.total_nodes());
+  std::printf("graph:     '%s': %zu nodes in the root graph, %zu subgraphs, %zu nodes in all\n",
+              root.name().c_str(), root.num_nodes(), root.subgraphs().size(), root.total_nodes());
   std::printf("inputs:    %s\n", in.str().c_str());
   std::printf("outputs:   %s\n", out.str().c_str());
   std::printf("ops:       %s\n", ops_line.str().c_str());
   const auto placement = placement_summary(root);
   if (!(placement.size() == 1 && placement.begin()->first.empty())) {
     std::vector<std::pair<std::string, size_t>> by_count(placement.begin(), placement.end());
-    std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::stable_sort(by_count.begin(), by_count.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     std::ostringstream p;
     for (size_t i = 0; i < by_count.size(); ++i) {
-      p << (i ? ", " : "") << (by_count[i].first.empty() ? "(unplaced)" : by_count[i].first) << " " << by_count[i].second;
+      p << (i ? ", " : "") << (by_count[i].first.empty() ? "(unplaced)" : by_count[i].first) << " "
+        << by_count[i].second;
     }
     std::printf("placement: %s\n", p.str().c_str());
   }
@@ -109,10 +112,14 @@ fs::path exe_dir() {
   return ec ? fs::path(".") : self.parent_path();
 }
 
-std::vector<std::string> builtin_plugin_paths() { return {(exe_dir() / ".." / "lib" / "graphsplit" / "plugins").lexically_normal().string()}; }
+std::vector<std::string> builtin_plugin_paths() {
+  return {(exe_dir() / ".." / "lib" / "graphsplit" / "plugins").lexically_normal().string()};
+}
 
 std::string pipeline_path(const AtcOptions& o) {
-  return o.pipeline.empty() ? (exe_dir() / ".." / "share" / "graphsplit" / "pipeline.toml").lexically_normal().string() : o.pipeline;
+  return o.pipeline.empty()
+             ? (exe_dir() / ".." / "share" / "graphsplit" / "pipeline.toml").lexically_normal().string()
+             : o.pipeline;
 }
 
 std::vector<std::string> plugin_paths(const AtcOptions& o) {
@@ -194,7 +201,8 @@ int convert(const AtcOptions& o) {
   const std::string path = ends_with(o.output, ".om") ? o.output : o.output + ".om";
   std::unique_ptr<Pipeline> pipeline;
   std::vector<Diagnostic> diags;
-  if (Status s = build_pipeline(o, pipeline_path(o), &pipeline, &diags); !s) return fail_and_remove(path, s.message());
+  if (Status s = build_pipeline(o, pipeline_path(o), &pipeline, &diags); !s)
+    return fail_and_remove(path, s.message());
   std::unique_ptr<sdk::Graph> root;
   if (Status s = load_model(o, o.model, &root); !s) return fail_and_remove(path, s.message());
   Status run = pipeline->run(*root);
@@ -202,17 +210,22 @@ int convert(const AtcOptions& o) {
   if (!run) return fail_and_remove(path, o.model + ": " + run.message());
   std::string explanation;
   if (!o.explain.empty()) {
-    if (Status s = explain_node(*root, o.explain, &explanation); !s) return fail_and_remove(path, s.message());
+    if (Status s = explain_node(*root, o.explain, &explanation); !s)
+      return fail_and_remove(path, s.message());
   }
   if (!o.partition_report.empty()) {
     std::string json;
-    if (Status s = partition_report_json(*root, o.model, &json); !s) return fail_and_remove(path, s.message());
-    if (Status s = write_file_atomically(o.partition_report, json); !s) return fail_and_remove(path, s.message());
+    if (Status s = partition_report_json(*root, o.model, &json); !s)
+      return fail_and_remove(path, s.message());
+    if (Status s = write_file_atomically(o.partition_report, json); !s)
+      return fail_and_remove(path, s.message());
   }
   if (!o.dump_placement.empty()) {
     std::string json;
-    if (Status s = placement_report_json(*root, o.model, &json); !s) return fail_and_remove(path, s.message());
-    if (Status s = write_file_atomically(o.dump_placement, json); !s) return fail_and_remove(path, s.message());
+    if (Status s = placement_report_json(*root, o.model, &json); !s)
+      return fail_and_remove(path, s.message());
+    if (Status s = write_file_atomically(o.dump_placement, json); !s)
+      return fail_and_remove(path, s.message());
   }
   std::string bytes;
   if (Status s = serialize_om(*root, &bytes); !s) return fail_and_remove(path, s.message());
@@ -232,7 +245,8 @@ int to_json(const AtcOptions& o) {
     if (Status s = graph_to_json(*root, &json); !s) return fail_and_remove(o.json, s.message());
   } else {
     std::string bytes;
-    if (Status s = read_file(o.om, &bytes, uint64_t{1} << 31); !s) return fail_and_remove(o.json, s.message());
+    if (Status s = read_file(o.om, &bytes, uint64_t{1} << 31); !s)
+      return fail_and_remove(o.json, s.message());
     if (Status s = om_to_json(bytes, o.om, &json); !s) return fail_and_remove(o.json, s.message());
   }
   if (Status s = write_file_atomically(o.json, json); !s) return fail_and_remove(o.json, s.message());
@@ -258,7 +272,8 @@ int main(int argc, char** argv) {
     return fail(e.what());
   }
   if (options.version) {
-    std::printf("atc (graphsplit) %s; ONNX opsets up to %d\n", GRAPHSPLIT_VERSION, graphsplit::max_supported_onnx_opset());
+    std::printf("atc (graphsplit) %s; ONNX opsets up to %d\n", GRAPHSPLIT_VERSION,
+                graphsplit::max_supported_onnx_opset());
     return 0;
   }
   if (auto s = graphsplit::init_logging(options.log); !s) return fail(s.message());
@@ -267,9 +282,13 @@ int main(int argc, char** argv) {
     if (!options.validate_pipeline.empty()) return validate_command(options);
     if (options.print_pipeline) return print_pipeline_command(options);
     switch (options.mode) {
-      case 0: return convert(options);
-      case 1: return to_json(options);
-      default: return fail("--mode=" + std::to_string(options.mode) + " is not supported (0: model to .om, 1: to JSON)");
+      case 0:
+        return convert(options);
+      case 1:
+        return to_json(options);
+      default:
+        return fail("--mode=" + std::to_string(options.mode) +
+                    " is not supported (0: model to .om, 1: to JSON)");
     }
   } catch (const std::exception& e) {
     return fail(std::string("internal error: ") + e.what());

@@ -1,41 +1,56 @@
 #include "options.h"
 
 #include <CLI/CLI.hpp>
-
 #include <charconv>
 
 namespace graphsplit::atc {
 
 void register_core_options(CLI::App& app, AtcOptions& o) {
   app.add_option("--model", o.model, "Model file to convert (ONNX)");
-  app.add_option("--framework", o.framework, "Framework of --model: 5 = ONNX (inferred from the extension when omitted)");
+  app.add_option("--framework", o.framework,
+                 "Framework of --model: 5 = ONNX (inferred from the extension when omitted)");
   app.add_option("--output", o.output, "Output path; '.om' is appended unless already present");
   app.add_option("--input_shape", o.input_shape,
                  "Input shapes, e.g. \"x:1,3,224,224;mask:\" (-1 = unknown dimension, empty = scalar)");
-  app.add_option("--log", o.log, "Log level on stderr: debug, info, warning, error, null")->capture_default_str();
-  app.add_option("--mode", o.mode, "0: convert --model to .om; 1: convert --om to JSON")->capture_default_str();
+  app.add_option("--log", o.log, "Log level on stderr: debug, info, warning, error, null")
+      ->capture_default_str();
+  app.add_option("--mode", o.mode, "0: convert --model to .om; 1: convert --om to JSON")
+      ->capture_default_str();
   app.add_option("--om", o.om, "With --mode=1: the .om (or .onnx) file to convert to JSON");
   app.add_option("--json", o.json, "With --mode=1: the JSON file to write");
   app.add_flag("--version", o.version, "Print the version and exit");
 }
 
 void register_pipeline_options(CLI::App& app, AtcOptions& o) {
-  app.add_option("--pipeline", o.pipeline, "Pipeline configuration (TOML); default: share/graphsplit/pipeline.toml beside atc");
-  app.add_option("--plugin_path", o.plugin_paths, "Folder(s) searched for plugins before the pipeline's search_paths (':'-separated, repeatable)");
-  app.add_option("--options", o.ge_options, "GE options, e.g. --options=\"ge.exec.static_model_ops_lower_limit=6;ge.topoSortingMode=3\" (repeatable)");
-  app.add_flag("--list_plugins", o.list_plugins, "List the plugins found (descriptors, components, options, op tables) and exit");
-  app.add_flag("--print_pipeline", o.print_pipeline, "Print the resolved pipeline as TOML, every option with its source, and exit");
-  app.add_option("--validate_pipeline", o.validate_pipeline, "Check a pipeline file (syntax, schema, plugins, options), print every problem, and exit");
+  app.add_option("--pipeline", o.pipeline,
+                 "Pipeline configuration (TOML); default: share/graphsplit/pipeline.toml beside atc");
+  app.add_option(
+      "--plugin_path", o.plugin_paths,
+      "Folder(s) searched for plugins before the pipeline's search_paths (':'-separated, repeatable)");
+  app.add_option("--options", o.ge_options,
+                 "GE options, e.g. --options=\"ge.exec.static_model_ops_lower_limit=6;ge.topoSortingMode=3\" "
+                 "(repeatable)");
+  app.add_flag("--list_plugins", o.list_plugins,
+               "List the plugins found (descriptors, components, options, op tables) and exit");
+  app.add_flag("--print_pipeline", o.print_pipeline,
+               "Print the resolved pipeline as TOML, every option with its source, and exit");
+  app.add_option("--validate_pipeline", o.validate_pipeline,
+                 "Check a pipeline file (syntax, schema, plugins, options), print every problem, and exit");
   app.add_flag("--timing", o.timing, "Print wall time per pipeline entry and whether it changed the graph");
-  app.add_option("--dump_graph", o.dump_graph, "Write the graph after each entry to this folder (NNN_<entry>.json and .dot)");
-  app.add_option("--dump_placement", o.dump_placement, "Write JSON: every node's engine and each asked engine's verdict and reason");
+  app.add_option("--dump_graph", o.dump_graph,
+                 "Write the graph after each entry to this folder (NNN_<entry>.json and .dot)");
+  app.add_option("--dump_placement", o.dump_placement,
+                 "Write JSON: every node's engine and each asked engine's verdict and reason");
   app.add_option("--explain", o.explain, "Print why the named node went where it did");
   app.add_option("--partition_report", o.partition_report,
-                 "Write JSON: every graph (kind, static/dynamic, engine, stage, size), boundary edges and partition decisions");
-  app.add_option("--verify_each", o.verify_each, "Run the IR verifier after every entry (true/false; default on in Debug builds)");
+                 "Write JSON: every graph (kind, static/dynamic, engine, stage, size), boundary edges and "
+                 "partition decisions");
+  app.add_option("--verify_each", o.verify_each,
+                 "Run the IR verifier after every entry (true/false; default on in Debug builds)");
 }
 
-sdk::Status parse_ge_options(const std::vector<std::string>& values, std::vector<std::pair<std::string, std::string>>* out) {
+sdk::Status parse_ge_options(const std::vector<std::string>& values,
+                             std::vector<std::pair<std::string, std::string>>* out) {
   for (const std::string& value : values) {
     size_t start = 0;
     while (start <= value.size()) {
@@ -46,7 +61,8 @@ sdk::Status parse_ge_options(const std::vector<std::string>& values, std::vector
       if (item.empty()) continue;
       const size_t eq = item.find('=');
       if (eq == std::string::npos || eq == 0) {
-        return sdk::Status::invalid_argument("--options: '" + item + "' must be key=value (e.g. ge.topoSortingMode=3)");
+        return sdk::Status::invalid_argument("--options: '" + item +
+                                             "' must be key=value (e.g. ge.topoSortingMode=3)");
       }
       out->emplace_back(item.substr(0, eq), item.substr(eq + 1));
     }
@@ -87,7 +103,8 @@ sdk::Status parse_input_shape(const std::string& text, std::vector<InputShapeOve
       if (tok.empty() || ec != std::errc() || ptr != tok.data() + tok.size()) {
         return bad("dimension '" + tok + "' of input '" + o.name + "' is not an integer");
       }
-      if (v < -1) return bad("dimension " + tok + " of input '" + o.name + "' is negative (only -1 is allowed)");
+      if (v < -1)
+        return bad("dimension " + tok + " of input '" + o.name + "' is negative (only -1 is allowed)");
       o.dims.push_back(v);
       p = q + 1;
     }

@@ -23,7 +23,8 @@ sdk::Status write_file_atomically(const std::string& path, std::string_view byte
   }
   std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
   int fd = mkstemp(tmp.data());
-  if (fd < 0) return sdk::Status::invalid_argument(path + ": cannot create a file here: " + std::strerror(errno));
+  if (fd < 0)
+    return sdk::Status::invalid_argument(path + ": cannot create a file here: " + std::strerror(errno));
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);

@@ -33,8 +33,9 @@ size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) { return std::tolower(x) == std::tolower(y); });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(x) == std::tolower(y);
+         });
 }
 
 class Parser {
@@ -43,7 +44,8 @@ class Parser {
       : file_(std::move(file)), out_(out), diags_(diags) {}
 
   void parse(const toml::table& root) {
-    static const std::vector<std::string> kTop = {"schema_version", "plugins", "options", "engines", "pipeline", "debug"};
+    static const std::vector<std::string> kTop = {"schema_version", "plugins",  "options",
+                                                  "engines",        "pipeline", "debug"};
     const toml::node* version = root.get("schema_version");
     if (!version) {
       add(SourcePos{file_, 1, 1}, "'schema_version' is missing; the first line must be 'schema_version = " +
@@ -59,7 +61,8 @@ class Parser {
       }
       for (auto&& [k, v] : root) {
         if (k.str() != "schema_version" && pos(k) < pos(*version)) {
-          add(pos(*version), "'schema_version' must come first, before '" + std::string(k.str()) + "' (" + pos(k).str() + ")");
+          add(pos(*version), "'schema_version' must come first, before '" + std::string(k.str()) + "' (" +
+                                 pos(k).str() + ")");
           break;
         }
       }
@@ -67,12 +70,18 @@ class Parser {
     for (auto&& [k, v] : root) {
       const std::string key(k.str());
       if (key == "schema_version") continue;
-      if (key == "plugins") parse_plugins(v, k);
-      else if (key == "options") parse_ge_options(v);
-      else if (key == "engines") parse_engines(v);
-      else if (key == "pipeline") parse_pipeline(v);
-      else if (key == "debug") parse_debug(v);
-      else unknown_key(k, kTop, "top-level key");
+      if (key == "plugins")
+        parse_plugins(v, k);
+      else if (key == "options")
+        parse_ge_options(v);
+      else if (key == "engines")
+        parse_engines(v);
+      else if (key == "pipeline")
+        parse_pipeline(v);
+      else if (key == "debug")
+        parse_debug(v);
+      else
+        unknown_key(k, kTop, "top-level key");
     }
   }
 
@@ -83,23 +92,33 @@ class Parser {
 
   static std::string type_of(const toml::node& n) {
     switch (n.type()) {
-      case toml::node_type::string: return "string \"" + std::string(n.as_string()->get()) + "\"";
-      case toml::node_type::integer: return "integer " + std::to_string(n.as_integer()->get());
-      case toml::node_type::floating_point: return "float";
-      case toml::node_type::boolean: return n.as_boolean()->get() ? "boolean true" : "boolean false";
-      case toml::node_type::array: return "array";
-      case toml::node_type::table: return "table";
-      default: return "date/time";
+      case toml::node_type::string:
+        return "string \"" + std::string(n.as_string()->get()) + "\"";
+      case toml::node_type::integer:
+        return "integer " + std::to_string(n.as_integer()->get());
+      case toml::node_type::floating_point:
+        return "float";
+      case toml::node_type::boolean:
+        return n.as_boolean()->get() ? "boolean true" : "boolean false";
+      case toml::node_type::array:
+        return "array";
+      case toml::node_type::table:
+        return "table";
+      default:
+        return "date/time";
     }
   }
 
   // "unknown <what> '<key>' <where>; did you mean ...?"
   void unknown_key(const toml::key& k, const std::vector<std::string>& allowed, const std::string& what,
                    const std::string& where = "", const std::string& extra = "") {
-    std::string msg = "unknown " + what + " '" + std::string(k.str()) + "'" + (where.empty() ? "" : " " + where);
+    std::string msg =
+        "unknown " + what + " '" + std::string(k.str()) + "'" + (where.empty() ? "" : " " + where);
     const std::string dym = did_you_mean(k.str(), allowed);
-    if (!dym.empty()) msg += "; " + dym;
-    else if (!extra.empty()) msg += "; " + extra;
+    if (!dym.empty())
+      msg += "; " + dym;
+    else if (!extra.empty())
+      msg += "; " + extra;
     else {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
@@ -132,7 +151,8 @@ class Parser {
     return true;
   }
 
-  bool get_strings(const toml::node& n, const std::string& what, std::vector<std::pair<std::string, SourcePos>>* out) {
+  bool get_strings(const toml::node& n, const std::string& what,
+                   std::vector<std::pair<std::string, SourcePos>>* out) {
     const toml::array* a = n.as_array();
     if (!a) {
       add(pos(n), "'" + what + "' must be an array of strings, got " + type_of(n));
@@ -151,10 +171,18 @@ class Parser {
   bool raw_value(const toml::node& n, const std::string& what, RawValue* out) {
     out->pos = pos(n);
     switch (n.type()) {
-      case toml::node_type::boolean: out->value = n.as_boolean()->get(); return true;
-      case toml::node_type::integer: out->value = n.as_integer()->get(); return true;
-      case toml::node_type::floating_point: out->value = n.as_floating_point()->get(); return true;
-      case toml::node_type::string: out->value = std::string(n.as_string()->get()); return true;
+      case toml::node_type::boolean:
+        out->value = n.as_boolean()->get();
+        return true;
+      case toml::node_type::integer:
+        out->value = n.as_integer()->get();
+        return true;
+      case toml::node_type::floating_point:
+        out->value = n.as_floating_point()->get();
+        return true;
+      case toml::node_type::string:
+        out->value = std::string(n.as_string()->get());
+        return true;
       case toml::node_type::array: {
         std::vector<std::pair<std::string, SourcePos>> items;
         if (!get_strings(n, what, &items)) return false;
@@ -164,7 +192,8 @@ class Parser {
         return true;
       }
       default:
-        add(pos(n), "'" + what + "' must be a boolean, integer, float, string or array of strings, got " + type_of(n));
+        add(pos(n), "'" + what + "' must be a boolean, integer, float, string or array of strings, got " +
+                        type_of(n));
         return false;
     }
   }
@@ -198,7 +227,8 @@ class Parser {
           if (!home || !*home) return "";  // unset: the path is skipped
           out += home;
         } else {
-          add(p, "unknown variable '${" + var + "}' in path '" + path + "'; only ${CONFIG_DIR} and ${GRAPHSPLIT_HOME} are expanded");
+          add(p, "unknown variable '${" + var + "}' in path '" + path +
+                     "'; only ${CONFIG_DIR} and ${GRAPHSPLIT_HOME} are expanded");
           return "";
         }
         i = end + 1;
@@ -210,7 +240,8 @@ class Parser {
   }
 
   void parse_plugins(const toml::node& n, const toml::key&) {
-    static const std::vector<std::string> kKeys = {"search_paths", "required", "optional", "unload", "strict_abi_tag"};
+    static const std::vector<std::string> kKeys = {"search_paths", "required", "optional", "unload",
+                                                   "strict_abi_tag"};
     const toml::table* t = expect_table(n, "plugins");
     if (!t) return;
     for (auto&& [k, v] : *t) {
@@ -227,7 +258,8 @@ class Parser {
       } else if (key == "optional") {
         get_strings(v, "plugins.optional", &out_->optional);
       } else if (key == "unload") {
-        if (get_string(v, "plugins.unload", &out_->unload) && out_->unload != "never" && out_->unload != "checked") {
+        if (get_string(v, "plugins.unload", &out_->unload) && out_->unload != "never" &&
+            out_->unload != "checked") {
           add(pos(v), "'plugins.unload' must be \"never\" or \"checked\", got \"" + out_->unload + "\"");
         }
       } else if (key == "strict_abi_tag") {
@@ -253,7 +285,8 @@ class Parser {
           example += "." + std::string(first->first.str());
           cur = &first->second;
         }
-        add(pos(k), "'" + key + "' is a table here; GE option names contain dots, so quote the key: \"" + example + "\" = ...");
+        add(pos(k), "'" + key + "' is a table here; GE option names contain dots, so quote the key: \"" +
+                        example + "\" = ...");
         continue;
       }
       const GeOptionSpec* spec = find_ge_option(key);
@@ -268,7 +301,8 @@ class Parser {
       o.key = key;
       o.key_pos = pos(k);
       if (!raw_value(v, key, &o.value)) continue;
-      if (std::holds_alternative<std::vector<std::string>>(o.value.value) || std::holds_alternative<double>(o.value.value)) {
+      if (std::holds_alternative<std::vector<std::string>>(o.value.value) ||
+          std::holds_alternative<double>(o.value.value)) {
         add(pos(v), "GE option '" + key + "' takes a string or an integer, got " + type_of(v));
         continue;
       }
@@ -291,8 +325,10 @@ class Parser {
         if (key == "enabled") {
           get_bool(v, "engines." + e.name + ".enabled", &e.enabled);
         } else if (key == "priority") {
-          if (!v.is_integer()) add(pos(v), "'priority' must be an integer, got " + type_of(v));
-          else e.priority = v.as_integer()->get();
+          if (!v.is_integer())
+            add(pos(v), "'priority' must be an integer, got " + type_of(v));
+          else
+            e.priority = v.as_integer()->get();
         } else if (key == "options") {
           parse_options_table(v, "engines." + e.name, &e.options);
         } else {
@@ -309,7 +345,8 @@ class Parser {
       add(pos(n), "'pipeline' must be an array of tables: write each entry as [[pipeline]]");
       return;
     }
-    static const std::vector<std::string> kKeys = {"pass", "partition", "id", "enabled", "engines", "options"};
+    static const std::vector<std::string> kKeys = {"pass",    "partition", "id",
+                                                   "enabled", "engines",   "options"};
     std::map<std::string, SourcePos> ids;
     for (const toml::node& item : *a) {
       const toml::table& t = *item.as_table();
@@ -319,8 +356,9 @@ class Parser {
       const toml::node* partition = t.get("partition");
       const bool have_name = pass || partition;
       if (pass && partition) {
-        const toml::key& later = pos(t.find("pass")->first) < pos(t.find("partition")->first) ? t.find("partition")->first
-                                                                                              : t.find("pass")->first;
+        const toml::key& later = pos(t.find("pass")->first) < pos(t.find("partition")->first)
+                                     ? t.find("partition")->first
+                                     : t.find("pass")->first;
         add(pos(later), "a [[pipeline]] entry has exactly one of 'pass' or 'partition'");
       } else if (have_name) {
         e.is_pass = pass != nullptr;
@@ -346,12 +384,15 @@ class Parser {
         } else if (key == "options") {
           parse_options_table(v, "pipeline", &e.options);
         } else if (key.rfind("ge.", 0) == 0) {
-          add(pos(k), "unknown key '" + key + "' in a [[pipeline]] entry; GE options belong in [options] (did you mean [options]?)");
+          add(pos(k),
+              "unknown key '" + key +
+                  "' in a [[pipeline]] entry; GE options belong in [options] (did you mean [options]?)");
         } else {
           unknown_key(k, kKeys, "key", "in a [[pipeline]] entry");
         }
       }
-      if (!have_name) add(e.pos, "a [[pipeline]] entry needs 'pass = \"<plugin>.<pass>\"' or 'partition = \"<stage>\"'");
+      if (!have_name)
+        add(e.pos, "a [[pipeline]] entry needs 'pass = \"<plugin>.<pass>\"' or 'partition = \"<stage>\"'");
       out_->entries.push_back(std::move(e));
     }
   }
@@ -394,7 +435,8 @@ std::string SourcePos::str() const {
 
 Status diagnostics_to_status(std::vector<Diagnostic> diags) {
   if (diags.empty()) return Status::ok();
-  std::stable_sort(diags.begin(), diags.end(), [](const Diagnostic& a, const Diagnostic& b) { return a.pos < b.pos; });
+  std::stable_sort(diags.begin(), diags.end(),
+                   [](const Diagnostic& a, const Diagnostic& b) { return a.pos < b.pos; });
   std::string msg = diags.front().str();
   if (diags.size() > 1) msg += " (and " + std::to_string(diags.size() - 1) + " more)";
   return Status::invalid_argument(msg);
@@ -402,21 +444,32 @@ Status diagnostics_to_status(std::vector<Diagnostic> diags) {
 
 std::string RawValue::type_name() const {
   switch (value.index()) {
-    case 0: return "boolean";
-    case 1: return "integer";
-    case 2: return "float";
-    case 3: return "string";
-    default: return "array";
+    case 0:
+      return "boolean";
+    case 1:
+      return "integer";
+    case 2:
+      return "float";
+    case 3:
+      return "string";
+    default:
+      return "array";
   }
 }
 
 std::string RawValue::literal() const {
   std::ostringstream s;
   switch (value.index()) {
-    case 0: return std::get<bool>(value) ? "true" : "false";
-    case 1: return std::to_string(std::get<int64_t>(value));
-    case 2: s << std::get<double>(value); return s.str();
-    case 3: s << toml::value<std::string>(std::get<std::string>(value)); return s.str();
+    case 0:
+      return std::get<bool>(value) ? "true" : "false";
+    case 1:
+      return std::to_string(std::get<int64_t>(value));
+    case 2:
+      s << std::get<double>(value);
+      return s.str();
+    case 3:
+      s << toml::value<std::string>(std::get<std::string>(value));
+      return s.str();
     default: {
       toml::array a;
       for (const std::string& x : std::get<std::vector<std::string>>(value)) a.push_back(x);
@@ -454,11 +507,13 @@ Status parse_pipeline_config_text(std::string_view text, const std::string& path
   try {
     root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
-    diags->push_back({SourcePos{path, e.source().begin.line, e.source().begin.column}, std::string(e.description())});
+    diags->push_back(
+        {SourcePos{path, e.source().begin.line, e.source().begin.column}, std::string(e.description())});
     return diagnostics_to_status(*diags);
   }
   Parser(path, out, diags).parse(root);
-  std::stable_sort(diags->begin(), diags->end(), [](const Diagnostic& a, const Diagnostic& b) { return a.pos < b.pos; });
+  std::stable_sort(diags->begin(), diags->end(),
+                   [](const Diagnostic& a, const Diagnostic& b) { return a.pos < b.pos; });
   return diagnostics_to_status(*diags);
 }
 

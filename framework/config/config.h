@@ -36,8 +36,8 @@ sdk::Status diagnostics_to_status(std::vector<Diagnostic> diags);
 struct RawValue {
   std::variant<bool, int64_t, double, std::string, std::vector<std::string>> value;
   SourcePos pos;
-  std::string type_name() const;   // "bool", "integer", "float", "string", "array"
-  std::string literal() const;     // TOML spelling
+  std::string type_name() const;  // "bool", "integer", "float", "string", "array"
+  std::string literal() const;    // TOML spelling
 };
 
 struct RawOption {
@@ -79,15 +79,16 @@ struct PipelineConfig {
   struct Debug {
     std::string timing = "off";  // off | list
     bool verify_each = false;
-    std::string dump_graph;      // a folder, or empty
+    std::string dump_graph;  // a folder, or empty
   } debug;
 };
 
 inline constexpr int64_t kPipelineSchemaVersion = 1;
 
-// Reads and checks syntax and schema. On failure every problem found is in `diags` (sorted by position) and the
-// Status carries the first.
-sdk::Status parse_pipeline_config(const std::string& path, PipelineConfig* out, std::vector<Diagnostic>* diags);
+// Reads and checks syntax and schema. On failure every problem found is in `diags` (sorted by position) and
+// the Status carries the first.
+sdk::Status parse_pipeline_config(const std::string& path, PipelineConfig* out,
+                                  std::vector<Diagnostic>* diags);
 sdk::Status parse_pipeline_config_text(std::string_view text, const std::string& path, PipelineConfig* out,
                                        std::vector<Diagnostic>* diags);
 

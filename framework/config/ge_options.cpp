@@ -9,17 +9,56 @@ const std::vector<GeOptionSpec>& ge_option_specs() {
   using T = GeOptionSpec::Type;
   constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
   static const std::vector<GeOptionSpec> specs = {
-      {"ge.exec.static_model_ops_lower_limit", {}, T::kInt, "4", -1, kMax, {},
+      {"ge.exec.static_model_ops_lower_limit",
+       {},
+       T::kInt,
+       "4",
+       -1,
+       kMax,
+       {},
        "Minimum size of a static cluster; smaller ones become dynamic. -1: the whole graph is dynamic"},
-      {"ge.topoSortingMode", {}, T::kEnum, "", 0, 0, {"", "0", "1", "2", "3"},
+      {"ge.topoSortingMode",
+       {},
+       T::kEnum,
+       "",
+       0,
+       0,
+       {"", "0", "1", "2", "3"},
        "Topological order: 0 BFS, 1 DFS, 2 RDFS, 3 StableRDFS; empty: DFS (inference)"},
       {"ge.tiling_schedule_optimize", {}, T::kEnum, "0", 0, 0, {"0", "1"}, "1: tiling may sink to AI CPU"},
-      {"ge.host_scheduling_max_threshold", {"ge.exec.hostSchedulingMaxThreshold"}, T::kInt, "0", 0, kMax, {},
+      {"ge.host_scheduling_max_threshold",
+       {"ge.exec.hostSchedulingMaxThreshold"},
+       T::kInt,
+       "0",
+       0,
+       kMax,
+       {},
        "A static graph with fewer nodes than this is scheduled on the host as a whole"},
-      {"ge.exec.exclude_engines", {}, T::kString, "", 0, 0, {},
-       "'|'-separated engines to exclude: AiCore, AiVector, Dsa, Dvpp, AiCpuAscend, AiCpu, HostCpu, Hccl, FftsPlus"},
-      {"ge.engineType", {}, T::kString, "", 0, 0, {}, "\"VectorCore\" excludes AI Core; anything else excludes AI Vector"},
-      {"ge.exec.placement", {}, T::kEnum, "", 0, 0, {"", "HOST", "DEVICE"}, "HOST: execute on the host, no split"},
+      {"ge.exec.exclude_engines",
+       {},
+       T::kString,
+       "",
+       0,
+       0,
+       {},
+       "'|'-separated engines to exclude: AiCore, AiVector, Dsa, Dvpp, AiCpuAscend, AiCpu, HostCpu, Hccl, "
+       "FftsPlus"},
+      {"ge.engineType",
+       {},
+       T::kString,
+       "",
+       0,
+       0,
+       {},
+       "\"VectorCore\" excludes AI Core; anything else excludes AI Vector"},
+      {"ge.exec.placement",
+       {},
+       T::kEnum,
+       "",
+       0,
+       0,
+       {"", "HOST", "DEVICE"},
+       "HOST: execute on the host, no split"},
       {"ge.buildGraphMode", {}, T::kString, "", 0, 0, {}, "\"offline\": skip the device capability query"},
       {"ge.inputShape", {}, T::kString, "", 0, 0, {}, "Input shapes, as atc --input_shape"},
       {"ge.dynamicDims", {}, T::kString, "", 0, 0, {}, "Gears, as atc --dynamic_dims"},
@@ -60,9 +99,12 @@ sdk::Status set_ge_option(const GeOptionSpec& spec, const std::string& value, sd
         return sdk::Status::invalid_argument("E10001: option '" + spec.name + "' is present but empty");
       }
       if (ec != std::errc() || ptr != value.data() + value.size() || v < spec.min || v > spec.max) {
-        return sdk::Status::invalid_argument("E10001: value '" + value + "' for option '" + spec.name +
-                                             "' is invalid; it must be an integer in [" + std::to_string(spec.min) +
-                                             ", " + (spec.max == std::numeric_limits<int64_t>::max() ? std::string("INT64_MAX") : std::to_string(spec.max)) + "]");
+        return sdk::Status::invalid_argument(
+            "E10001: value '" + value + "' for option '" + spec.name +
+            "' is invalid; it must be an integer in [" + std::to_string(spec.min) + ", " +
+            (spec.max == std::numeric_limits<int64_t>::max() ? std::string("INT64_MAX")
+                                                             : std::to_string(spec.max)) +
+            "]");
       }
       out->set(spec.name, sdk::AttrValue::Int(v));
       return sdk::Status::ok();
@@ -75,7 +117,8 @@ sdk::Status set_ge_option(const GeOptionSpec& spec, const std::string& value, sd
         }
       }
       std::string list;
-      for (const std::string& allowed : spec.values) list += (list.empty() ? "" : ", ") + ("\"" + allowed + "\"");
+      for (const std::string& allowed : spec.values)
+        list += (list.empty() ? "" : ", ") + ("\"" + allowed + "\"");
       return sdk::Status::invalid_argument("E10001: value '" + value + "' for option '" + spec.name +
                                            "' is invalid; allowed: " + list);
     }

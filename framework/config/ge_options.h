@@ -1,5 +1,6 @@
-// GE options ("ge.*") that graphsplit understands, with GE's names, defaults and validation. They come from the
-// pipeline file's [options] table and from atc --options, and reach plugins through PassContext::ge_options().
+// GE options ("ge.*") that graphsplit understands, with GE's names, defaults and validation. They come from
+// the pipeline file's [options] table and from atc --options, and reach plugins through
+// PassContext::ge_options().
 #pragma once
 
 #include <string>
@@ -15,9 +16,9 @@ struct GeOptionSpec {
   std::string name;
   std::vector<std::string> aliases;  // other accepted spellings
   enum class Type { kInt, kString, kEnum } type = Type::kString;
-  std::string default_value;          // as GE spells it
-  int64_t min = 0, max = 0;           // kInt
-  std::vector<std::string> values;    // kEnum
+  std::string default_value;        // as GE spells it
+  int64_t min = 0, max = 0;         // kInt
+  std::vector<std::string> values;  // kEnum
   std::string help;
 };
 

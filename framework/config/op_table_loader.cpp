@@ -19,12 +19,15 @@ class TableParser {
   void parse(const toml::table& root, sdk::OpSupportTable* out) {
     for (auto&& [k, v] : root) {
       if (k.str() == "kernel_lib") {
-        if (!v.is_string() || v.as_string()->get().empty()) add(pos(v), "'kernel_lib' must be a non-empty string");
-        else out->set_kernel_lib(std::string(v.as_string()->get()));
+        if (!v.is_string() || v.as_string()->get().empty())
+          add(pos(v), "'kernel_lib' must be a non-empty string");
+        else
+          out->set_kernel_lib(std::string(v.as_string()->get()));
         continue;
       }
       if (k.str() != "op") {
-        add(pos(k), "unknown top-level key '" + std::string(k.str()) + "'; an op table holds kernel_lib and [[op]] entries");
+        add(pos(k), "unknown top-level key '" + std::string(k.str()) +
+                        "'; an op table holds kernel_lib and [[op]] entries");
         continue;
       }
       const toml::array* a = v.as_array();
@@ -56,14 +59,17 @@ class TableParser {
   }
 
   bool parse_row(const toml::table& t, const SourcePos& where, sdk::OpSupportRow* row) {
-    static const std::vector<std::string> kKeys = {"type", "opset", "dtypes", "input_dtypes", "output_dtypes", "formats", "dynamic_shape", "tiling",
-                                                   "tiling_sink", "addr_refresh", "shape_dependent", "cost"};
+    static const std::vector<std::string> kKeys = {
+        "type",          "opset",  "dtypes",      "input_dtypes", "output_dtypes",   "formats",
+        "dynamic_shape", "tiling", "tiling_sink", "addr_refresh", "shape_dependent", "cost"};
     const size_t before = diags_->size();
     for (auto&& [k, v] : t) {
       const std::string key(k.str());
       if (key == "type") {
-        if (!v.is_string() || v.as_string()->get().empty()) add(pos(v), "'type' must be a non-empty string");
-        else row->type = v.as_string()->get();
+        if (!v.is_string() || v.as_string()->get().empty())
+          add(pos(v), "'type' must be a non-empty string");
+        else
+          row->type = v.as_string()->get();
       } else if (key == "opset") {
         const toml::array* a = v.as_array();
         if (!a || a->size() != 2 || !(*a)[0].is_integer() || !(*a)[1].is_integer() ||
@@ -87,21 +93,31 @@ class TableParser {
           const std::string s(e.as_string()->get());
           if (key != "formats") {
             auto dt = sdk::parse_data_type(s);
-            auto& list = key == "dtypes" ? row->dtypes : key == "input_dtypes" ? row->input_dtypes : row->output_dtypes;
-            if (!dt || *dt == sdk::DataType::kUndefined) add(pos(e), "unknown data type '" + s + "'");
-            else list.push_back(*dt);
+            auto& list = key == "dtypes"         ? row->dtypes
+                         : key == "input_dtypes" ? row->input_dtypes
+                                                 : row->output_dtypes;
+            if (!dt || *dt == sdk::DataType::kUndefined)
+              add(pos(e), "unknown data type '" + s + "'");
+            else
+              list.push_back(*dt);
           } else {
             auto f = sdk::parse_format(s);
-            if (!f) add(pos(e), "unknown format '" + s + "'");
-            else row->formats.push_back(*f);
+            if (!f)
+              add(pos(e), "unknown format '" + s + "'");
+            else
+              row->formats.push_back(*f);
           }
         }
       } else if (key == "dynamic_shape") {
         const std::string s = v.is_string() ? std::string(v.as_string()->get()) : "";
-        if (s == "none") row->dynamic_shape = sdk::DynamicShapeSupport::kNone;
-        else if (s == "bounded") row->dynamic_shape = sdk::DynamicShapeSupport::kBounded;
-        else if (s == "full") row->dynamic_shape = sdk::DynamicShapeSupport::kFull;
-        else add(pos(v), "'dynamic_shape' must be \"none\", \"bounded\" or \"full\"");
+        if (s == "none")
+          row->dynamic_shape = sdk::DynamicShapeSupport::kNone;
+        else if (s == "bounded")
+          row->dynamic_shape = sdk::DynamicShapeSupport::kBounded;
+        else if (s == "full")
+          row->dynamic_shape = sdk::DynamicShapeSupport::kFull;
+        else
+          add(pos(v), "'dynamic_shape' must be \"none\", \"bounded\" or \"full\"");
       } else if (key == "tiling") {
         boolean(v, key, &row->tiling);
       } else if (key == "tiling_sink") {
@@ -111,8 +127,10 @@ class TableParser {
       } else if (key == "shape_dependent") {
         boolean(v, key, &row->shape_dependent);
       } else if (key == "cost") {
-        if (!v.is_integer() || v.as_integer()->get() < 0) add(pos(v), "'cost' must be a non-negative integer");
-        else row->cost = v.as_integer()->get();
+        if (!v.is_integer() || v.as_integer()->get() < 0)
+          add(pos(v), "'cost' must be a non-negative integer");
+        else
+          row->cost = v.as_integer()->get();
       } else {
         std::string msg = "unknown key '" + key + "' in an [[op]] row";
         const std::string dym = did_you_mean(key, kKeys);
@@ -137,7 +155,8 @@ Status parse_op_table(std::string_view text, const std::string& path, sdk::OpSup
     toml::table root = toml::parse(text, path);
     TableParser(path, &diags).parse(root, out);
   } catch (const toml::parse_error& e) {
-    diags.push_back({SourcePos{path, e.source().begin.line, e.source().begin.column}, std::string(e.description())});
+    diags.push_back(
+        {SourcePos{path, e.source().begin.line, e.source().begin.column}, std::string(e.description())});
   }
   return diagnostics_to_status(std::move(diags));
 }

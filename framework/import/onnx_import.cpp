@@ -4,10 +4,12 @@
 //  - graph inputs that are not initializers -> Data (attr `index`; in subgraphs also `_parent_node_index`)
 //  - initializers and Constant nodes       -> Const (attr `value`)
 //  - graph outputs                         -> one NetOutput per graph (attr `output_names`)
-//  - graph-valued attributes               -> subgraphs registered on the root, referenced by kGraph attributes
-//  - values a subgraph captures from an enclosing graph become explicit inputs of the control-flow node (shared
-//    by all its branches) and a Data node in the subgraph with `_parent_node_index` and `_outer_value`; a capture
-//    two levels down is threaded through every level in between.
+//  - graph-valued attributes               -> subgraphs registered on the root, referenced by kGraph
+//  attributes
+//  - values a subgraph captures from an enclosing graph become explicit inputs of the control-flow node
+//  (shared
+//    by all its branches) and a Data node in the subgraph with `_parent_node_index` and `_outer_value`; a
+//    capture two levels down is threaded through every level in between.
 #include "import/onnx_import.h"
 
 #include <onnx/defs/data_type_utils.h>
@@ -33,7 +35,9 @@ using sdk::Status;
 namespace fs = std::filesystem;
 
 constexpr std::string_view kDefaultDomain = "ai.onnx";
-bool is_default_domain(const std::string& d) { return d.empty() || d == kDefaultDomain; }
+bool is_default_domain(const std::string& d) {
+  return d.empty() || d == kDefaultDomain;
+}
 
 // ------------------------------------------------------------------ types and tensors
 
@@ -82,7 +86,8 @@ void type_to_desc(const onnx::TypeProto& t, sdk::TensorDesc* d) {
     case V::kSparseTensorType: {
       d->kind = sdk::ValueKind::kSparseTensor;
       const int32_t e = t.sparse_tensor_type().elem_type();
-      d->dtype = (e >= 0 && e <= sdk::kMaxDataType) ? static_cast<sdk::DataType>(e) : sdk::DataType::kUndefined;
+      d->dtype =
+          (e >= 0 && e <= sdk::kMaxDataType) ? static_cast<sdk::DataType>(e) : sdk::DataType::kUndefined;
       return;
     }
     default:
@@ -112,7 +117,8 @@ void append_le(std::string* out, T v) {
 
 class TensorReader {
  public:
-  TensorReader(std::string source, std::string base_dir) : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+  TensorReader(std::string source, std::string base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
 
   Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
     const int32_t dt = t.data_type();
@@ -123,7 +129,8 @@ class TensorReader {
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
     sdk::Shape shape(dims);
     for (int64_t d : dims) {
-      if (d < 0) return err(what + " has negative dimension " + std::to_string(d) + " in shape " + shape.to_string());
+      if (d < 0)
+        return err(what + " has negative dimension " + std::to_string(d) + " in shape " + shape.to_string());
     }
     auto count = shape.num_elements();
     if (!count) return err(what + " has a shape whose element count overflows: " + shape.to_string());
@@ -133,7 +140,8 @@ class TensorReader {
     if (t.has_segment()) return err(what + " is segmented, which is not supported");
 
     if (dtype == sdk::DataType::kString) {
-      if (t.data_location() == onnx::TensorProto::EXTERNAL) return err(what + ": external string data is not supported");
+      if (t.data_location() == onnx::TensorProto::EXTERNAL)
+        return err(what + ": external string data is not supported");
       if (static_cast<int64_t>(t.string_data_size()) != *count) {
         return err(what + " has " + std::to_string(t.string_data_size()) + " strings but its shape " +
                    shape.to_string() + " holds " + std::to_string(*count));
@@ -152,7 +160,8 @@ class TensorReader {
     } else if (t.has_raw_data()) {
       if (static_cast<int64_t>(t.raw_data().size()) != nbytes) {
         return err(what + " has " + std::to_string(t.raw_data().size()) + " bytes of data but shape " +
-                   shape.to_string() + " of " + std::string(sdk::to_string(dtype)) + " needs " + std::to_string(nbytes));
+                   shape.to_string() + " of " + std::string(sdk::to_string(dtype)) + " needs " +
+                   std::to_string(nbytes));
       }
       bytes = t.raw_data();
     } else {
@@ -196,8 +205,10 @@ class TensorReader {
       case D::kUint64:
         if (t.uint64_data_size() != count) return count_error(what, t.uint64_data_size(), count);
         for (uint64_t v : t.uint64_data()) {
-          if (dtype == D::kUint32) append_le(bytes, static_cast<uint32_t>(v));
-          else append_le(bytes, v);
+          if (dtype == D::kUint32)
+            append_le(bytes, static_cast<uint32_t>(v));
+          else
+            append_le(bytes, v);
         }
         return Status::ok();
       case D::kInt32:
@@ -212,31 +223,43 @@ class TensorReader {
         if (t.int32_data_size() != count) return count_error(what, t.int32_data_size(), count);
         for (int32_t v : t.int32_data()) {
           switch (sdk::element_size(dtype)) {
-            case 1: append_le(bytes, static_cast<uint8_t>(v)); break;
-            case 2: append_le(bytes, static_cast<uint16_t>(v)); break;
-            default: append_le(bytes, v); break;
+            case 1:
+              append_le(bytes, static_cast<uint8_t>(v));
+              break;
+            case 2:
+              append_le(bytes, static_cast<uint16_t>(v));
+              break;
+            default:
+              append_le(bytes, v);
+              break;
           }
         }
         return Status::ok();
-      default: return err(what + " has data type " + std::string(sdk::to_string(dtype)) + " with no readable data");
+      default:
+        return err(what + " has data type " + std::string(sdk::to_string(dtype)) + " with no readable data");
     }
   }
 
-  Status read_external(const onnx::TensorProto& t, const std::string& what, int64_t nbytes, std::string* bytes) const {
+  Status read_external(const onnx::TensorProto& t, const std::string& what, int64_t nbytes,
+                       std::string* bytes) const {
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto& kv : t.external_data()) {
       try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoll(kv.value());
-        else if (kv.key() == "length") length = std::stoll(kv.value());
+        if (kv.key() == "location")
+          location = kv.value();
+        else if (kv.key() == "offset")
+          offset = std::stoll(kv.value());
+        else if (kv.key() == "length")
+          length = std::stoll(kv.value());
       } catch (const std::exception&) {
         return err(what + ": external_data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
       }
     }
     const fs::path rel(location);
     if (location.empty() || rel.is_absolute() || location.find("..") != std::string::npos) {
-      return err(what + ": external data location '" + location + "' must be a relative path inside the model folder");
+      return err(what + ": external data location '" + location +
+                 "' must be a relative path inside the model folder");
     }
     if (length >= 0 && length != nbytes) {
       return err(what + ": external data length " + std::to_string(length) + " does not match its shape (" +
@@ -248,8 +271,8 @@ class TensorReader {
     in.seekg(0, std::ios::end);
     const auto file_size = static_cast<int64_t>(in.tellg());
     if (offset < 0 || offset > file_size || file_size - offset < nbytes) {
-      return err(what + ": external data file '" + path + "' is too short for offset " + std::to_string(offset) +
-                 " and " + std::to_string(nbytes) + " bytes");
+      return err(what + ": external data file '" + path + "' is too short for offset " +
+                 std::to_string(offset) + " and " + std::to_string(nbytes) + " bytes");
     }
     in.seekg(offset);
     bytes->resize(static_cast<size_t>(nbytes));
@@ -276,7 +299,8 @@ class Importer {
  public:
   Importer(std::string source, std::string base_dir, const onnx::ModelProto& model)
       : source_(std::move(source)), tensors_(source_, std::move(base_dir)), model_(model) {
-    for (const auto& o : model.opset_import()) opsets_[is_default_domain(o.domain()) ? "" : o.domain()] = o.version();
+    for (const auto& o : model.opset_import())
+      opsets_[is_default_domain(o.domain()) ? "" : o.domain()] = o.version();
   }
 
   Status run(std::unique_ptr<sdk::Graph>* out) {
@@ -291,7 +315,8 @@ class Importer {
     root->attrs().set("_onnx_ir_version", sdk::AttrValue::Int(model_.ir_version()));
     root->attrs().set("_onnx_opset_import", sdk::AttrValue::Strings(std::move(opset_texts)));
     if (!model_.producer_name().empty()) {
-      root->attrs().set("_onnx_producer", sdk::AttrValue::String(model_.producer_name() + " " + model_.producer_version()));
+      root->attrs().set("_onnx_producer",
+                        sdk::AttrValue::String(model_.producer_name() + " " + model_.producer_version()));
     }
     Scope scope;
     scope.graph = root.get();
@@ -320,15 +345,19 @@ class Importer {
 
     // Data nodes first, in input order (GE's `index`), then constants, then the operators, then NetOutput.
     for (const auto& vi : g.input()) {
-      if (initializer_names.count(vi.name())) continue;  // an initializer that is also an input: the initializer wins
+      if (initializer_names.count(vi.name()))
+        continue;  // an initializer that is also an input: the initializer wins
       if (vi.name().empty()) return err("graph '" + s->graph->name() + "' has an input without a name");
-      if (s->values.count(vi.name())) return err("graph '" + s->graph->name() + "' lists input '" + vi.name() + "' twice");
-      sdk::Node* d = s->graph->add_node(s->graph->unique_node_name(vi.name()), std::string(sdk::op::kData), 0, 0);
+      if (s->values.count(vi.name()))
+        return err("graph '" + s->graph->name() + "' lists input '" + vi.name() + "' twice");
+      sdk::Node* d =
+          s->graph->add_node(s->graph->unique_node_name(vi.name()), std::string(sdk::op::kData), 0, 0);
       d->add_output(desc_of(&vi.type()), vi.name());
       const int64_t index = s->next_data_index++;
       d->attrs().set(std::string(sdk::attr::kIndex), sdk::AttrValue::Int(index));
       if (s->owner) {
-        d->attrs().set(std::string(sdk::attr::kParentNodeIndex), sdk::AttrValue::Int(index + formal_parent_offset));
+        d->attrs().set(std::string(sdk::attr::kParentNodeIndex),
+                       sdk::AttrValue::Int(index + formal_parent_offset));
       }
       s->values[vi.name()] = {d, 0};
     }
@@ -337,23 +366,26 @@ class Importer {
       if (s->values.count(t.name())) return err("initializer '" + t.name() + "' is defined twice");
       sdk::Tensor value;
       GS_RETURN_IF_ERROR(tensors_.read(t, "initializer '" + t.name() + "'", &value));
-      sdk::Node* c = s->graph->add_node(s->graph->unique_node_name(t.name()), std::string(sdk::op::kConst), 0, 0);
+      sdk::Node* c =
+          s->graph->add_node(s->graph->unique_node_name(t.name()), std::string(sdk::op::kConst), 0, 0);
       c->add_output(value.desc(), t.name());
       c->attrs().set(std::string(sdk::attr::kValue), sdk::AttrValue::OfTensor(std::move(value)));
       s->values[t.name()] = {c, 0};
     }
 
-    // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph that is
-    // not sorted still imports, and a cycle is reported by the verifier with its path).
+    // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph
+    // that is not sorted still imports, and a cycle is reported by the verifier with its path).
     std::vector<sdk::Node*> created;
     created.reserve(g.node_size());
     for (const auto& n : g.node()) {
       GS_RETURN_IF_ERROR(check_operator(n));
       const bool is_constant = n.op_type() == "Constant" && is_default_domain(n.domain());
       std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
-      sdk::Node* ir = s->graph->add_node(s->graph->unique_node_name(base),
-                                         is_constant ? std::string(sdk::op::kConst) : n.op_type(), n.input_size(), 0);
-      if (!is_default_domain(n.domain())) ir->attrs().set(std::string(sdk::attr::kDomain), sdk::AttrValue::String(n.domain()));
+      sdk::Node* ir =
+          s->graph->add_node(s->graph->unique_node_name(base),
+                             is_constant ? std::string(sdk::op::kConst) : n.op_type(), n.input_size(), 0);
+      if (!is_default_domain(n.domain()))
+        ir->attrs().set(std::string(sdk::attr::kDomain), sdk::AttrValue::String(n.domain()));
       for (int o = 0; o < n.output_size(); ++o) {
         const std::string& v = n.output(o);
         auto type = s->types.find(v);
@@ -362,7 +394,8 @@ class Importer {
         auto [it, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
         if (!fresh) {
           return err("value '" + v + "' is produced twice in graph '" + s->graph->name() + "': by '" +
-                     it->second.node->name() + "' (" + it->second.node->type() + ") and by " + node_label(n, ir));
+                     it->second.node->name() + "' (" + it->second.node->type() + ") and by " +
+                     node_label(n, ir));
         }
       }
       created.push_back(ir);
@@ -389,16 +422,18 @@ class Importer {
       for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
     }
 
-    sdk::Node* out = s->graph->add_node(s->graph->unique_node_name("NetOutput"), std::string(sdk::op::kNetOutput),
-                                        g.output_size(), 0);
+    sdk::Node* out = s->graph->add_node(s->graph->unique_node_name("NetOutput"),
+                                        std::string(sdk::op::kNetOutput), g.output_size(), 0);
     std::vector<std::string> names;
     for (int i = 0; i < g.output_size(); ++i) {
       const std::string& v = g.output(i).name();
-      if (v.empty()) return err("graph '" + s->graph->name() + "' output " + std::to_string(i) + " has no name");
+      if (v.empty())
+        return err("graph '" + s->graph->name() + "' output " + std::to_string(i) + " has no name");
       sdk::OutPort src;
       GS_RETURN_IF_ERROR(resolve(s, v, &src));
       if (!src.valid()) {
-        return err("graph '" + s->graph->name() + "' output '" + v + "' is not produced by any node, input or initializer");
+        return err("graph '" + s->graph->name() + "' output '" + v +
+                   "' is not produced by any node, input or initializer");
       }
       GS_RETURN_IF_ERROR(s->graph->add_edge(src, {out, i}));
       names.push_back(v);
@@ -421,14 +456,14 @@ class Importer {
                  "', which is not supported; supported: ai.onnx, ai.onnx.ml, ai.onnx.preview.training");
     }
     if (!onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain)) {
-      return err("node '" + n.name() + "': operator '" + n.op_type() + "' is not defined in domain '" + shown +
-                 "' at opset " + std::to_string(opset->second));
+      return err("node '" + n.name() + "': operator '" + n.op_type() + "' is not defined in domain '" +
+                 shown + "' at opset " + std::to_string(opset->second));
     }
     return Status::ok();
   }
 
-  // Finds the producer of `name`, capturing it from an enclosing graph if needed. An invalid port means the name
-  // is defined nowhere.
+  // Finds the producer of `name`, capturing it from an enclosing graph if needed. An invalid port means the
+  // name is defined nowhere.
   Status resolve(Scope* s, const std::string& name, sdk::OutPort* out) {
     if (auto it = s->values.find(name); it != s->values.end()) {
       *out = it->second;
@@ -458,8 +493,8 @@ class Importer {
     return Status::ok();
   }
 
-  // The parent input that a subgraph's first formal input binds to. Loop and Scan bind positionally; Scan-8 has
-  // the sequence_lens input in front; If/Case branches have no formal inputs.
+  // The parent input that a subgraph's first formal input binds to. Loop and Scan bind positionally; Scan-8
+  // has the sequence_lens input in front; If/Case branches have no formal inputs.
   int64_t formal_offset(const onnx::NodeProto& n) const {
     if (n.op_type() == "Scan" && is_default_domain(n.domain())) {
       auto it = opsets_.find("");
@@ -468,10 +503,11 @@ class Importer {
     return 0;
   }
 
-  Status build_subgraph(const onnx::NodeProto& n, const std::string& key, const onnx::GraphProto& body, Scope* s,
-                        sdk::Node* ir, sdk::Graph** out) {
+  Status build_subgraph(const onnx::NodeProto& n, const std::string& key, const onnx::GraphProto& body,
+                        Scope* s, sdk::Node* ir, sdk::Graph** out) {
     if (depth_ >= kMaxNesting) {
-      return err(node_label(n, ir) + ": subgraphs nest deeper than " + std::to_string(kMaxNesting) + " levels");
+      return err(node_label(n, ir) + ": subgraphs nest deeper than " + std::to_string(kMaxNesting) +
+                 " levels");
     }
     sdk::Graph* sub = root_->add_subgraph(root_->unique_subgraph_name(ir->name() + "_" + key), ir);
     Scope child;
@@ -521,7 +557,8 @@ class Importer {
       desc.shape = sdk::Shape({a.strings_size()});
       t = sdk::Tensor::from_strings(desc, {a.strings().begin(), a.strings().end()});
     } else {
-      return err(node_label(n, ir) + ": Constant attribute '" + a.name() + "' is not supported (sparse constants are not)");
+      return err(node_label(n, ir) + ": Constant attribute '" + a.name() +
+                 "' is not supported (sparse constants are not)");
     }
     // The inferred type can only agree with the constant; the constant's own descriptor is exact.
     ir->mutable_output_desc(0) = t.desc();
@@ -537,25 +574,47 @@ class Importer {
     if (ir->attrs().has(a.name())) return err(what + " appears twice");
     A::AttributeType type = a.type();
     if (type == A::UNDEFINED) {  // IR version 1-2 files leave the type out; it follows from the field used
-      if (a.has_f()) type = A::FLOAT;
-      else if (a.has_i()) type = A::INT;
-      else if (a.has_s()) type = A::STRING;
-      else if (a.has_t()) type = A::TENSOR;
-      else if (a.has_g()) type = A::GRAPH;
-      else if (a.floats_size()) type = A::FLOATS;
-      else if (a.ints_size()) type = A::INTS;
-      else if (a.strings_size()) type = A::STRINGS;
-      else if (a.tensors_size()) type = A::TENSORS;
-      else if (a.graphs_size()) type = A::GRAPHS;
+      if (a.has_f())
+        type = A::FLOAT;
+      else if (a.has_i())
+        type = A::INT;
+      else if (a.has_s())
+        type = A::STRING;
+      else if (a.has_t())
+        type = A::TENSOR;
+      else if (a.has_g())
+        type = A::GRAPH;
+      else if (a.floats_size())
+        type = A::FLOATS;
+      else if (a.ints_size())
+        type = A::INTS;
+      else if (a.strings_size())
+        type = A::STRINGS;
+      else if (a.tensors_size())
+        type = A::TENSORS;
+      else if (a.graphs_size())
+        type = A::GRAPHS;
     }
     sdk::AttrValue v;
     switch (type) {
-      case A::FLOAT: v = sdk::AttrValue::Float(a.f()); break;
-      case A::INT: v = sdk::AttrValue::Int(a.i()); break;
-      case A::STRING: v = sdk::AttrValue::String(a.s()); break;
-      case A::FLOATS: v = sdk::AttrValue::Floats({a.floats().begin(), a.floats().end()}); break;
-      case A::INTS: v = sdk::AttrValue::Ints({a.ints().begin(), a.ints().end()}); break;
-      case A::STRINGS: v = sdk::AttrValue::Strings({a.strings().begin(), a.strings().end()}); break;
+      case A::FLOAT:
+        v = sdk::AttrValue::Float(a.f());
+        break;
+      case A::INT:
+        v = sdk::AttrValue::Int(a.i());
+        break;
+      case A::STRING:
+        v = sdk::AttrValue::String(a.s());
+        break;
+      case A::FLOATS:
+        v = sdk::AttrValue::Floats({a.floats().begin(), a.floats().end()});
+        break;
+      case A::INTS:
+        v = sdk::AttrValue::Ints({a.ints().begin(), a.ints().end()});
+        break;
+      case A::STRINGS:
+        v = sdk::AttrValue::Strings({a.strings().begin(), a.strings().end()});
+        break;
       case A::TENSOR: {
         sdk::Tensor t;
         GS_RETURN_IF_ERROR(tensors_.read(a.t(), what, &t));
@@ -564,7 +623,8 @@ class Importer {
       }
       case A::TENSORS: {
         std::vector<sdk::Tensor> ts(a.tensors_size());
-        for (int i = 0; i < a.tensors_size(); ++i) GS_RETURN_IF_ERROR(tensors_.read(a.tensors(i), what, &ts[i]));
+        for (int i = 0; i < a.tensors_size(); ++i)
+          GS_RETURN_IF_ERROR(tensors_.read(a.tensors(i), what, &ts[i]));
         v = sdk::AttrValue::Tensors(std::move(ts));
         break;
       }
@@ -584,7 +644,9 @@ class Importer {
         v = sdk::AttrValue::Graphs(std::move(subs));
         break;
       }
-      case A::TYPE_PROTO: v = sdk::AttrValue::Type(*onnx::Utils::DataTypeUtils::ToType(a.tp())); break;
+      case A::TYPE_PROTO:
+        v = sdk::AttrValue::Type(*onnx::Utils::DataTypeUtils::ToType(a.tp()));
+        break;
       default:
         return err(what + " has type " + A::AttributeType_Name(type) + ", which is not supported");
     }
@@ -627,8 +689,9 @@ Status check_model_header(const onnx::ModelProto& m, const std::string& source) 
     // Exporters often import domains that no node uses; only a node in an unknown domain is an error.
     if (range == ranges.end()) continue;
     if (o.version() < range->second.first || o.version() > range->second.second) {
-      return err("opset " + std::to_string(o.version()) + " of domain '" + shown + "' is not supported (supported: " +
-                 std::to_string(range->second.first) + " to " + std::to_string(range->second.second) + ")");
+      return err("opset " + std::to_string(o.version()) + " of domain '" + shown +
+                 "' is not supported (supported: " + std::to_string(range->second.first) + " to " +
+                 std::to_string(range->second.second) + ")");
     }
   }
   return Status::ok();
@@ -655,7 +718,8 @@ Status apply_input_shapes(onnx::ModelProto* m, const std::vector<InputShapeOverr
                                       "', which is not an input of the model (inputs: " + known + ")");
     }
     if (!target->type().has_tensor_type()) {
-      return Status::invalid_argument(source + ": --input_shape names '" + o.name + "', which is not a tensor input");
+      return Status::invalid_argument(source + ": --input_shape names '" + o.name +
+                                      "', which is not a tensor input");
     }
     auto* shape = target->mutable_type()->mutable_tensor_type()->mutable_shape();
     shape->clear_dim();
@@ -673,8 +737,9 @@ Status apply_input_shapes(onnx::ModelProto* m, const std::vector<InputShapeOverr
 }
 
 void infer_shapes(onnx::ModelProto* m, const std::string& source) {
-  // check_type on first: it is the stricter reading. A few valid models (three in ONNX's own test data) trip it,
-  // so a failure falls back to inference without type checks; shapes inference cannot settle stay unknown.
+  // check_type on first: it is the stricter reading. A few valid models (three in ONNX's own test data) trip
+  // it, so a failure falls back to inference without type checks; shapes inference cannot settle stay
+  // unknown.
   try {
     onnx::shape_inference::InferShapes(*m, onnx::OpSchemaRegistry::Instance(),
                                        onnx::ShapeInferenceOptions(true, 0, true));
@@ -705,7 +770,8 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   }
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Status::invalid_argument(source + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file?)");
+    return Status::invalid_argument(
+        source + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file?)");
   }
   GS_RETURN_IF_ERROR(check_model_header(model, source));
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
@@ -713,7 +779,8 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   return Importer(source, base_dir, model).run(root);
 }
 
-Status import_onnx_file(const std::string& path, const OnnxImportOptions& options, std::unique_ptr<sdk::Graph>* root) {
+Status import_onnx_file(const std::string& path, const OnnxImportOptions& options,
+                        std::unique_ptr<sdk::Graph>* root) {
   std::string bytes;
   GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
   const fs::path p(path);

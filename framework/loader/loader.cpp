@@ -1,9 +1,9 @@
-// Boost.DLL 1.74 notes (design guide 3.10): BOOST_DLL_USE_STD_FS is defined for this target; <vector> must come
-// before library_info.hpp; the throwing shared_library constructor is used because its message carries dlerror().
-#include <vector>
-
+// Boost.DLL 1.74 notes (design guide 3.10): BOOST_DLL_USE_STD_FS is defined for this target; <vector> must
+// come before library_info.hpp; the throwing shared_library constructor is used because its message carries
+// dlerror().
 #include "loader/loader.h"
 
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <spdlog/spdlog.h>
+#include <vector>
 
 namespace graphsplit {
 namespace {
@@ -63,7 +63,8 @@ std::string hint_for(const std::string& dl_error) {
     return "hint: a dependency is missing; run 'ldd' on the plugin or set LD_DEBUG=libs";
   }
   if (dl_error.find("undefined symbol") != std::string::npos) {
-    return "hint: the plugin needs a symbol nothing provides; was it linked against the right SDK (built with -z defs)?";
+    return "hint: the plugin needs a symbol nothing provides; was it linked against the right SDK (built "
+           "with -z defs)?";
   }
   if (dl_error.find("version `") != std::string::npos) {
     return "hint: the plugin needs a newer SDK or C++ runtime than this host has";
@@ -83,26 +84,32 @@ Status validate(const gs_plugin_desc* d, const std::string& path, bool strict_ab
   }
   const std::string plugin_sdk = d->sdk_version ? d->sdk_version : "?";
   if (d->abi_major != GS_SDK_ABI_MAJOR) {
-    return refuse("it was built for SDK ABI " + std::to_string(d->abi_major) + "." + std::to_string(d->abi_minor) +
-                  " (SDK " + plugin_sdk + "); this host provides SDK ABI " + std::to_string(GS_SDK_ABI_MAJOR) + "." +
-                  std::to_string(GS_SDK_ABI_MINOR) + " (graphsplit " GS_SDK_VERSION "). Rebuild the plugin.");
+    return refuse("it was built for SDK ABI " + std::to_string(d->abi_major) + "." +
+                  std::to_string(d->abi_minor) + " (SDK " + plugin_sdk + "); this host provides SDK ABI " +
+                  std::to_string(GS_SDK_ABI_MAJOR) + "." + std::to_string(GS_SDK_ABI_MINOR) +
+                  " (graphsplit " GS_SDK_VERSION "). Rebuild the plugin.");
   }
   if (d->min_host_minor > GS_SDK_ABI_MINOR) {
-    return refuse("it requires SDK ABI >= " + std::to_string(d->abi_major) + "." + std::to_string(d->min_host_minor) +
-                  " (built with SDK " + plugin_sdk + "); this host provides SDK ABI " +
-                  std::to_string(GS_SDK_ABI_MAJOR) + "." + std::to_string(GS_SDK_ABI_MINOR) +
+    return refuse("it requires SDK ABI >= " + std::to_string(d->abi_major) + "." +
+                  std::to_string(d->min_host_minor) + " (built with SDK " + plugin_sdk +
+                  "); this host provides SDK ABI " + std::to_string(GS_SDK_ABI_MAJOR) + "." +
+                  std::to_string(GS_SDK_ABI_MINOR) +
                   " (graphsplit " GS_SDK_VERSION "). Upgrade the host or rebuild.");
   }
   const std::string tag = d->abi_tag ? d->abi_tag : "";
   const std::string host = GS_ABI_TAG;
   for (const char* key : {"stdlib", "cxx11abi", "glibcxx_debug"}) {
     if (field(tag, key) != field(host, key)) {
-      return refuse("its C++ ABI tag '" + tag + "' does not match the host's '" + host + "' (" + key + " differs)");
+      return refuse("its C++ ABI tag '" + tag + "' does not match the host's '" + host + "' (" + key +
+                    " differs)");
     }
   }
   if (field(tag, "compiler") != field(host, "compiler")) {
-    if (strict_abi_tag) return refuse("its compiler '" + field(tag, "compiler") + "' differs from the host's '" + field(host, "compiler") + "' and strict_abi_tag is on");
-    spdlog::warn("plugin {} was built with {}, the host with {}", path, field(tag, "compiler"), field(host, "compiler"));
+    if (strict_abi_tag)
+      return refuse("its compiler '" + field(tag, "compiler") + "' differs from the host's '" +
+                    field(host, "compiler") + "' and strict_abi_tag is on");
+    spdlog::warn("plugin {} was built with {}, the host with {}", path, field(tag, "compiler"),
+                 field(host, "compiler"));
   }
   if (!d->name || !*d->name || !d->version) return refuse("the descriptor has no plugin name or version");
   if (d->n_components == 0 || !d->components) return refuse("it provides no components");
@@ -114,7 +121,8 @@ Status validate(const gs_plugin_desc* d, const std::string& path, bool strict_ab
     if (!c.name || !*c.name || !c.create || !c.destroy) {
       return refuse("component " + std::to_string(i) + " lacks a name, create or destroy");
     }
-    if (c.n_options && !c.options) return refuse("component '" + std::string(c.name) + "' declares options but no table");
+    if (c.n_options && !c.options)
+      return refuse("component '" + std::string(c.name) + "' declares options but no table");
     for (uint32_t j = 0; j < i; ++j) {
       if (d->components[j].kind == c.kind && std::string_view(d->components[j].name) == c.name) {
         return refuse("it declares component '" + std::string(c.name) + "' twice");
@@ -133,11 +141,13 @@ struct LoadedLibrary::Impl {
 LoadedLibrary::~LoadedLibrary() = default;
 
 std::string LoadedLibrary::label() const {
-  return fs::path(path_).filename().string() + " " + desc_->version + ", SDK ABI " + std::to_string(desc_->abi_major) +
-         "." + std::to_string(desc_->abi_minor);
+  return fs::path(path_).filename().string() + " " + desc_->version + ", SDK ABI " +
+         std::to_string(desc_->abi_major) + "." + std::to_string(desc_->abi_minor);
 }
 
-const char* host_abi_tag() { return GS_ABI_TAG; }
+const char* host_abi_tag() {
+  return GS_ABI_TAG;
+}
 
 Status PluginLoader::load_file(const std::string& given, std::shared_ptr<const LoadedLibrary>* out) const {
   std::error_code ec;
@@ -163,19 +173,23 @@ Status PluginLoader::load_file(const std::string& given, std::shared_ptr<const L
       if (s.rfind(kEntryPrefix, 0) == 0) entries.push_back(s);
     }
   } catch (const std::exception& e) {
-    return Status::failed_precondition("refusing plugin " + path.string() + ": not a loadable shared library (" + e.what() + ")");
+    return Status::failed_precondition("refusing plugin " + path.string() +
+                                       ": not a loadable shared library (" + e.what() + ")");
   }
   const std::string wanted = GS_ENTRY_SYMBOL;
   if (std::find(entries.begin(), entries.end(), wanted) == entries.end()) {
     if (entries.empty()) {
-      return Status::failed_precondition("refusing plugin " + path.string() +
-                                         ": not a graphsplit plugin (it exports no graphsplit_plugin_descriptor_v* symbol)");
+      return Status::failed_precondition(
+          "refusing plugin " + path.string() +
+          ": not a graphsplit plugin (it exports no graphsplit_plugin_descriptor_v* symbol)");
     }
     std::string majors;
-    for (const std::string& e : entries) majors += (majors.empty() ? "" : ", ") + e.substr(kEntryPrefix.size());
-    return Status::failed_precondition("refusing plugin " + path.string() + ": it was built for SDK ABI major " + majors +
-                                       "; this host provides SDK ABI major " + std::to_string(GS_SDK_ABI_MAJOR) +
-                                       " (graphsplit " GS_SDK_VERSION "). Rebuild the plugin.");
+    for (const std::string& e : entries)
+      majors += (majors.empty() ? "" : ", ") + e.substr(kEntryPrefix.size());
+    return Status::failed_precondition(
+        "refusing plugin " + path.string() + ": it was built for SDK ABI major " + majors +
+        "; this host provides SDK ABI major " + std::to_string(GS_SDK_ABI_MAJOR) +
+        " (graphsplit " GS_SDK_VERSION "). Rebuild the plugin.");
   }
 
   auto lib = std::shared_ptr<LoadedLibrary>(new LoadedLibrary());
@@ -194,7 +208,8 @@ Status PluginLoader::load_file(const std::string& given, std::shared_ptr<const L
   try {
     desc = lib->impl_->library.get<Entry>(wanted)();
   } catch (const std::exception& e) {
-    return Status::failed_precondition("refusing plugin " + path.string() + ": cannot call " + wanted + ": " + e.what());
+    return Status::failed_precondition("refusing plugin " + path.string() + ": cannot call " + wanted + ": " +
+                                       e.what());
   }
   GS_RETURN_IF_ERROR(validate(desc, path.string(), options_.strict_abi_tag));
   lib->desc_ = desc;
@@ -224,7 +239,8 @@ Status PluginLoader::load(const std::string& name, std::shared_ptr<const LoadedL
     }
     tried += "; " + std::to_string(++k) + ". " + s.message();
     // A file that is present but broken is an error: falling through to another copy would hide it.
-    return Status::failed_precondition("required plugin '" + name + "' could not be loaded; tried in order" + tried);
+    return Status::failed_precondition("required plugin '" + name + "' could not be loaded; tried in order" +
+                                       tried);
   }
   if (options_.search_paths.empty()) tried = ": no search paths configured";
   return Status::not_found("required plugin '" + name + "' could not be loaded; tried in order" + tried);

@@ -39,8 +39,8 @@ class LoadedLibrary {
   mutable std::atomic<int> live_{0};
 };
 
-// Owns one object made by a plugin: destroys it with the plugin's own destroy function first, then releases the
-// library reference.
+// Owns one object made by a plugin: destroys it with the plugin's own destroy function first, then releases
+// the library reference.
 template <class T>
 class PluginHandle {
  public:
@@ -80,8 +80,8 @@ class PluginHandle {
 struct LoaderOptions {
   std::vector<std::string> search_paths;  // tried in order
   bool strict_abi_tag = false;            // a different compiler family/major is an error, not a warning
-  // "never" (default): loaded libraries stay for the life of the process. "checked" (tests): a library is unloaded
-  // when the last registry, handle or reference to it is released.
+  // "never" (default): loaded libraries stay for the life of the process. "checked" (tests): a library is
+  // unloaded when the last registry, handle or reference to it is released.
   bool unload_checked = false;
 };
 

@@ -19,24 +19,26 @@ void emit_graph(const sdk::Graph& g, size_t index, std::ostringstream& out) {
   out << "  subgraph cluster_" << index << " {\n    label=" << quote(g.name()) << ";\n";
   for (const sdk::Node* n : g.nodes()) {
     const std::string shape = n->type() == sdk::op::kData || n->type() == sdk::op::kNetOutput ? "ellipse"
-                              : n->type() == sdk::op::kConst                                     ? "note"
-                                                                                                 : "box";
+                              : n->type() == sdk::op::kConst                                  ? "note"
+                                                                                              : "box";
     std::string label = n->name() + "\\n" + n->type();
     if (const sdk::AttrValue* engine = n->attrs().get("_op_engine_name"); engine && engine->as_string()) {
       label += "\\n@" + *engine->as_string();
     }
-    out << "    " << quote(prefix + std::to_string(n->id())) << " [shape=" << shape << ", label=" << quote(label) << "];\n";
+    out << "    " << quote(prefix + std::to_string(n->id())) << " [shape=" << shape
+        << ", label=" << quote(label) << "];\n";
   }
   for (const sdk::Node* n : g.nodes()) {
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const sdk::OutPort p = n->input(i);
       if (!p.node) continue;
-      out << "    " << quote(prefix + std::to_string(p.node->id())) << " -> " << quote(prefix + std::to_string(n->id()))
+      out << "    " << quote(prefix + std::to_string(p.node->id())) << " -> "
+          << quote(prefix + std::to_string(n->id()))
           << " [label=" << quote(p.node->output_desc(p.index).to_string()) << "];\n";
     }
     for (const sdk::Node* c : n->control_inputs()) {
-      out << "    " << quote(prefix + std::to_string(c->id())) << " -> " << quote(prefix + std::to_string(n->id()))
-          << " [style=dashed];\n";
+      out << "    " << quote(prefix + std::to_string(c->id())) << " -> "
+          << quote(prefix + std::to_string(n->id())) << " [style=dashed];\n";
     }
   }
   out << "  }\n";

@@ -49,16 +49,25 @@ void to_proto(const AttrValue& v, om::AttrValue* p) {
   using K = AttrValue::Kind;
   const auto& st = v.storage();
   switch (v.kind()) {
-    case K::kNone: break;
-    case K::kInt: p->set_i(std::get<1>(st)); break;
-    case K::kFloat: p->set_f(std::get<2>(st)); break;
+    case K::kNone:
+      break;
+    case K::kInt:
+      p->set_i(std::get<1>(st));
+      break;
+    case K::kFloat:
+      p->set_f(std::get<2>(st));
+      break;
     case K::kString: {
       const std::string& s = std::get<3>(st);
-      if (is_valid_utf8(s)) p->set_s(s);
-      else p->set_raw(s);
+      if (is_valid_utf8(s))
+        p->set_s(s);
+      else
+        p->set_raw(s);
       break;
     }
-    case K::kBool: p->set_b(std::get<4>(st)); break;
+    case K::kBool:
+      p->set_b(std::get<4>(st));
+      break;
     case K::kInts:
       for (int64_t x : std::get<5>(st)) p->mutable_ints()->add_values(x);
       break;
@@ -79,19 +88,25 @@ void to_proto(const AttrValue& v, om::AttrValue* p) {
     case K::kBools:
       for (bool x : std::get<8>(st)) p->mutable_bools()->add_values(x);
       break;
-    case K::kTensor: to_proto(std::get<9>(st), p->mutable_tensor()); break;
+    case K::kTensor:
+      to_proto(std::get<9>(st), p->mutable_tensor());
+      break;
     case K::kTensors: {
       auto* l = p->mutable_tensors();
       for (const sdk::Tensor& t : std::get<10>(st)) to_proto(t, l->add_values());
       break;
     }
-    case K::kGraph: p->set_graph(std::get<11>(st)->name()); break;
+    case K::kGraph:
+      p->set_graph(std::get<11>(st)->name());
+      break;
     case K::kGraphs: {
       auto* l = p->mutable_graphs();
       for (const sdk::Graph* g : std::get<12>(st)) l->add_values(g->name());
       break;
     }
-    case K::kType: p->set_type(std::get<13>(st).text); break;
+    case K::kType:
+      p->set_type(std::get<13>(st).text);
+      break;
   }
 }
 
@@ -132,7 +147,8 @@ void to_proto(const sdk::Graph& g, om::Graph* p) {
 }
 
 Status build_model(const sdk::Graph& root, om::Model* model) {
-  if (!root.is_root()) return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
+  if (!root.is_root())
+    return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
   model->set_magic(std::string(kOmMagic));
   model->set_format_version(kOmFormatVersion);
   model->set_producer("graphsplit " GRAPHSPLIT_VERSION);
@@ -150,14 +166,15 @@ class Loader {
   Status load(const om::Model& m, std::unique_ptr<sdk::Graph>* out) {
     if (m.magic() != kOmMagic) return err("not a graphsplit model (bad magic)");
     if (m.format_version() != kOmFormatVersion) {
-      return err("model format version " + std::to_string(m.format_version()) + " is not supported (expected " +
-                 std::to_string(kOmFormatVersion) + ")");
+      return err("model format version " + std::to_string(m.format_version()) +
+                 " is not supported (expected " + std::to_string(kOmFormatVersion) + ")");
     }
     auto root = sdk::Graph::create(m.root().name());
     graphs_[m.root().name()] = root.get();
     GS_RETURN_IF_ERROR(create_nodes(m.root(), root.get()));
-    // A subgraph can only be created once its parent node exists, and the file lists subgraphs in registration
-    // order, which need not be parent-first; create them parent-first, then restore the file's order.
+    // A subgraph can only be created once its parent node exists, and the file lists subgraphs in
+    // registration order, which need not be parent-first; create them parent-first, then restore the file's
+    // order.
     std::unordered_map<std::string, const om::Graph*> pending;
     for (const om::Graph& g : m.subgraphs()) {
       if (graphs_.count(g.name()) || !pending.emplace(g.name(), &g).second) {
@@ -193,8 +210,8 @@ class Loader {
     }
     sdk::Node* parent = parent_graph->second->find_node(g.parent_node());
     if (!parent) {
-      return err("subgraph '" + g.name() + "' names unknown parent node '" + g.parent_node() + "' in graph '" +
-                 g.parent_graph() + "'");
+      return err("subgraph '" + g.name() + "' names unknown parent node '" + g.parent_node() +
+                 "' in graph '" + g.parent_graph() + "'");
     }
     sdk::Graph* sub = root->add_subgraph(g.name(), parent);
     if (!sub) return err("subgraph '" + g.name() + "' cannot be registered (duplicate name)");
@@ -233,8 +250,8 @@ class Loader {
       for (const std::string& c : pn.control_inputs()) {
         sdk::Node* src = g->find_node(c);
         if (!src) {
-          return err("graph '" + g->name() + "': node '" + pn.name() + "' has a control input from unknown node '" +
-                     c + "'");
+          return err("graph '" + g->name() + "': node '" + pn.name() +
+                     "' has a control input from unknown node '" + c + "'");
         }
         GS_RETURN_IF_ERROR(g->add_control_edge(src, n));
       }
@@ -280,19 +297,39 @@ class Loader {
   Status from_proto(const om::AttrValue& p, AttrValue* v, const std::string& owner) const {
     using C = om::AttrValue::ValueCase;
     switch (p.value_case()) {
-      case C::VALUE_NOT_SET: *v = AttrValue(); break;
-      case C::kI: *v = AttrValue::Int(p.i()); break;
-      case C::kF: *v = AttrValue::Float(p.f()); break;
-      case C::kS: *v = AttrValue::String(p.s()); break;
-      case C::kRaw: *v = AttrValue::String(p.raw()); break;
-      case C::kB: *v = AttrValue::Bool(p.b()); break;
-      case C::kInts: *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()}); break;
-      case C::kFloats: *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()}); break;
-      case C::kStrings: *v = AttrValue::Strings({p.strings().values().begin(), p.strings().values().end()}); break;
+      case C::VALUE_NOT_SET:
+        *v = AttrValue();
+        break;
+      case C::kI:
+        *v = AttrValue::Int(p.i());
+        break;
+      case C::kF:
+        *v = AttrValue::Float(p.f());
+        break;
+      case C::kS:
+        *v = AttrValue::String(p.s());
+        break;
+      case C::kRaw:
+        *v = AttrValue::String(p.raw());
+        break;
+      case C::kB:
+        *v = AttrValue::Bool(p.b());
+        break;
+      case C::kInts:
+        *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()});
+        break;
+      case C::kFloats:
+        *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()});
+        break;
+      case C::kStrings:
+        *v = AttrValue::Strings({p.strings().values().begin(), p.strings().values().end()});
+        break;
       case C::kRawStrings:
         *v = AttrValue::Strings({p.raw_strings().values().begin(), p.raw_strings().values().end()});
         break;
-      case C::kBools: *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()}); break;
+      case C::kBools:
+        *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()});
+        break;
       case C::kTensor: {
         sdk::Tensor t;
         GS_RETURN_IF_ERROR(from_proto(p.tensor(), &t, owner));
@@ -301,7 +338,8 @@ class Loader {
       }
       case C::kTensors: {
         std::vector<sdk::Tensor> ts(p.tensors().values_size());
-        for (int i = 0; i < p.tensors().values_size(); ++i) GS_RETURN_IF_ERROR(from_proto(p.tensors().values(i), &ts[i], owner));
+        for (int i = 0; i < p.tensors().values_size(); ++i)
+          GS_RETURN_IF_ERROR(from_proto(p.tensors().values(i), &ts[i], owner));
         *v = AttrValue::Tensors(std::move(ts));
         break;
       }
@@ -321,7 +359,9 @@ class Loader {
         *v = AttrValue::Graphs(std::move(gs));
         break;
       }
-      case C::kType: *v = AttrValue::Type(p.type()); break;
+      case C::kType:
+        *v = AttrValue::Type(p.type());
+        break;
     }
     return Status::ok();
   }
@@ -353,7 +393,8 @@ Status serialize_om(const sdk::Graph& root, std::string* bytes) {
   om::Model model;
   GS_RETURN_IF_ERROR(build_model(root, &model));
   if (!model.SerializeToString(bytes)) {
-    return Status::resource_exhausted("model '" + root.name() + "' is too large to serialize (protobuf 2 GiB limit)");
+    return Status::resource_exhausted("model '" + root.name() +
+                                      "' is too large to serialize (protobuf 2 GiB limit)");
   }
   return Status::ok();
 }
@@ -367,7 +408,8 @@ Status write_om_file(const sdk::Graph& root, const std::string& path) {
 Status parse_om(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {
   om::Model model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Status::invalid_argument(source + ": not a graphsplit model (the file does not parse; truncated or corrupt?)");
+    return Status::invalid_argument(
+        source + ": not a graphsplit model (the file does not parse; truncated or corrupt?)");
   }
   return Loader(source).load(model, root);
 }

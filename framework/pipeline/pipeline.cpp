@@ -21,7 +21,9 @@ using sdk::AttrValue;
 using sdk::Status;
 namespace fs = std::filesystem;
 
-std::string plugin_label(const LoadedLibrary& lib) { return lib.plugin_name() + " " + lib.plugin_version(); }
+std::string plugin_label(const LoadedLibrary& lib) {
+  return lib.plugin_name() + " " + lib.plugin_version();
+}
 
 class HostPassContext final : public sdk::PassContext {
  public:
@@ -51,16 +53,22 @@ std::string literal(const AttrValue& v) {
     return q + "\"";
   };
   switch (v.kind()) {
-    case AttrValue::Kind::kBool: return *v.as_bool() ? "true" : "false";
-    case AttrValue::Kind::kInt: return std::to_string(*v.as_int());
-    case AttrValue::Kind::kFloat: s << std::get<double>(v.storage()); return s.str();
-    case AttrValue::Kind::kString: return quoted(*v.as_string());
+    case AttrValue::Kind::kBool:
+      return *v.as_bool() ? "true" : "false";
+    case AttrValue::Kind::kInt:
+      return std::to_string(*v.as_int());
+    case AttrValue::Kind::kFloat:
+      s << std::get<double>(v.storage());
+      return s.str();
+    case AttrValue::Kind::kString:
+      return quoted(*v.as_string());
     case AttrValue::Kind::kStrings: {
       std::string out = "[";
       for (const auto& x : *v.as_strings()) out += (out.size() > 1 ? ", " : "") + quoted(x);
       return out + "]";
     }
-    default: return "\"?\"";
+    default:
+      return "\"?\"";
   }
 }
 
@@ -91,8 +99,8 @@ struct Pipeline::Stage {
 
 Pipeline::~Pipeline() = default;
 
-Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& settings, std::unique_ptr<Pipeline>* out,
-                        std::vector<Diagnostic>* diags) {
+Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& settings,
+                        std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags) {
   diags->clear();
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->config_ = config;
@@ -101,7 +109,8 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   // ---- plugins
   p->search_paths_ = settings.plugin_paths;
   p->search_paths_.insert(p->search_paths_.end(), config.search_paths.begin(), config.search_paths.end());
-  p->search_paths_.insert(p->search_paths_.end(), settings.builtin_paths.begin(), settings.builtin_paths.end());
+  p->search_paths_.insert(p->search_paths_.end(), settings.builtin_paths.begin(),
+                          settings.builtin_paths.end());
   {
     std::vector<std::string> unique;
     for (const std::string& path : p->search_paths_) {
@@ -137,9 +146,12 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   for (const RawOption& o : config.ge_options) {
     const GeOptionSpec* spec = find_ge_option(o.key);
     std::string text;
-    if (const auto* i = std::get_if<int64_t>(&o.value.value)) text = std::to_string(*i);
-    else if (const auto* s = std::get_if<std::string>(&o.value.value)) text = *s;
-    else if (const auto* b = std::get_if<bool>(&o.value.value)) text = *b ? "1" : "0";
+    if (const auto* i = std::get_if<int64_t>(&o.value.value))
+      text = std::to_string(*i);
+    else if (const auto* s = std::get_if<std::string>(&o.value.value))
+      text = *s;
+    else if (const auto* b = std::get_if<bool>(&o.value.value))
+      text = *b ? "1" : "0";
     Status s = set_ge_option(*spec, text, &p->ge_options_);
     if (!s.is_ok()) {
       diags->push_back({o.value.pos, s.message()});
@@ -152,7 +164,8 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     const GeOptionSpec* spec = find_ge_option(key);
     if (!spec) {
       const std::string dym = did_you_mean(key, ge_option_names());
-      diags->push_back({SourcePos{}, "--options: unknown GE option '" + key + "'" + (dym.empty() ? "" : "; " + dym)});
+      diags->push_back(
+          {SourcePos{}, "--options: unknown GE option '" + key + "'" + (dym.empty() ? "" : "; " + dym)});
       continue;
     }
     Status s = set_ge_option(*spec, value, &p->ge_options_);
@@ -161,14 +174,16 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
       continue;
     }
     set_source(spec->name, "--options");
-    if (std::find(ge_explicit.begin(), ge_explicit.end(), spec->name) == ge_explicit.end()) ge_explicit.push_back(spec->name);
+    if (std::find(ge_explicit.begin(), ge_explicit.end(), spec->name) == ge_explicit.end())
+      ge_explicit.push_back(spec->name);
   }
 
   // ---- engines: every engine of a loaded plugin takes part unless disabled
   for (const EngineSettings& e : config.engines) {
     if (!p->registry_.find(ComponentKind::kEngine, e.name)) {
       const std::string dym = did_you_mean(e.name, p->registry_.names(ComponentKind::kEngine));
-      diags->push_back({e.pos, "unknown engine '" + e.name + "'" + (dym.empty() ? "; no loaded plugin provides it" : "; " + dym)});
+      diags->push_back({e.pos, "unknown engine '" + e.name + "'" +
+                                   (dym.empty() ? "; no loaded plugin provides it" : "; " + dym)});
     }
   }
   for (const ComponentInfo* c : p->registry_.components()) {
@@ -178,10 +193,11 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     if (settings_it != config.engines.end() && !settings_it->enabled) continue;
     auto engine = std::make_unique<Engine>();
     engine->info = c;
-    if (settings_it != config.engines.end() && settings_it->priority) engine->priority = *settings_it->priority;
+    if (settings_it != config.engines.end() && settings_it->priority)
+      engine->priority = *settings_it->priority;
     static const std::vector<RawOption> kNone;
-    if (!resolve_options(*c, settings_it != config.engines.end() ? settings_it->options : kNone, p->ge_options_,
-                         ge_explicit, &engine->options, diags)
+    if (!resolve_options(*c, settings_it != config.engines.end() ? settings_it->options : kNone,
+                         p->ge_options_, ge_explicit, &engine->options, diags)
              .is_ok()) {
       continue;
     }
@@ -200,7 +216,8 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     const ComponentKind kind = e.is_pass ? ComponentKind::kPass : ComponentKind::kPartitioner;
     stage->info = p->registry_.find(kind, e.name);
     if (!stage->info) {
-      std::string msg = "unknown " + std::string(e.is_pass ? "pass" : "partition stage") + " '" + e.name + "'";
+      std::string msg =
+          "unknown " + std::string(e.is_pass ? "pass" : "partition stage") + " '" + e.name + "'";
       const std::vector<std::string> candidates = p->registry_.names(kind);
       const std::string dym = did_you_mean(e.name, candidates);
       if (!dym.empty()) {
@@ -217,7 +234,8 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     }
     if (!e.is_pass) {
       if (std::find(partition_stages.begin(), partition_stages.end(), e.name) != partition_stages.end()) {
-        diags->push_back({e.name_pos, "partition stage '" + e.name + "' appears twice; each stage runs at most once"});
+        diags->push_back(
+            {e.name_pos, "partition stage '" + e.name + "' appears twice; each stage runs at most once"});
         continue;
       }
       partition_stages.push_back(e.name);
@@ -226,7 +244,9 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
       diags->push_back({e.pos, "engine-scoped entries ('engines = [...]') are not supported yet"});
       continue;
     }
-    if (!resolve_options(*stage->info, e.options, p->ge_options_, ge_explicit, &stage->options, diags).is_ok()) continue;
+    if (!resolve_options(*stage->info, e.options, p->ge_options_, ge_explicit, &stage->options, diags)
+             .is_ok())
+      continue;
     stage->label = std::string(e.is_pass ? "pass " : "partition ") + e.name;
     p->stages_.push_back(std::move(stage));
   }
@@ -269,7 +289,8 @@ Status Pipeline::dump(const sdk::Graph& root, size_t index, const std::string& l
 Status Pipeline::run(sdk::Graph& root) {
   reports_.clear();
   std::vector<sdk::EngineRef> engines;
-  for (const auto& e : engines_) engines.push_back({e->info->name, e->priority, e->info->op_table.get(), e->handle.get()});
+  for (const auto& e : engines_)
+    engines.push_back({e->info->name, e->priority, e->info->op_table.get(), e->handle.get()});
   GS_RETURN_IF_ERROR(dump(root, 0, "input"));
   size_t index = 0;
   for (const auto& stage : stages_) {
@@ -290,7 +311,8 @@ Status Pipeline::run(sdk::Graph& root) {
       return stage->entry.is_pass ? stage->pass->run(root, ctx, &changed)
                                   : stage->partitioner->partition(root, ctx, &changed);
     });
-    report.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    report.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     report.ran = true;
     report.changed = changed;
     reports_.push_back(report);
@@ -298,8 +320,8 @@ Status Pipeline::run(sdk::Graph& root) {
     if (verify_each_) {
       Status v = sdk::verify(root);
       if (!v.is_ok()) {
-        return Status::failed_precondition(what + " (" + stage->info->library->label() + ") left an invalid graph: " +
-                                           v.message());
+        return Status::failed_precondition(what + " (" + stage->info->library->label() +
+                                           ") left an invalid graph: " + v.message());
       }
     }
     GS_RETURN_IF_ERROR(dump(root, index, stage->info->name));
@@ -315,8 +337,11 @@ std::string Pipeline::timing_table() const {
   double total = 0;
   for (size_t i = 0; i < reports_.size(); ++i) {
     const EntryReport& r = reports_[i];
-    std::snprintf(line, sizeof line, "%-3zu %-40s %-18s %10.3f  %s\n", i + 1, r.label.c_str(), r.plugin.c_str(),
-                  r.milliseconds, !r.enabled ? "disabled" : r.changed ? "+" : "-");
+    std::snprintf(line, sizeof line, "%-3zu %-40s %-18s %10.3f  %s\n", i + 1, r.label.c_str(),
+                  r.plugin.c_str(), r.milliseconds,
+                  !r.enabled  ? "disabled"
+                  : r.changed ? "+"
+                              : "-");
     out << line;
     total += r.milliseconds;
   }
@@ -327,22 +352,26 @@ std::string Pipeline::timing_table() const {
 
 std::string Pipeline::canonical_toml() const {
   std::ostringstream out;
-  out << "# resolved from " << config_.path << "\nschema_version = " << kPipelineSchemaVersion << "\n\n[plugins]\n";
+  out << "# resolved from " << config_.path << "\nschema_version = " << kPipelineSchemaVersion
+      << "\n\n[plugins]\n";
   out << "search_paths = [";
   for (size_t i = 0; i < search_paths_.size(); ++i) out << (i ? ", " : "") << '"' << search_paths_[i] << '"';
   out << "]\nrequired = [";
-  for (size_t i = 0; i < config_.required.size(); ++i) out << (i ? ", " : "") << '"' << config_.required[i].first << '"';
+  for (size_t i = 0; i < config_.required.size(); ++i)
+    out << (i ? ", " : "") << '"' << config_.required[i].first << '"';
   out << "]\n";
-  for (const auto& lib : registry_.libraries()) out << "# loaded: " << lib->plugin_name() << " " << lib->plugin_version() << " from " << lib->path() << "\n";
+  for (const auto& lib : registry_.libraries())
+    out << "# loaded: " << lib->plugin_name() << " " << lib->plugin_version() << " from " << lib->path()
+        << "\n";
   out << "\n[options]\n";
   for (const auto& [name, where] : ge_sources_) {
     const AttrValue* v = ge_options_.get(name);
-    out << '"' << name << "\" = " << (v->as_int() ? "\"" + std::to_string(*v->as_int()) + "\"" : literal(*v)) << "  # "
-        << where << "\n";
+    out << '"' << name << "\" = " << (v->as_int() ? "\"" + std::to_string(*v->as_int()) + "\"" : literal(*v))
+        << "  # " << where << "\n";
   }
   for (const auto& e : engines_) {
-    out << "\n[engines." << e->info->name << "]  # " << plugin_label(*e->info->library) << "\nenabled = true\npriority = "
-        << e->priority << "\n";
+    out << "\n[engines." << e->info->name << "]  # " << plugin_label(*e->info->library)
+        << "\nenabled = true\npriority = " << e->priority << "\n";
     if (!e->options.empty()) {
       out << "options = {";
       bool first = true;
@@ -387,14 +416,18 @@ std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
     }
     const gs_plugin_desc& d = lib->descriptor();
     out << lib->path() << "\n  plugin " << d.name << " " << d.version << ", SDK " << d.sdk_version << ", ABI "
-        << d.abi_major << "." << d.abi_minor << " (host minor >= " << d.min_host_minor << "), " << d.abi_tag << "\n";
+        << d.abi_major << "." << d.abi_minor << " (host minor >= " << d.min_host_minor << "), " << d.abi_tag
+        << "\n";
     for (const ComponentInfo* c : registry.components()) {
       if (c->library != lib) continue;
       out << "  " << to_string(c->kind) << " " << c->name;
       if (!c->stage.empty()) out << " [stage " << c->stage << "]";
       out << ": " << c->summary << "\n";
-      for (const OptionSpec& o : c->options) out << "    option " << o.describe() << (o.help.empty() ? "" : ": " + o.help) << "\n";
-      if (c->op_table) out << "    op table " << c->op_table->source() << " (" << c->op_table->rows().size() << " op types)\n";
+      for (const OptionSpec& o : c->options)
+        out << "    option " << o.describe() << (o.help.empty() ? "" : ": " + o.help) << "\n";
+      if (c->op_table)
+        out << "    op table " << c->op_table->source() << " (" << c->op_table->rows().size()
+            << " op types)\n";
     }
   }
   if (loader.discover().empty()) {

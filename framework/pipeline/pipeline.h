@@ -36,8 +36,9 @@ struct EntryReport {
 
 class Pipeline {
  public:
-  // Loads every plugin the configuration names, validates names and options against the descriptors, and creates
-  // the components. All problems found go to `diags` (file:line:column); the Status carries the first.
+  // Loads every plugin the configuration names, validates names and options against the descriptors, and
+  // creates the components. All problems found go to `diags` (file:line:column); the Status carries the
+  // first.
   static sdk::Status create(const PipelineConfig& config, const PipelineSettings& settings,
                             std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags);
   ~Pipeline();
@@ -72,7 +73,8 @@ class Pipeline {
   std::string dump_dir_;
 };
 
-// Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the reason.
+// Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the
+// reason.
 std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok);
 
 }  // namespace graphsplit

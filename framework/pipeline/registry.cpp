@@ -18,12 +18,18 @@ namespace fs = std::filesystem;
 
 std::string_view type_name(uint32_t t) {
   switch (t) {
-    case GS_OPT_BOOL: return "bool";
-    case GS_OPT_INT: return "int";
-    case GS_OPT_FLOAT: return "float";
-    case GS_OPT_STRING: return "string";
-    case GS_OPT_ENUM: return "enum";
-    case GS_OPT_LIST: return "list";
+    case GS_OPT_BOOL:
+      return "bool";
+    case GS_OPT_INT:
+      return "int";
+    case GS_OPT_FLOAT:
+      return "float";
+    case GS_OPT_STRING:
+      return "string";
+    case GS_OPT_ENUM:
+      return "enum";
+    case GS_OPT_LIST:
+      return "list";
   }
   return "invalid";
 }
@@ -62,9 +68,12 @@ bool convert(const OptionSpec& spec, const RawValue& raw, AttrValue* out, std::s
     }
     case GS_OPT_FLOAT: {
       double x;
-      if (std::holds_alternative<double>(v)) x = std::get<double>(v);
-      else if (std::holds_alternative<int64_t>(v)) x = static_cast<double>(std::get<int64_t>(v));
-      else break;
+      if (std::holds_alternative<double>(v))
+        x = std::get<double>(v);
+      else if (std::holds_alternative<int64_t>(v))
+        x = static_cast<double>(std::get<int64_t>(v));
+      else
+        break;
       if (spec.bounded && (x < spec.min || x > spec.max)) {
         std::ostringstream s;
         s << "option '" << spec.name << "' must be in [" << spec.min << ", " << spec.max << "], got " << x;
@@ -95,14 +104,17 @@ bool convert(const OptionSpec& spec, const RawValue& raw, AttrValue* out, std::s
       *out = AttrValue::Strings(std::get<std::vector<std::string>>(v));
       return true;
   }
-  static const char* const kExpected[] = {"a boolean", "an integer", "a number", "a string", "a string", "an array of strings"};
-  *why = "option '" + spec.name + "' must be " + kExpected[spec.type] + ", got " + raw.type_name() + " " + raw.literal();
+  static const char* const kExpected[] = {"a boolean", "an integer", "a number",
+                                          "a string",  "a string",   "an array of strings"};
+  *why = "option '" + spec.name + "' must be " + kExpected[spec.type] + ", got " + raw.type_name() + " " +
+         raw.literal();
   return false;
 }
 
 Status parse_option_spec(const gs_option_desc& d, const std::string& owner, OptionSpec* out) {
   auto refuse = [&](const std::string& why) {
-    return Status::failed_precondition(owner + ": option " + (d.name ? "'" + std::string(d.name) + "'" : "?") + ": " + why);
+    return Status::failed_precondition(owner + ": option " +
+                                       (d.name ? "'" + std::string(d.name) + "'" : "?") + ": " + why);
   };
   if (!d.name || !*d.name) return refuse("has no name");
   if (d.type > GS_OPT_LIST) return refuse("has unknown type " + std::to_string(d.type));
@@ -126,10 +138,14 @@ Status parse_option_spec(const gs_option_desc& d, const std::string& owner, Opti
   try {
     toml::table t = toml::parse(std::string("v = ") + d.default_value);
     const toml::node& n = *t.get("v");
-    if (n.is_boolean()) raw.value = n.as_boolean()->get();
-    else if (n.is_integer()) raw.value = n.as_integer()->get();
-    else if (n.is_floating_point()) raw.value = n.as_floating_point()->get();
-    else if (n.is_string()) raw.value = std::string(n.as_string()->get());
+    if (n.is_boolean())
+      raw.value = n.as_boolean()->get();
+    else if (n.is_integer())
+      raw.value = n.as_integer()->get();
+    else if (n.is_floating_point())
+      raw.value = n.as_floating_point()->get();
+    else if (n.is_string())
+      raw.value = std::string(n.as_string()->get());
     else if (n.is_array()) {
       std::vector<std::string> items;
       for (const toml::node& e : *n.as_array()) {
@@ -141,7 +157,8 @@ Status parse_option_spec(const gs_option_desc& d, const std::string& owner, Opti
       return refuse("default '" + std::string(d.default_value) + "' has an unsupported type");
     }
   } catch (const toml::parse_error& e) {
-    return refuse("default '" + std::string(d.default_value) + "' is not a TOML value: " + std::string(e.description()));
+    return refuse("default '" + std::string(d.default_value) +
+                  "' is not a TOML value: " + std::string(e.description()));
   }
   std::string why;
   if (!convert(*out, raw, &out->default_value, &why)) return refuse("default does not fit: " + why);
@@ -154,7 +171,9 @@ class HostPluginContext final : public sdk::PluginContext {
   std::string_view component_name() const override { return c_.name; }
   const sdk::OptionValues& options() const override { return options_; }
   const sdk::OpSupportTable* op_table() const override { return c_.op_table.get(); }
-  void log(sdk::LogLevel level, std::string_view message) const override { plugin_log(c_.name, level, message); }
+  void log(sdk::LogLevel level, std::string_view message) const override {
+    plugin_log(c_.name, level, message);
+  }
 
  private:
   const ComponentInfo& c_;
@@ -182,28 +201,41 @@ Status instantiate(const ComponentInfo& c, ComponentKind expected, const sdk::Op
 
 void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view message) {
   switch (level) {
-    case sdk::LogLevel::kDebug: spdlog::debug("[{}] {}", who, message); break;
-    case sdk::LogLevel::kInfo: spdlog::info("[{}] {}", who, message); break;
-    case sdk::LogLevel::kWarning: spdlog::warn("[{}] {}", who, message); break;
-    case sdk::LogLevel::kError: spdlog::error("[{}] {}", who, message); break;
+    case sdk::LogLevel::kDebug:
+      spdlog::debug("[{}] {}", who, message);
+      break;
+    case sdk::LogLevel::kInfo:
+      spdlog::info("[{}] {}", who, message);
+      break;
+    case sdk::LogLevel::kWarning:
+      spdlog::warn("[{}] {}", who, message);
+      break;
+    case sdk::LogLevel::kError:
+      spdlog::error("[{}] {}", who, message);
+      break;
   }
 }
 
-Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Engine>* out) {
+Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options,
+                     PluginHandle<sdk::Engine>* out) {
   return instantiate(c, ComponentKind::kEngine, options, out);
 }
 Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Pass>* out) {
   return instantiate(c, ComponentKind::kPass, options, out);
 }
-Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Partitioner>* out) {
+Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options,
+                          PluginHandle<sdk::Partitioner>* out) {
   return instantiate(c, ComponentKind::kPartitioner, options, out);
 }
 
 std::string_view to_string(ComponentKind kind) {
   switch (kind) {
-    case ComponentKind::kEngine: return "engine";
-    case ComponentKind::kPass: return "pass";
-    case ComponentKind::kPartitioner: return "partitioner";
+    case ComponentKind::kEngine:
+      return "engine";
+    case ComponentKind::kPass:
+      return "pass";
+    case ComponentKind::kPartitioner:
+      return "partitioner";
   }
   return "?";
 }
@@ -213,10 +245,18 @@ std::string OptionSpec::describe() const {
   if (required) return s + ", required)";
   std::ostringstream d;
   switch (default_value.kind()) {
-    case AttrValue::Kind::kBool: d << (*default_value.as_bool() ? "true" : "false"); break;
-    case AttrValue::Kind::kInt: d << *default_value.as_int(); break;
-    case AttrValue::Kind::kFloat: d << std::get<double>(default_value.storage()); break;
-    case AttrValue::Kind::kString: d << '"' << *default_value.as_string() << '"'; break;
+    case AttrValue::Kind::kBool:
+      d << (*default_value.as_bool() ? "true" : "false");
+      break;
+    case AttrValue::Kind::kInt:
+      d << *default_value.as_int();
+      break;
+    case AttrValue::Kind::kFloat:
+      d << std::get<double>(default_value.storage());
+      break;
+    case AttrValue::Kind::kString:
+      d << '"' << *default_value.as_string() << '"';
+      break;
     case AttrValue::Kind::kStrings: {
       d << '[';
       bool first = true;
@@ -227,7 +267,8 @@ std::string OptionSpec::describe() const {
       d << ']';
       break;
     }
-    default: break;
+    default:
+      break;
   }
   return s + ", default " + d.str() + ")";
 }
@@ -241,13 +282,17 @@ Status Registry::add_library(std::shared_ptr<const LoadedLibrary> library) {
   for (uint32_t i = 0; i < d.n_components; ++i) {
     const gs_component_desc& c = d.components[i];
     auto info = std::make_unique<ComponentInfo>();
-    info->kind = c.kind == GS_ENGINE ? ComponentKind::kEngine : c.kind == GS_PASS ? ComponentKind::kPass : ComponentKind::kPartitioner;
-    info->name = info->kind == ComponentKind::kPass ? std::string(d.name) + "." + c.name : std::string(c.name);
+    info->kind = c.kind == GS_ENGINE ? ComponentKind::kEngine
+                 : c.kind == GS_PASS ? ComponentKind::kPass
+                                     : ComponentKind::kPartitioner;
+    info->name =
+        info->kind == ComponentKind::kPass ? std::string(d.name) + "." + c.name : std::string(c.name);
     info->summary = c.summary ? c.summary : "";
     info->stage = c.stage ? c.stage : "";
     info->library = library;
     info->desc = &c;
-    const std::string owner = "plugin " + library->path() + " " + std::string(to_string(info->kind)) + " '" + info->name + "'";
+    const std::string owner =
+        "plugin " + library->path() + " " + std::string(to_string(info->kind)) + " '" + info->name + "'";
     for (uint32_t j = 0; j < c.n_options; ++j) {
       OptionSpec spec;
       GS_RETURN_IF_ERROR(parse_option_spec(c.options[j], owner, &spec));
@@ -262,8 +307,9 @@ Status Registry::add_library(std::shared_ptr<const LoadedLibrary> library) {
       info->op_table = std::move(table);
     }
     if (const ComponentInfo* clash = find(info->kind, info->name)) {
-      return Status::failed_precondition(std::string(to_string(info->kind)) + " '" + info->name + "' is provided by both " +
-                                         clash->library->path() + " and " + library->path());
+      return Status::failed_precondition(std::string(to_string(info->kind)) + " '" + info->name +
+                                         "' is provided by both " + clash->library->path() + " and " +
+                                         library->path());
     }
     fresh.push_back(std::move(info));
   }
@@ -308,8 +354,8 @@ Status resolve_options(const ComponentInfo& component, const std::vector<RawOpti
     if (spec == component.options.end()) {
       std::string declared;
       for (const OptionSpec& s : component.options) declared += (declared.empty() ? "" : ", ") + s.describe();
-      diags->push_back({o.key_pos, "option '" + o.key + "' is not declared by " + who + "; declared: " +
-                                       (declared.empty() ? "none" : declared)});
+      diags->push_back({o.key_pos, "option '" + o.key + "' is not declared by " + who +
+                                       "; declared: " + (declared.empty() ? "none" : declared)});
       continue;
     }
     if (!spec->ge_alias.empty() &&

@@ -9,9 +9,9 @@
 
 #include "config/config.h"
 #include "graphsplit/sdk/engine.h"
-#include "graphsplit/sdk/pass.h"
 #include "graphsplit/sdk/ir/attr.h"
 #include "graphsplit/sdk/op_table.h"
+#include "graphsplit/sdk/pass.h"
 #include "loader/loader.h"
 
 namespace graphsplit {
@@ -45,8 +45,8 @@ struct ComponentInfo {
 
 class Registry {
  public:
-  // Adds every component of a library. Loading the same library twice is a no-op; one component name claimed by
-  // two files is an error naming both. Engines' op tables are read here (beside the library).
+  // Adds every component of a library. Loading the same library twice is a no-op; one component name claimed
+  // by two files is an error naming both. Engines' op tables are read here (beside the library).
   sdk::Status add_library(std::shared_ptr<const LoadedLibrary> library);
   const ComponentInfo* find(ComponentKind kind, std::string_view name) const;
   std::vector<std::string> names(ComponentKind kind) const;
@@ -59,8 +59,8 @@ class Registry {
   std::vector<std::unique_ptr<ComponentInfo>> components_;
 };
 
-// Every call into a plugin goes through here: an exception becomes a Status naming the plugin and the call, and
-// its text is copied while the library is certainly loaded.
+// Every call into a plugin goes through here: an exception becomes a Status naming the plugin and the call,
+// and its text is copied while the library is certainly loaded.
 template <class F>
 sdk::Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) noexcept {
   try {
@@ -75,15 +75,17 @@ sdk::Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) no
 }
 
 // Creates a component with validated options; the handle keeps its library loaded.
-sdk::Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Engine>* out);
-sdk::Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Pass>* out);
+sdk::Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options,
+                          PluginHandle<sdk::Engine>* out);
+sdk::Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options,
+                        PluginHandle<sdk::Pass>* out);
 sdk::Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options,
                                PluginHandle<sdk::Partitioner>* out);
 // Routes a plugin's log message to spdlog, tagged with `who`.
 void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view message);
 
-// Checks `given` against a component's schema and fills in defaults and GE aliases (from `ge_options`, which are
-// used only when the entry does not set the option itself).
+// Checks `given` against a component's schema and fills in defaults and GE aliases (from `ge_options`, which
+// are used only when the entry does not set the option itself).
 sdk::Status resolve_options(const ComponentInfo& component, const std::vector<RawOption>& given,
                             const sdk::OptionValues& ge_options, const std::vector<std::string>& ge_explicit,
                             sdk::OptionValues* out, std::vector<Diagnostic>* diags);

@@ -27,8 +27,10 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
   for (const sdk::Graph* g : graphs) {
     report::GraphEntry* e = r.add_graphs();
     e->set_name(g->name());
-    if (g->parent_node()) e->mutable_parent_node()->set_string_value(g->parent_node()->name());
-    else e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
+    if (g->parent_node())
+      e->mutable_parent_node()->set_string_value(g->parent_node()->name());
+    else
+      e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
     const std::string kind = graph_kind(*g);
     e->set_kind(kind);
     const bool unknown = g->attrs().get_bool("_is_unknown_shape", false);
@@ -37,15 +39,19 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
       const std::string engine = g->parent_node()->attrs().get_string("_op_engine_name");
       if (!engine.empty()) e->set_engine(engine);
     }
-    if (const sdk::AttrValue* s = g->attrs().get("_stage_level"); s && s->as_int()) e->set_stage(*s->as_int());
+    if (const sdk::AttrValue* s = g->attrs().get("_stage_level"); s && s->as_int())
+      e->set_stage(*s->as_int());
     e->set_node_count(static_cast<int64_t>(g->num_nodes()));
     (*summary->mutable_by_kind())[kind] += 1;
     summary->set_graphs(summary->graphs() + 1);
     if (!g->is_root()) {
-      if (unknown) summary->set_dynamic_graphs(summary->dynamic_graphs() + 1);
-      else summary->set_static_graphs(summary->static_graphs() + 1);
+      if (unknown)
+        summary->set_dynamic_graphs(summary->dynamic_graphs() + 1);
+      else
+        summary->set_static_graphs(summary->static_graphs() + 1);
     }
-    // Boundary edges: what enters each subgraph through its parent node, and what leaves through its NetOutput.
+    // Boundary edges: what enters each subgraph through its parent node, and what leaves through its
+    // NetOutput.
     const sdk::Node* parent = g->parent_node();
     if (!parent) continue;
     for (const sdk::Node* n : g->nodes()) {

@@ -8,7 +8,8 @@
 
 namespace graphsplit {
 
-// "root", "partitioned_call", "stage", "engine_subgraph", "case_branch", "if_branch", "loop_body" or "subgraph".
+// "root", "partitioned_call", "stage", "engine_subgraph", "case_branch", "if_branch", "loop_body" or
+// "subgraph".
 std::string graph_kind(const sdk::Graph& g);
 
 sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model, std::string* json);

@@ -104,7 +104,8 @@ sdk::Status explain_node(const sdk::Graph& root, const std::string& name, std::s
       out << "\n  engine:  not placed (the pipeline has no placement pass)\n";
       continue;
     }
-    out << "\n  engine:  " << p.engine() << " (kernel lib " << p.kernel_lib() << "), decision " << p.decision() << "\n";
+    out << "\n  engine:  " << p.engine() << " (kernel lib " << p.kernel_lib() << "), decision "
+        << p.decision() << "\n";
     for (const report::EngineVerdict& v : p.verdicts()) {
       out << "  " << (v.supported() ? "+ " : "- ") << v.engine() << ": " << v.reason()
           << (v.detail().empty() ? "" : " (" + v.detail() + ")") << "\n";
@@ -112,7 +113,8 @@ sdk::Status explain_node(const sdk::Graph& root, const std::string& name, std::s
   }
   if (!found) {
     const std::string dym = did_you_mean(name, names);
-    return sdk::Status::not_found("--explain: no node named '" + name + "'" + (dym.empty() ? "" : "; " + dym));
+    return sdk::Status::not_found("--explain: no node named '" + name + "'" +
+                                  (dym.empty() ? "" : "; " + dym));
   }
   *text = out.str();
   return sdk::Status::ok();

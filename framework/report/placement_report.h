@@ -14,7 +14,8 @@ std::map<std::string, size_t> placement_summary(const sdk::Graph& root);
 
 sdk::Status placement_report_json(const sdk::Graph& root, const std::string& model, std::string* json);
 
-// A readable account of one node (every graph holding a node of that name); not_found with a did-you-mean otherwise.
+// A readable account of one node (every graph holding a node of that name); not_found with a did-you-mean
+// otherwise.
 sdk::Status explain_node(const sdk::Graph& root, const std::string& name, std::string* text);
 
 }  // namespace graphsplit

@@ -4,20 +4,34 @@ namespace graphsplit::sdk {
 
 std::string_view to_string(AttrValue::Kind kind) {
   switch (kind) {
-    case AttrValue::Kind::kNone: return "none";
-    case AttrValue::Kind::kInt: return "int";
-    case AttrValue::Kind::kFloat: return "float";
-    case AttrValue::Kind::kString: return "string";
-    case AttrValue::Kind::kBool: return "bool";
-    case AttrValue::Kind::kInts: return "ints";
-    case AttrValue::Kind::kFloats: return "floats";
-    case AttrValue::Kind::kStrings: return "strings";
-    case AttrValue::Kind::kBools: return "bools";
-    case AttrValue::Kind::kTensor: return "tensor";
-    case AttrValue::Kind::kTensors: return "tensors";
-    case AttrValue::Kind::kGraph: return "graph";
-    case AttrValue::Kind::kGraphs: return "graphs";
-    case AttrValue::Kind::kType: return "type";
+    case AttrValue::Kind::kNone:
+      return "none";
+    case AttrValue::Kind::kInt:
+      return "int";
+    case AttrValue::Kind::kFloat:
+      return "float";
+    case AttrValue::Kind::kString:
+      return "string";
+    case AttrValue::Kind::kBool:
+      return "bool";
+    case AttrValue::Kind::kInts:
+      return "ints";
+    case AttrValue::Kind::kFloats:
+      return "floats";
+    case AttrValue::Kind::kStrings:
+      return "strings";
+    case AttrValue::Kind::kBools:
+      return "bools";
+    case AttrValue::Kind::kTensor:
+      return "tensor";
+    case AttrValue::Kind::kTensors:
+      return "tensors";
+    case AttrValue::Kind::kGraph:
+      return "graph";
+    case AttrValue::Kind::kGraphs:
+      return "graphs";
+    case AttrValue::Kind::kType:
+      return "type";
   }
   return "invalid";
 }

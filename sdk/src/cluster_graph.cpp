@@ -163,8 +163,8 @@ struct ClusterGraph::Impl {
     return result;
   }
 
-  // Forward search from `start` over clusters ranked below `upper`; false if it reaches the cluster ranked `upper`
-  // (that is, the new edge would close a cycle).
+  // Forward search from `start` over clusters ranked below `upper`; false if it reaches the cluster ranked
+  // `upper` (that is, the new edge would close a cycle).
   bool forward(Id start, int64_t upper) {
     stack.assign(1, start);
     mark[start] = epoch;
@@ -199,8 +199,8 @@ struct ClusterGraph::Impl {
     }
   }
 
-  // Pearce-Kelly: the affected clusters keep their pool of ranks, reassigned so that everything that reaches the
-  // new edge's source comes before everything its target reaches.
+  // Pearce-Kelly: the affected clusters keep their pool of ranks, reassigned so that everything that reaches
+  // the new edge's source comes before everything its target reaches.
   void reorder() {
     auto by_rank = [&](Id a, Id b) { return rank[a] < rank[b]; };
     std::sort(deltab.begin(), deltab.end(), by_rank);
@@ -245,9 +245,10 @@ struct ClusterGraph::Impl {
     return bidirectional(from, to, false, &forward_finished);
   }
 
-  // Folds every cluster of `set` (sorted) into one. The caller guarantees the set is convex (no path leaves it and
-  // comes back), so re-inserting edges on the survivor can never close a cycle. The survivor is the member with the
-  // most edges and keeps them in place; only the others' edges move, so an edge moves O(log n) times in all.
+  // Folds every cluster of `set` (sorted) into one. The caller guarantees the set is convex (no path leaves
+  // it and comes back), so re-inserting edges on the survivor can never close a cycle. The survivor is the
+  // member with the most edges and keeps them in place; only the others' edges move, so an edge moves O(log
+  // n) times in all.
   Id fold(const std::vector<Id>& set) {
     Id survivor = set.front();
     for (Id c : set) {
@@ -297,7 +298,6 @@ struct ClusterGraph::Impl {
     for (Id q : succs) (void)insert_edge(survivor, q);
     return survivor;
   }
-
 };
 
 ClusterGraph::ClusterGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -349,15 +349,27 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
   return Status::ok();
 }
 
-size_t ClusterGraph::num_clusters() const { return impl_->live_count; }
-bool ClusterGraph::is_live(Id c) const { return c < impl_->live.size() && impl_->live[c]; }
+size_t ClusterGraph::num_clusters() const {
+  return impl_->live_count;
+}
+bool ClusterGraph::is_live(Id c) const {
+  return c < impl_->live.size() && impl_->live[c];
+}
 ClusterGraph::Id ClusterGraph::cluster_of(const Node* node) const {
   return impl_->find(impl_->position.at(node->id()));
 }
-ClusterGraph::Id ClusterGraph::cluster_of_position(size_t p) const { return impl_->find(static_cast<Id>(p)); }
-size_t ClusterGraph::size(Id c) const { return impl_->count[c]; }
-int64_t ClusterGraph::rank(Id c) const { return impl_->rank[c]; }
-bool ClusterGraph::has_edge(Id from, Id to) const { return Impl::contains(impl_->out[from], to); }
+ClusterGraph::Id ClusterGraph::cluster_of_position(size_t p) const {
+  return impl_->find(static_cast<Id>(p));
+}
+size_t ClusterGraph::size(Id c) const {
+  return impl_->count[c];
+}
+int64_t ClusterGraph::rank(Id c) const {
+  return impl_->rank[c];
+}
+bool ClusterGraph::has_edge(Id from, Id to) const {
+  return Impl::contains(impl_->out[from], to);
+}
 
 std::vector<Node*> ClusterGraph::members(Id c) const {
   std::vector<uint32_t> p;
@@ -392,7 +404,9 @@ std::vector<ClusterGraph::Id> ClusterGraph::topological_order() const {
   return v;
 }
 
-bool ClusterGraph::reachable(Id from, Id to) const { return impl_->reachable(from, to); }
+bool ClusterGraph::reachable(Id from, Id to) const {
+  return impl_->reachable(from, to);
+}
 
 ClusterGraph::Id ClusterGraph::try_merge(Id a, Id b) {
   if (a == b) return a;
@@ -430,13 +444,15 @@ Status ClusterGraph::check_invariants() const {
   size_t live = 0;
   for (Id c = 0; c < m.live.size(); ++c) {
     if (!m.live[c]) {
-      if (!m.out[c].empty() || !m.in[c].empty()) return Status::internal("cluster graph: a merged cluster keeps edges");
+      if (!m.out[c].empty() || !m.in[c].empty())
+        return Status::internal("cluster graph: a merged cluster keeps edges");
       continue;
     }
     ++live;
     for (Id s : m.out[c]) {
       if (!m.live[s]) return Status::internal("cluster graph: an edge points at a merged cluster");
-      if (m.rank[c] >= m.rank[s]) return Status::internal("cluster graph: an edge goes against the rank order");
+      if (m.rank[c] >= m.rank[s])
+        return Status::internal("cluster graph: an edge goes against the rank order");
       if (!Impl::contains(m.in[s], c)) return Status::internal("cluster graph: an edge is not mirrored");
       ++indeg[s];
     }
@@ -458,7 +474,8 @@ Status ClusterGraph::check_invariants() const {
   if (sorted != live) return Status::internal("cluster graph: the quotient graph has a cycle");
   // Every node's cluster is live and lists it.
   for (size_t p = 0; p < m.nodes.size(); ++p) {
-    if (!m.live[m.find(static_cast<Id>(p))]) return Status::internal("cluster graph: a node maps to a merged cluster");
+    if (!m.live[m.find(static_cast<Id>(p))])
+      return Status::internal("cluster graph: a node maps to a merged cluster");
   }
   return Status::ok();
 }

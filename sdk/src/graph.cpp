@@ -1,8 +1,8 @@
+#include "graphsplit/sdk/ir/graph.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-
-#include "graphsplit/sdk/ir/graph.h"
 
 namespace graphsplit::sdk {
 namespace {
@@ -15,7 +15,9 @@ bool erase_first(std::vector<T>& v, const T& value) {
   return true;
 }
 
-std::string describe(const Node* n) { return "'" + n->name() + "' (" + n->type() + ")"; }
+std::string describe(const Node* n) {
+  return "'" + n->name() + "' (" + n->type() + ")";
+}
 
 }  // namespace
 
@@ -73,7 +75,9 @@ std::unique_ptr<Graph> Graph::create(std::string name) {
 }
 
 namespace {
-uint64_t name_hash(std::string_view name) { return std::hash<std::string_view>()(name); }
+uint64_t name_hash(std::string_view name) {
+  return std::hash<std::string_view>()(name);
+}
 }  // namespace
 
 size_t Graph::index_find(std::string_view name, uint64_t hash) const {
@@ -177,15 +181,16 @@ std::vector<Node*> Graph::node_list() const {
 
 Status Graph::reorder(const std::vector<Node*>& order) {
   if (order.size() != live_nodes_) {
-    return Status::invalid_argument("reorder of graph '" + name_ + "': order has " + std::to_string(order.size()) +
-                                    " nodes, graph has " + std::to_string(live_nodes_));
+    return Status::invalid_argument("reorder of graph '" + name_ + "': order has " +
+                                    std::to_string(order.size()) + " nodes, graph has " +
+                                    std::to_string(live_nodes_));
   }
   // Validate everything before moving anything, so that a refused order leaves the graph as it was.
   std::vector<char> seen(slots_.size(), 0);
   for (size_t i = 0; i < order.size(); ++i) {
     Node* n = order[i];
-    if (!n || n->owner_ != this || static_cast<size_t>(n->id_) >= slots_.size() || slots_[n->id_].get() != n ||
-        seen[n->id_]++) {
+    if (!n || n->owner_ != this || static_cast<size_t>(n->id_) >= slots_.size() ||
+        slots_[n->id_].get() != n || seen[n->id_]++) {
       return Status::invalid_argument("reorder of graph '" + name_ + "': entry " + std::to_string(i) +
                                       " is not a live node of this graph or appears twice");
     }
@@ -203,31 +208,39 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   }
   std::vector<char> moving(slots_.size(), 0);
   for (Node* n : nodes) {
-    if (!n || n->owner_ != this) return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
+    if (!n || n->owner_ != this)
+      return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
     moving[n->id_] = 1;
   }
   for (Node* n : nodes) {
     auto inside = [&](const Node* other) { return other->owner_ == this && moving[other->id_]; };
     for (const OutPort& p : n->inputs_) {
       if (p.node && !inside(p.node)) {
-        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still has an input from " + describe(p.node));
+        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still has an input from " +
+                                        describe(p.node));
       }
     }
     for (const Node::OutputSlot& o : n->outputs_) {
       for (const InPort& c : o.consumers) {
         if (!inside(c.node)) {
-          return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still feeds " + describe(c.node));
+          return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still feeds " +
+                                          describe(c.node));
         }
       }
     }
     for (const Node* c : n->control_inputs_) {
-      if (!inside(c)) return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control input from " + describe(c));
+      if (!inside(c))
+        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control input from " +
+                                        describe(c));
     }
     for (const Node* c : n->control_outputs_) {
-      if (!inside(c)) return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control output to " + describe(c));
+      if (!inside(c))
+        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control output to " +
+                                        describe(c));
     }
     if (dst->find_node(n->name_)) {
-      return Status::invalid_argument("move_nodes_to: graph '" + dst->name_ + "' already has a node named '" + n->name_ + "'");
+      return Status::invalid_argument("move_nodes_to: graph '" + dst->name_ + "' already has a node named '" +
+                                      n->name_ + "'");
     }
   }
   std::vector<Node*> ordered(nodes);
@@ -288,7 +301,8 @@ Status Graph::add_control_edge(Node* src, Node* dst) {
   if (!src || !dst || src->owner_ != this || dst->owner_ != this) {
     return Status::invalid_argument("add_control_edge: both nodes must belong to graph '" + name_ + "'");
   }
-  if (std::find(src->control_outputs_.begin(), src->control_outputs_.end(), dst) != src->control_outputs_.end()) {
+  if (std::find(src->control_outputs_.begin(), src->control_outputs_.end(), dst) !=
+      src->control_outputs_.end()) {
     return Status::ok();
   }
   src->control_outputs_.push_back(dst);
@@ -354,8 +368,8 @@ void Graph::remove_subgraph(Graph* graph) {
       if (g->parent_node_ && g->parent_node_->owner_ == doomed[i]) doomed.push_back(g);
     }
   }
-  if (Node* parent = graph->parent_node_; parent && std::find(doomed.begin(), doomed.end(), parent->owner_) ==
-                                                        doomed.end()) {
+  if (Node* parent = graph->parent_node_;
+      parent && std::find(doomed.begin(), doomed.end(), parent->owner_) == doomed.end()) {
     std::vector<std::string> emptied, pruned;
     for (const auto& [key, value] : parent->attrs_.entries()) {
       if (value.as_graph() == graph) emptied.push_back(key);
@@ -373,7 +387,8 @@ void Graph::remove_subgraph(Graph* graph) {
   }
   owned_subgraphs_.erase(std::remove_if(owned_subgraphs_.begin(), owned_subgraphs_.end(),
                                         [&](const std::unique_ptr<Graph>& g) {
-                                          return std::find(doomed.begin(), doomed.end(), g.get()) != doomed.end();
+                                          return std::find(doomed.begin(), doomed.end(), g.get()) !=
+                                                 doomed.end();
                                         }),
                          owned_subgraphs_.end());
 }

@@ -42,7 +42,8 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
     }
     for (Node* m : specs[k].members) {
       if (!m || m->owner() != &graph) {
-        return Status::invalid_argument("build_frames: frame '" + specs[k].subgraph_name + "' lists a node of another graph");
+        return Status::invalid_argument("build_frames: frame '" + specs[k].subgraph_name +
+                                        "' lists a node of another graph");
       }
       if (frame_of[m->id()] >= 0) {
         return Status::invalid_argument("build_frames: node '" + m->name() + "' is in two frames");
@@ -61,9 +62,13 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
   std::vector<Pending> pending(specs.size());
   for (size_t k = 0; k < specs.size(); ++k) {
     Node* call = graph.add_node(specs[k].call_name, std::string(op::kPartitionedCall));
-    if (!call) return Status::invalid_argument("build_frames: graph '" + graph.name() + "' already has a node named '" + specs[k].call_name + "'");
+    if (!call)
+      return Status::invalid_argument("build_frames: graph '" + graph.name() +
+                                      "' already has a node named '" + specs[k].call_name + "'");
     Graph* sub = root->add_subgraph(specs[k].subgraph_name, call);
-    if (!sub) return Status::invalid_argument("build_frames: subgraph name '" + specs[k].subgraph_name + "' is taken");
+    if (!sub)
+      return Status::invalid_argument("build_frames: subgraph name '" + specs[k].subgraph_name +
+                                      "' is taken");
     call->attrs().set("f", AttrValue::OfGraph(sub));
     for (const auto& [key, value] : specs[k].call_attrs.entries()) call->attrs().set(key, value);
     for (const auto& [key, value] : specs[k].subgraph_attrs.entries()) sub->attrs().set(key, value);
@@ -78,8 +83,8 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
     return m;
   };
 
-  // Outputs first: consumers outside the frame move to the call, so that a consumer inside another frame then sees
-  // the call as its producer.
+  // Outputs first: consumers outside the frame move to the call, so that a consumer inside another frame then
+  // sees the call as its producer.
   for (size_t k = 0; k < specs.size(); ++k) {
     Pending& p = pending[k];
     for (Node* m : members_in_order(k)) {
@@ -143,7 +148,8 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
     GS_RETURN_IF_ERROR(graph.move_nodes_to(members, sub));
     std::vector<Node*> order;
     for (const InputRecord& in : p.inputs) {
-      const std::string prefix = options.inner_data_prefix.empty() ? sub->name() + "_Data_" : options.inner_data_prefix;
+      const std::string prefix =
+          options.inner_data_prefix.empty() ? sub->name() + "_Data_" : options.inner_data_prefix;
       Node* d = sub->add_node(sub->unique_node_name(prefix + std::to_string(in.call_input)),
                               std::string(op::kData), 0, 0);
       d->add_output(in.desc);
@@ -158,11 +164,13 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
     order.insert(order.end(), members.begin(), members.end());
     std::sort(p.control_to_output.begin(), p.control_to_output.end(),
               [](const Node* a, const Node* b) { return a->id() < b->id(); });
-    p.control_to_output.erase(std::unique(p.control_to_output.begin(), p.control_to_output.end()), p.control_to_output.end());
+    p.control_to_output.erase(std::unique(p.control_to_output.begin(), p.control_to_output.end()),
+                              p.control_to_output.end());
     if (!p.outputs.empty() || !p.control_to_output.empty()) {
-      const std::string out_name = options.inner_output_name.empty() ? sub->name() + "_Node_Output" : options.inner_output_name;
-      Node* out = sub->add_node(sub->unique_node_name(out_name), std::string(op::kNetOutput),
-                                p.outputs.size(), 0);
+      const std::string out_name =
+          options.inner_output_name.empty() ? sub->name() + "_Node_Output" : options.inner_output_name;
+      Node* out =
+          sub->add_node(sub->unique_node_name(out_name), std::string(op::kNetOutput), p.outputs.size(), 0);
       for (const OutputRecord& o : p.outputs) {
         GS_RETURN_IF_ERROR(sub->add_edge({o.member, o.member_output}, {out, o.call_output}));
       }

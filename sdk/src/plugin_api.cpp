@@ -1,5 +1,5 @@
-// Out-of-line key functions of the SDK's polymorphic classes: their vtables and typeinfo live once, here, so that
-// casts and exceptions on SDK types work across RTLD_LOCAL libraries (design guide, section 3.1).
+// Out-of-line key functions of the SDK's polymorphic classes: their vtables and typeinfo live once, here, so
+// that casts and exceptions on SDK types work across RTLD_LOCAL libraries (design guide, section 3.1).
 #include <algorithm>
 
 #include "graphsplit/sdk/context.h"
@@ -15,32 +15,52 @@ Partitioner::~Partitioner() = default;
 
 std::string_view to_string(ReasonCode code) {
   switch (code) {
-    case ReasonCode::kOk: return "OK";
-    case ReasonCode::kEngineUnsupportedOp: return "ENGINE_UNSUPPORTED_OP";
-    case ReasonCode::kEngineUnsupportedDtype: return "ENGINE_UNSUPPORTED_DTYPE";
-    case ReasonCode::kEngineUnsupportedFormat: return "ENGINE_UNSUPPORTED_FORMAT";
-    case ReasonCode::kEngineNoDynamicShape: return "ENGINE_NO_DYNAMIC_SHAPE";
-    case ReasonCode::kEngineCheckFailed: return "ENGINE_CHECK_FAILED";
-    case ReasonCode::kEngineDisabled: return "ENGINE_DISABLED";
-    case ReasonCode::kLowerPriority: return "LOWER_PRIORITY";
-    case ReasonCode::kShapeUnknown: return "SHAPE_UNKNOWN";
-    case ReasonCode::kCycle: return "CYCLE";
-    case ReasonCode::kColourMismatch: return "COLOUR_MISMATCH";
-    case ReasonCode::kAtomicGroup: return "ATOMIC_GROUP";
-    case ReasonCode::kSizeBelowLimit: return "SIZE_BELOW_LIMIT";
-    case ReasonCode::kSizeAboveLimit: return "SIZE_ABOVE_LIMIT";
-    case ReasonCode::kResourceBudget: return "RESOURCE_BUDGET";
-    case ReasonCode::kStageCut: return "STAGE_CUT";
-    case ReasonCode::kUserRule: return "USER_RULE";
+    case ReasonCode::kOk:
+      return "OK";
+    case ReasonCode::kEngineUnsupportedOp:
+      return "ENGINE_UNSUPPORTED_OP";
+    case ReasonCode::kEngineUnsupportedDtype:
+      return "ENGINE_UNSUPPORTED_DTYPE";
+    case ReasonCode::kEngineUnsupportedFormat:
+      return "ENGINE_UNSUPPORTED_FORMAT";
+    case ReasonCode::kEngineNoDynamicShape:
+      return "ENGINE_NO_DYNAMIC_SHAPE";
+    case ReasonCode::kEngineCheckFailed:
+      return "ENGINE_CHECK_FAILED";
+    case ReasonCode::kEngineDisabled:
+      return "ENGINE_DISABLED";
+    case ReasonCode::kLowerPriority:
+      return "LOWER_PRIORITY";
+    case ReasonCode::kShapeUnknown:
+      return "SHAPE_UNKNOWN";
+    case ReasonCode::kCycle:
+      return "CYCLE";
+    case ReasonCode::kColourMismatch:
+      return "COLOUR_MISMATCH";
+    case ReasonCode::kAtomicGroup:
+      return "ATOMIC_GROUP";
+    case ReasonCode::kSizeBelowLimit:
+      return "SIZE_BELOW_LIMIT";
+    case ReasonCode::kSizeAboveLimit:
+      return "SIZE_ABOVE_LIMIT";
+    case ReasonCode::kResourceBudget:
+      return "RESOURCE_BUDGET";
+    case ReasonCode::kStageCut:
+      return "STAGE_CUT";
+    case ReasonCode::kUserRule:
+      return "USER_RULE";
   }
   return "UNKNOWN";
 }
 
 std::string_view to_string(DynamicShapeSupport d) {
   switch (d) {
-    case DynamicShapeSupport::kNone: return "none";
-    case DynamicShapeSupport::kBounded: return "bounded";
-    case DynamicShapeSupport::kFull: return "full";
+    case DynamicShapeSupport::kNone:
+      return "none";
+    case DynamicShapeSupport::kBounded:
+      return "bounded";
+    case DynamicShapeSupport::kFull:
+      return "full";
   }
   return "invalid";
 }
@@ -62,11 +82,14 @@ const OpSupportRow* OpSupportTable::find(std::string_view type) const {
 // ------------------------------------------------------------------ Engine
 
 Engine::Engine(const PluginContext& context)
-    : table_(std::make_unique<const OpSupportTable>(context.op_table() ? *context.op_table() : OpSupportTable())) {}
+    : table_(std::make_unique<const OpSupportTable>(context.op_table() ? *context.op_table()
+                                                                       : OpSupportTable())) {}
 
 Engine::~Engine() = default;
 
-const OpSupportTable& Engine::table() const { return *table_; }
+const OpSupportTable& Engine::table() const {
+  return *table_;
+}
 
 namespace {
 
@@ -96,7 +119,8 @@ std::string list_dtypes(const std::vector<DataType>& v) {
 
 SupportVerdict Engine::check_table(const Node& node) const {
   const OpSupportRow* row = table_->find(node.type());
-  if (!row) return {false, ReasonCode::kEngineUnsupportedOp, "op type " + node.type() + " is not in the op table"};
+  if (!row)
+    return {false, ReasonCode::kEngineUnsupportedOp, "op type " + node.type() + " is not in the op table"};
   const int64_t opset = node_opset(node);
   if (opset >= 0 && (opset < row->opset_min || opset > row->opset_max)) {
     return {false, ReasonCode::kEngineUnsupportedOp,
@@ -112,20 +136,25 @@ SupportVerdict Engine::check_table(const Node& node) const {
   const std::vector<DataType>& in_types = row->input_dtypes.empty() ? row->dtypes : row->input_dtypes;
   const std::vector<DataType>& out_types = row->output_dtypes.empty() ? row->dtypes : row->output_dtypes;
   std::vector<Checked> tensors;
-  if (node.num_inputs() > 0 && node.input_desc(0)) tensors.push_back({"input 0", node.input_desc(0), &in_types});
+  if (node.num_inputs() > 0 && node.input_desc(0))
+    tensors.push_back({"input 0", node.input_desc(0), &in_types});
   for (size_t o = 0; o < node.num_outputs(); ++o) {
     tensors.push_back({"output " + std::to_string(o), &node.output_desc(o), &out_types});
   }
   for (const Checked& t : tensors) {
     const TensorDesc* desc = t.desc;
     if (desc->kind != ValueKind::kTensor || desc->dtype == DataType::kUndefined) continue;
-    if (!t.allowed->empty() && std::find(t.allowed->begin(), t.allowed->end(), desc->dtype) == t.allowed->end()) {
-      return {false, ReasonCode::kEngineUnsupportedDtype,
-              t.what + " is " + std::string(to_string(desc->dtype)) + "; supported: " + list_dtypes(*t.allowed)};
+    if (!t.allowed->empty() &&
+        std::find(t.allowed->begin(), t.allowed->end(), desc->dtype) == t.allowed->end()) {
+      return {
+          false, ReasonCode::kEngineUnsupportedDtype,
+          t.what + " is " + std::string(to_string(desc->dtype)) + "; supported: " + list_dtypes(*t.allowed)};
     }
-    if (!row->formats.empty() && std::find(row->formats.begin(), row->formats.end(), desc->format) == row->formats.end()) {
-      return {false, ReasonCode::kEngineUnsupportedFormat,
-              t.what + " has format " + std::string(to_string(desc->format)) + ", which the table does not list"};
+    if (!row->formats.empty() &&
+        std::find(row->formats.begin(), row->formats.end(), desc->format) == row->formats.end()) {
+      return {
+          false, ReasonCode::kEngineUnsupportedFormat,
+          t.what + " has format " + std::string(to_string(desc->format)) + ", which the table does not list"};
     }
   }
   if (row->dynamic_shape == DynamicShapeSupport::kNone) {
@@ -149,7 +178,9 @@ SupportVerdict Engine::check_table(const Node& node) const {
   return {true, ReasonCode::kOk, {}};
 }
 
-SupportVerdict Engine::check_support(const Node& node) const { return check_table(node); }
+SupportVerdict Engine::check_support(const Node& node) const {
+  return check_table(node);
+}
 
 Status Engine::optimize(Graph&, PassContext&, bool* changed) {
   *changed = false;
@@ -157,7 +188,8 @@ Status Engine::optimize(Graph&, PassContext&, bool* changed) {
 }
 
 Status Engine::compile(const Graph& subgraph, std::string*) {
-  return {StatusCode::kNotImplemented, "this engine does not compile subgraphs (subgraph '" + subgraph.name() + "')"};
+  return {StatusCode::kNotImplemented,
+          "this engine does not compile subgraphs (subgraph '" + subgraph.name() + "')"};
 }
 
 Status Engine::execute(const std::string&, const std::vector<Tensor>&, std::vector<Tensor>*) {

@@ -1,6 +1,6 @@
-#include <cstring>
-
 #include "graphsplit/sdk/ir/tensor.h"
+
+#include <cstring>
 
 namespace graphsplit::sdk {
 
@@ -20,7 +20,9 @@ Tensor Tensor::from_strings(TensorDesc desc, const std::vector<std::string>& val
   return Tensor(std::move(desc), std::move(bytes));
 }
 
-std::string_view Tensor::bytes() const { return data_ ? std::string_view(*data_) : std::string_view(); }
+std::string_view Tensor::bytes() const {
+  return data_ ? std::string_view(*data_) : std::string_view();
+}
 
 bool Tensor::strings(std::vector<std::string>* out) const {
   out->clear();
@@ -38,6 +40,8 @@ bool Tensor::strings(std::vector<std::string>* out) const {
   return true;
 }
 
-bool operator==(const Tensor& a, const Tensor& b) { return a.desc_ == b.desc_ && a.bytes() == b.bytes(); }
+bool operator==(const Tensor& a, const Tensor& b) {
+  return a.desc_ == b.desc_ && a.bytes() == b.bytes();
+}
 
 }  // namespace graphsplit::sdk

@@ -1,8 +1,8 @@
+#include "graphsplit/sdk/ir/topo.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
-
-#include "graphsplit/sdk/ir/topo.h"
 
 namespace graphsplit::sdk {
 namespace {
@@ -34,7 +34,8 @@ std::vector<uint32_t> in_degrees(const Graph& g) {
   return deg;
 }
 
-// Data-like sources first, by their `index` attribute (the user's input order), then other sources in node order.
+// Data-like sources first, by their `index` attribute (the user's input order), then other sources in node
+// order.
 std::vector<Node*> seeds(const Graph& g, const std::vector<uint32_t>& deg) {
   std::vector<Node*> data, other;
   for (Node* n : g.nodes()) {
@@ -50,8 +51,8 @@ std::vector<Node*> seeds(const Graph& g, const std::vector<uint32_t>& deg) {
 }
 
 Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
-  // Every node left with a positive in-degree has a predecessor that is also left; walking those backwards must
-  // revisit a node, and the walk from that node on is a cycle.
+  // Every node left with a positive in-degree has a predecessor that is also left; walking those backwards
+  // must revisit a node, and the walk from that node on is a cycle.
   const Node* start = nullptr;
   for (const Node* n : g.nodes()) {
     if (remaining_deg[n->id()] > 0) {
@@ -107,7 +108,8 @@ Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
       for_each_successor(n, [&](Node* s) {
         if (--deg[s->id()] == 0) ready.push_back(s);
       });
-      std::sort(ready.begin(), ready.end(), [](const Node* a, const Node* b) { return a->name() < b->name(); });
+      std::sort(ready.begin(), ready.end(),
+                [](const Node* a, const Node* b) { return a->name() < b->name(); });
       queue.insert(queue.end(), ready.begin(), ready.end());
     }
   } else {
@@ -231,18 +233,24 @@ std::optional<TopoSortMode> parse_topo_sorting_mode(std::string_view text) {
 
 std::string_view to_string(TopoSortMode mode) {
   switch (mode) {
-    case TopoSortMode::kBFS: return "BFS";
-    case TopoSortMode::kDFS: return "DFS";
-    case TopoSortMode::kRDFS: return "RDFS";
-    case TopoSortMode::kStableRDFS: return "StableRDFS";
+    case TopoSortMode::kBFS:
+      return "BFS";
+    case TopoSortMode::kDFS:
+      return "DFS";
+    case TopoSortMode::kRDFS:
+      return "RDFS";
+    case TopoSortMode::kStableRDFS:
+      return "StableRDFS";
   }
   return "invalid";
 }
 
 Status topological_order(const Graph& graph, TopoSortMode mode, std::vector<Node*>* order) {
   switch (mode) {
-    case TopoSortMode::kBFS: return kahn(graph, false, order);
-    case TopoSortMode::kDFS: return kahn(graph, true, order);
+    case TopoSortMode::kBFS:
+      return kahn(graph, false, order);
+    case TopoSortMode::kDFS:
+      return kahn(graph, true, order);
     case TopoSortMode::kRDFS: {
       GS_RETURN_IF_ERROR(check_acyclic(graph));
       std::vector<char> visited(graph.id_bound(), 0);

@@ -1,7 +1,7 @@
+#include "graphsplit/sdk/ir/types.h"
+
 #include <array>
 #include <limits>
-
-#include "graphsplit/sdk/ir/types.h"
 
 namespace graphsplit::sdk {
 namespace {
@@ -31,7 +31,7 @@ constexpr std::array<DataTypeInfo, kMaxDataType + 1> kDataTypes = {{
     {"bfloat16", "bfloat16", 2},
 }};
 
-constexpr std::array<std::string_view, 8> kFormats = {"ND",       "NCHW",      "NHWC",  "NC1HWC0",
+constexpr std::array<std::string_view, 8> kFormats = {"ND",        "NCHW",       "NHWC",  "NC1HWC0",
                                                       "FRACTAL_Z", "FRACTAL_NZ", "NCDHW", "NDHWC"};
 
 }  // namespace
@@ -67,12 +67,18 @@ std::optional<Format> parse_format(std::string_view name) {
 
 std::string_view to_string(ValueKind kind) {
   switch (kind) {
-    case ValueKind::kTensor: return "tensor";
-    case ValueKind::kSequence: return "sequence";
-    case ValueKind::kMap: return "map";
-    case ValueKind::kOptional: return "optional";
-    case ValueKind::kSparseTensor: return "sparse_tensor";
-    case ValueKind::kUnknown: return "unknown";
+    case ValueKind::kTensor:
+      return "tensor";
+    case ValueKind::kSequence:
+      return "sequence";
+    case ValueKind::kMap:
+      return "map";
+    case ValueKind::kOptional:
+      return "optional";
+    case ValueKind::kSparseTensor:
+      return "sparse_tensor";
+    case ValueKind::kUnknown:
+      return "unknown";
   }
   return "invalid";
 }

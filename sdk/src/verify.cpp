@@ -1,8 +1,9 @@
+#include "graphsplit/sdk/ir/verify.h"
+
 #include <algorithm>
 #include <unordered_set>
 
 #include "graphsplit/sdk/ir/topo.h"
-#include "graphsplit/sdk/ir/verify.h"
 
 namespace graphsplit::sdk {
 namespace {
@@ -25,17 +26,20 @@ Status verify_edges(const Graph& g) {
       const OutPort p = n->input(i);
       if (!p.node) continue;
       if (p.node->owner() != &g) {
-        return fail(g, n, "input " + std::to_string(i) + " comes from node '" + p.node->name() +
-                              "' of another graph");
+        return fail(
+            g, n,
+            "input " + std::to_string(i) + " comes from node '" + p.node->name() + "' of another graph");
       }
       if (p.index < 0 || static_cast<size_t>(p.index) >= p.node->num_outputs()) {
-        return fail(g, n, "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
-                              " of node '" + p.node->name() + "'");
+        return fail(g, n,
+                    "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
+                        " of node '" + p.node->name() + "'");
       }
       const auto& cons = p.node->consumers(p.index);
       if (std::count(cons.begin(), cons.end(), InPort{const_cast<Node*>(n), static_cast<int32_t>(i)}) != 1) {
-        return fail(g, n, "input " + std::to_string(i) + " is not listed exactly once among the consumers of '" +
-                              p.node->name() + "' output " + std::to_string(p.index));
+        return fail(g, n,
+                    "input " + std::to_string(i) + " is not listed exactly once among the consumers of '" +
+                        p.node->name() + "' output " + std::to_string(p.index));
       }
     }
     for (size_t o = 0; o < n->num_outputs(); ++o) {
@@ -45,8 +49,9 @@ Status verify_edges(const Graph& g) {
         }
         if (c.index < 0 || static_cast<size_t>(c.index) >= c.node->num_inputs() ||
             c.node->input(c.index) != OutPort{const_cast<Node*>(n), static_cast<int32_t>(o)}) {
-          return fail(g, n, "output " + std::to_string(o) + " lists consumer '" + c.node->name() + "' input " +
-                                std::to_string(c.index) + ", which does not point back");
+          return fail(g, n,
+                      "output " + std::to_string(o) + " lists consumer '" + c.node->name() + "' input " +
+                          std::to_string(c.index) + ", which does not point back");
         }
       }
     }
@@ -66,7 +71,8 @@ Status verify_edges(const Graph& g) {
     }
   }
   if (seen != g.num_nodes()) {
-    return Status::failed_precondition("IR verification failed: graph '" + g.name() + "': node count mismatch");
+    return Status::failed_precondition("IR verification failed: graph '" + g.name() +
+                                       "': node count mismatch");
   }
   return Status::ok();
 }
@@ -87,11 +93,16 @@ struct IoContract {
 
 bool contract_for(const Node* n, IoContract* c) {
   const std::string& t = n->type();
-  if (t == op::kPartitionedCall) *c = {0, 0, true};
-  else if (t == op::kIf || t == op::kCase) *c = {1, 0, false};
-  else if (t == op::kLoop) *c = {0, 1, false};  // the body also returns the loop condition
-  else if (t == op::kScan || t == op::kWhile) *c = {0, 0, false};
-  else return false;
+  if (t == op::kPartitionedCall)
+    *c = {0, 0, true};
+  else if (t == op::kIf || t == op::kCase)
+    *c = {1, 0, false};
+  else if (t == op::kLoop)
+    *c = {0, 1, false};  // the body also returns the loop condition
+  else if (t == op::kScan || t == op::kWhile)
+    *c = {0, 0, false};
+  else
+    return false;
   return true;
 }
 
@@ -104,21 +115,23 @@ Status verify_subgraph_io(const Graph& parent_graph, const Node* n, const Graph&
     if (d->type() != op::kData) continue;
     const AttrValue* a = d->attrs().get(attr::kParentNodeIndex);
     if (!a || !a->as_int()) {
-      return fail(parent_graph, n, "Data '" + d->name() + "' of subgraph '" + sub.name() +
-                                       "' has no integer _parent_node_index");
+      return fail(
+          parent_graph, n,
+          "Data '" + d->name() + "' of subgraph '" + sub.name() + "' has no integer _parent_node_index");
     }
     const int64_t idx = *a->as_int();
     if (idx < contract.first_data_index || idx >= inputs) {
-      return fail(parent_graph, n, "Data '" + d->name() + "' of subgraph '" + sub.name() +
-                                       "' has _parent_node_index " + std::to_string(idx) + " but the node has " +
-                                       std::to_string(inputs) + " inputs");
+      return fail(parent_graph, n,
+                  "Data '" + d->name() + "' of subgraph '" + sub.name() + "' has _parent_node_index " +
+                      std::to_string(idx) + " but the node has " + std::to_string(inputs) + " inputs");
     }
     covered[idx] = 1;
   }
   if (contract.exact_inputs) {
     for (int64_t i = 0; i < inputs; ++i) {
       if (!covered[i]) {
-        return fail(parent_graph, n, "input " + std::to_string(i) + " has no Data in subgraph '" + sub.name() + "'");
+        return fail(parent_graph, n,
+                    "input " + std::to_string(i) + " has no Data in subgraph '" + sub.name() + "'");
       }
     }
   }
@@ -126,8 +139,9 @@ Status verify_subgraph_io(const Graph& parent_graph, const Node* n, const Graph&
   const int64_t sub_outputs = out ? static_cast<int64_t>(out->num_inputs()) : 0;
   const int64_t expected = static_cast<int64_t>(n->num_outputs()) + contract.extra_outputs;
   if (sub_outputs != expected) {
-    return fail(parent_graph, n, "subgraph '" + sub.name() + "' returns " + std::to_string(sub_outputs) +
-                                     " values but the node expects " + std::to_string(expected));
+    return fail(parent_graph, n,
+                "subgraph '" + sub.name() + "' returns " + std::to_string(sub_outputs) +
+                    " values but the node expects " + std::to_string(expected));
   }
   return Status::ok();
 }
@@ -148,12 +162,14 @@ Status verify_structure(const Graph& root) {
         for (const Graph* r : refs) {
           // Membership is checked on the address alone, before anything is read through the pointer.
           if (!r || !registered.count(r) || r == &root) {
-            return fail(*g, n, "attribute '" + key + "' references a graph that is not registered on root '" +
-                                   root.name() + "'");
+            return fail(*g, n,
+                        "attribute '" + key + "' references a graph that is not registered on root '" +
+                            root.name() + "'");
           }
           if (r->parent_node() != n) {
-            return fail(*g, n, "attribute '" + key + "' references subgraph '" + r->name() +
-                                   "', whose parent node is another node");
+            return fail(*g, n,
+                        "attribute '" + key + "' references subgraph '" + r->name() +
+                            "', whose parent node is another node");
           }
           if (!referenced.insert(r).second) {
             return fail(*g, n, "subgraph '" + r->name() + "' is referenced more than once");
@@ -186,13 +202,15 @@ Status verify_structure(const Graph& root) {
 }  // namespace
 
 Status verify(const Graph& root) {
-  if (!root.is_root()) return Status::invalid_argument("verify() takes the root graph, got '" + root.name() + "'");
+  if (!root.is_root())
+    return Status::invalid_argument("verify() takes the root graph, got '" + root.name() + "'");
   GS_RETURN_IF_ERROR(verify_edges(root));
   for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(verify_edges(*g));
   GS_RETURN_IF_ERROR(verify_structure(root));
   std::vector<Node*> scratch;
   GS_RETURN_IF_ERROR(topological_order(root, TopoSortMode::kBFS, &scratch));
-  for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(topological_order(*g, TopoSortMode::kBFS, &scratch));
+  for (const Graph* g : root.subgraphs())
+    GS_RETURN_IF_ERROR(topological_order(*g, TopoSortMode::kBFS, &scratch));
   return Status::ok();
 }
 

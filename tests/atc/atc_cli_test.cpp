@@ -5,8 +5,8 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "../framework/onnx_builders.h"
@@ -33,7 +33,8 @@ class AtcTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("gs_atc_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() /
+           ("gs_atc_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -47,8 +48,8 @@ class AtcTest : public ::testing::Test {
   }
 
   Result atc(const std::string& args) const {
-    const std::string cmd = std::string(GRAPHSPLIT_ATC) + " " + args + " >" + path("stdout.txt") + " 2>" +
-                            path("stderr.txt");
+    const std::string cmd =
+        std::string(GRAPHSPLIT_ATC) + " " + args + " >" + path("stdout.txt") + " 2>" + path("stderr.txt");
     Result r;
     const int status = std::system(cmd.c_str());
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -59,7 +60,8 @@ class AtcTest : public ::testing::Test {
     return r;
   }
 
-  // The failure contract: exit 1, one line "atc: error: ..." containing `fragment`, and nothing new in the folder.
+  // The failure contract: exit 1, one line "atc: error: ..." containing `fragment`, and nothing new in the
+  // folder.
   void expect_error(const std::string& args, const std::string& fragment) const {
     std::set<std::string> before = listing();
     Result r = atc(args);
@@ -85,7 +87,9 @@ TEST_F(AtcTest, ConvertsAModelAndPrintsASummary) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(fs::exists(path("tiny.om")));
   // The default pipeline splits off the dynamic part (N is symbolic): Data, one PartitionedCall, NetOutput.
-  EXPECT_NE(r.out.find("graph:     'tiny': 3 nodes in the root graph, 1 subgraphs, 7 nodes in all"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("graph:     'tiny': 3 nodes in the root graph, 1 subgraphs, 7 nodes in all"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("inputs:    x float32[-1(N),4]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote:     " + path("tiny.om")), std::string::npos) << r.out;
 
@@ -102,7 +106,8 @@ TEST_F(AtcTest, ConvertsAModelAndPrintsASummary) {
   r = atc("--mode=1 --om=" + model + " --json=" + path("direct.json"));
   ASSERT_EQ(r.code, 0) << r.err;
   std::ofstream(path("empty.toml")) << "schema_version = 1\n[plugins]\nrequired = []\n";
-  ASSERT_EQ(atc("--model=" + model + " --output=" + path("plain") + " --pipeline=" + path("empty.toml")).code, 0);
+  ASSERT_EQ(atc("--model=" + model + " --output=" + path("plain") + " --pipeline=" + path("empty.toml")).code,
+            0);
   ASSERT_EQ(atc("--mode=1 --om=" + path("plain.om") + " --json=" + path("plain.json")).code, 0);
   EXPECT_EQ(slurp(path("direct.json")), slurp(path("plain.json")));
 }
@@ -130,7 +135,9 @@ TEST_F(AtcTest, HelpAndVersion) {
   EXPECT_NE(r.out.find("atc (graphsplit) "), std::string::npos);
 }
 
-TEST_F(AtcTest, MissingFile) { expect_error("--model=" + path("nope.onnx") + " --output=" + path("o"), "nope.onnx: No such file"); }
+TEST_F(AtcTest, MissingFile) {
+  expect_error("--model=" + path("nope.onnx") + " --output=" + path("o"), "nope.onnx: No such file");
+}
 
 TEST_F(AtcTest, NotAnOnnxFile) {
   std::ofstream(path("text.onnx")) << "hello, I am not a model\n";
@@ -148,13 +155,15 @@ TEST_F(AtcTest, TruncatedRealModel) {
   ASSERT_TRUE(fs::exists(real)) << "run scripts/fetch_models.sh";
   const std::string bytes = slurp(real);
   write_bytes(path("half.onnx"), bytes.substr(0, bytes.size() / 2));
-  expect_error("--model=" + path("half.onnx") + " --output=" + path("o"), "half.onnx: not a valid ONNX model");
+  expect_error("--model=" + path("half.onnx") + " --output=" + path("o"),
+               "half.onnx: not a valid ONNX model");
 }
 
 TEST_F(AtcTest, UnsupportedIrAndOpsetVersions) {
   auto m = tiny_model();
   m.set_ir_version(42);
-  expect_error("--model=" + write_model("ir.onnx", m) + " --output=" + path("o"), "ir.onnx: ONNX IR version 42 is newer");
+  expect_error("--model=" + write_model("ir.onnx", m) + " --output=" + path("o"),
+               "ir.onnx: ONNX IR version 42 is newer");
   expect_error("--model=" + write_model("opset.onnx", tiny_model(30)) + " --output=" + path("o"),
                "opset.onnx: opset 30 of domain 'ai.onnx' is not supported");
 }
@@ -176,15 +185,19 @@ TEST_F(AtcTest, DanglingInputName) {
 TEST_F(AtcTest, DuplicateOutputNames) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_output(0, "r");
-  expect_error("--model=" + write_model("dup.onnx", m) + " --output=" + path("o"), "dup.onnx: value 'r' is produced twice");
+  expect_error("--model=" + write_model("dup.onnx", m) + " --output=" + path("o"),
+               "dup.onnx: value 'r' is produced twice");
 }
 
-TEST_F(AtcTest, UnknownOption) { expect_error("--frobnicate=1", "--frobnicate"); }
+TEST_F(AtcTest, UnknownOption) {
+  expect_error("--frobnicate=1", "--frobnicate");
+}
 
 TEST_F(AtcTest, BadOptionValues) {
   const std::string model = write_model("tiny.onnx", tiny_model());
   expect_error("--model=" + model + " --output=" + path("o") + " --log=loud", "--log: 'loud' is not one of");
-  expect_error("--model=" + model + " --output=" + path("o") + " --framework=3", "--framework=3 is not supported");
+  expect_error("--model=" + model + " --output=" + path("o") + " --framework=3",
+               "--framework=3 is not supported");
   expect_error("--model=" + model + " --output=" + path("o") + " --mode=7", "--mode=7 is not supported");
   expect_error("--model=" + model + " --output=" + path("o") + " --input_shape=x:1,two",
                "dimension 'two' of input 'x' is not an integer");
@@ -202,7 +215,8 @@ TEST_F(AtcTest, ModelWithoutOnnxExtensionNeedsFramework) {
 
 TEST_F(AtcTest, CorruptOmInJsonMode) {
   write_bytes(path("bad.om"), "\x0a\x04GSOX garbage");
-  expect_error("--mode=1 --om=" + path("bad.om") + " --json=" + path("bad.json"), "bad.om: not a graphsplit model");
+  expect_error("--mode=1 --om=" + path("bad.om") + " --json=" + path("bad.json"),
+               "bad.om: not a graphsplit model");
 }
 
 TEST_F(AtcTest, FailedRunRemovesAStaleOutput) {
@@ -238,14 +252,18 @@ TEST_F(AtcTest, PrintPipelineShowsTheResolvedDefault) {
 }
 
 TEST_F(AtcTest, ValidatePipelineListsEveryProblem) {
-  std::ofstream(path("bad.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\n"
-                                     "pass = \"std.prune_unsed\"\n[[pipeline]]\npass = \"std.topological_sort\"\n"
-                                     "options = { mode = 3 }\n";
+  std::ofstream(path("bad.toml"))
+      << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\n"
+         "pass = \"std.prune_unsed\"\n[[pipeline]]\npass = \"std.topological_sort\"\n"
+         "options = { mode = 3 }\n";
   Result r = atc("--validate_pipeline=" + path("bad.toml"));
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err, path("bad.toml") + ":5:8: error: unknown pass 'std.prune_unsed'; did you mean 'std.prune_unused' (plugin std 0.1.0)?\n" +
+  EXPECT_EQ(r.err, path("bad.toml") +
+                       ":5:8: error: unknown pass 'std.prune_unsed'; did you mean 'std.prune_unused' (plugin "
+                       "std 0.1.0)?\n" +
                        path("bad.toml") + ":8:20: error: option 'mode' must be a string, got integer 3\n");
-  std::ofstream(path("good.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\npass = \"std.prune_unused\"\n";
+  std::ofstream(path("good.toml"))
+      << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\npass = \"std.prune_unused\"\n";
   r = atc("--validate_pipeline=" + path("good.toml"));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out, path("good.toml") + ": ok\n");
@@ -253,14 +271,17 @@ TEST_F(AtcTest, ValidatePipelineListsEveryProblem) {
 
 TEST_F(AtcTest, BadPipelineOrOptionsStopTheConversion) {
   const std::string model = write_model("tiny.onnx", tiny_model());
-  std::ofstream(path("bad.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\npass = \"std.nope\"\n";
+  std::ofstream(path("bad.toml"))
+      << "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n[[pipeline]]\npass = \"std.nope\"\n";
   expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("bad.toml"),
                path("bad.toml") + ":5:8: error: unknown pass 'std.nope'");
   expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("missing.toml"),
                "missing.toml: cannot open the pipeline file");
-  expect_error("--model=" + model + " --output=" + path("o") + " --options=ge.exec.static_model_ops_lower_limit=-5",
-               "E10001: value '-5' for option 'ge.exec.static_model_ops_lower_limit' is invalid");
-  expect_error("--model=" + model + " --output=" + path("o") + " --options=novalue", "--options: 'novalue' must be key=value");
+  expect_error(
+      "--model=" + model + " --output=" + path("o") + " --options=ge.exec.static_model_ops_lower_limit=-5",
+      "E10001: value '-5' for option 'ge.exec.static_model_ops_lower_limit' is invalid");
+  expect_error("--model=" + model + " --output=" + path("o") + " --options=novalue",
+               "--options: 'novalue' must be key=value");
 }
 
 TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
@@ -269,7 +290,8 @@ TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
                                    "pass = \"thrower.throws_on_run\"\n";
   expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") +
                    " --plugin_path=" + BAD_PLUGIN_DIR,
-               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) threw a non-standard exception");
+               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) "
+               "threw a non-standard exception");
 }
 
 TEST_F(AtcTest, TimingAndDumps) {
@@ -278,38 +300,50 @@ TEST_F(AtcTest, TimingAndDumps) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("1   pass std.prune_unused"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2   pass std.topological_sort"), std::string::npos) << r.out;
-  for (const char* f : {"000_input.json", "000_input.dot", "001_std.prune_unused.json", "002_std.topological_sort.dot"}) {
+  for (const char* f :
+       {"000_input.json", "000_input.dot", "001_std.prune_unused.json", "002_std.topological_sort.dot"}) {
     EXPECT_TRUE(fs::exists(path("dump") + "/" + f)) << f;
   }
-  EXPECT_NE(slurp(path("dump") + "/002_std.topological_sort.dot").find("digraph \"tiny\""), std::string::npos);
+  EXPECT_NE(slurp(path("dump") + "/002_std.topological_sort.dot").find("digraph \"tiny\""),
+            std::string::npos);
 }
 
 TEST_F(AtcTest, DumpPlacementAndExplain) {
   const std::string model = write_model("tiny.onnx", tiny_model());
-  Result r = atc("--model=" + model + " --output=" + path("t") + " --dump_placement=" + path("p.json") + " --explain=relu");
+  Result r = atc("--model=" + model + " --output=" + path("t") + " --dump_placement=" + path("p.json") +
+                 " --explain=relu");
   ASSERT_EQ(r.code, 0) << r.err;
-  // relu, sigmoid and their call on AI Core; Data, NetOutput and the call's inner Data and NetOutput GE-local.
+  // relu, sigmoid and their call on AI Core; Data, NetOutput and the call's inner Data and NetOutput
+  // GE-local.
   EXPECT_NE(r.out.find("placement: DNN_VM_GE_LOCAL 4, AIcoreEngine 3"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("node 'relu' (Relu) in graph 'tiny_sub_0_unknow'\n  inputs:  float32[-1(N),4]\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  engine:  AIcoreEngine (kernel lib AIcoreEngine), decision COST_ORDER\n  + AIcoreEngine: OK (cost 5)"),
-            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("node 'relu' (Relu) in graph 'tiny_sub_0_unknow'\n  inputs:  float32[-1(N),4]\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("  engine:  AIcoreEngine (kernel lib AIcoreEngine), decision COST_ORDER\n  + "
+                       "AIcoreEngine: OK (cost 5)"),
+            std::string::npos)
+      << r.out;
   const std::string json = slurp(path("p.json"));
   EXPECT_NE(json.find("\"placed\": \"7\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"decision\": \"STRUCTURAL\""), std::string::npos);
   // Excluding AI Core moves the operators to AI CPU, and the reason says why.
-  r = atc("--model=" + model + " --output=" + path("t") + " --options=ge.exec.exclude_engines=AiCore --explain=sigmoid");
+  r = atc("--model=" + model + " --output=" + path("t") +
+          " --options=ge.exec.exclude_engines=AiCore --explain=sigmoid");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("  - AIcoreEngine: ENGINE_DISABLED (excluded by ge.exec.exclude_engines or ge.engineType)\n"
-                       "  + DNN_VM_AICPU: OK (cost 100)"), std::string::npos) << r.out;
+  EXPECT_NE(
+      r.out.find("  - AIcoreEngine: ENGINE_DISABLED (excluded by ge.exec.exclude_engines or ge.engineType)\n"
+                 "  + DNN_VM_AICPU: OK (cost 100)"),
+      std::string::npos)
+      << r.out;
   expect_error("--model=" + model + " --output=" + path("o") + " --explain=sigmod",
                "--explain: no node named 'sigmod'; did you mean 'sigmoid'?");
 }
 
-// The default pipeline on the real models, through atc: the partition report's summary against what the ONNX file
-// and the report itself say.
+// The default pipeline on the real models, through atc: the partition report's summary against what the ONNX
+// file and the report itself say.
 TEST_F(AtcTest, PartitionReportOnRealModels) {
-  for (const char* name : {"ch_PP-OCRv4_det_infer", "ch_PP-OCRv4_rec_infer", "ch_ppocr_mobile_v2.0_cls_infer", "silero_vad_v5",
-                           "silero_vad_legacy"}) {
+  for (const char* name : {"ch_PP-OCRv4_det_infer", "ch_PP-OCRv4_rec_infer", "ch_ppocr_mobile_v2.0_cls_infer",
+                           "silero_vad_v5", "silero_vad_legacy"}) {
     SCOPED_TRACE(name);
     const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/" + name + ".onnx";
     ASSERT_TRUE(fs::exists(model)) << "run scripts/fetch_models.sh";
@@ -328,9 +362,11 @@ TEST_F(AtcTest, PartitionReportOnRealModels) {
       }
     };
     count(proto.graph());
-    // Every If keeps its two branches; the root is split into at least one dynamic call (all five have dynamic inputs).
+    // Every If keeps its two branches; the root is split into at least one dynamic call (all five have
+    // dynamic inputs).
     if (ifs) {
-      EXPECT_NE(json.find("\"if_branch\": \"" + std::to_string(2 * ifs) + "\""), std::string::npos) << json.substr(0, 400);
+      EXPECT_NE(json.find("\"if_branch\": \"" + std::to_string(2 * ifs) + "\""), std::string::npos)
+          << json.substr(0, 400);
     }
     EXPECT_NE(json.find("\"root\": \"1\""), std::string::npos);
     EXPECT_NE(json.find("\"kind\": \"partitioned_call\""), std::string::npos);
@@ -343,11 +379,13 @@ TEST_F(AtcTest, PartitionReportOnRealModels) {
 TEST_F(AtcTest, UnplaceableNodeFailsWithEZ3003AndWritesNothing) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_op_type("NonZero");
-  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::INT64);
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT64);
   m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
   const std::string model = write_model("nz.onnx", m);
-  expect_error("--model=" + model + " --output=" + path("o") + " --options='ge.exec.exclude_engines=AiCpu|HostCpu'",
-               "EZ3003: no engine can run node 'sigmoid' (NonZero) in graph 'tiny'");
+  expect_error(
+      "--model=" + model + " --output=" + path("o") + " --options='ge.exec.exclude_engines=AiCpu|HostCpu'",
+      "EZ3003: no engine can run node 'sigmoid' (NonZero) in graph 'tiny'");
 }
 
 }  // namespace

@@ -43,13 +43,15 @@ sdk::Status create_with_defaults(const ComponentInfo& c, PluginHandle<sdk::Engin
 // A data type the row does not allow, or kUndefined when it allows everything.
 sdk::DataType outside(const std::vector<sdk::DataType>& allowed) {
   if (allowed.empty()) return sdk::DataType::kUndefined;
-  for (sdk::DataType d : {sdk::DataType::kDouble, sdk::DataType::kComplex64, sdk::DataType::kUint64, sdk::DataType::kInt16}) {
+  for (sdk::DataType d :
+       {sdk::DataType::kDouble, sdk::DataType::kComplex64, sdk::DataType::kUint64, sdk::DataType::kInt16}) {
     if (std::find(allowed.begin(), allowed.end(), d) == allowed.end()) return d;
   }
   return sdk::DataType::kUndefined;
 }
 
-sdk::DataType first_or(const std::vector<sdk::DataType>& a, const std::vector<sdk::DataType>& b, sdk::DataType fallback) {
+sdk::DataType first_or(const std::vector<sdk::DataType>& a, const std::vector<sdk::DataType>& b,
+                       sdk::DataType fallback) {
   if (!a.empty()) return a.front();
   if (!b.empty()) return b.front();
   return fallback;
@@ -108,7 +110,8 @@ TEST_P(EngineConformance, EveryRowAnswersAsTheTableSays) {
     }
   }
   // An op type the table does not list is refused as such.
-  OneNode unknown = one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
+  OneNode unknown =
+      one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
   const sdk::SupportVerdict r = engine->check_support(*unknown.node);
   EXPECT_FALSE(r.supported);
   EXPECT_EQ(r.reason, sdk::ReasonCode::kEngineUnsupportedOp);
@@ -121,23 +124,28 @@ TEST_P(EngineConformance, OptionDefaultsValidateAndWrongTypesAreRefused) {
     SCOPED_TRACE(o.name);
     EXPECT_FALSE(o.help.empty());
     RawValue wrong;
-    if (o.type == GS_OPT_STRING || o.type == GS_OPT_ENUM) wrong.value = true;
-    else wrong.value = std::string("text");
+    if (o.type == GS_OPT_STRING || o.type == GS_OPT_ENUM)
+      wrong.value = true;
+    else
+      wrong.value = std::string("text");
     sdk::OptionValues values;
     std::vector<Diagnostic> diags;
-    EXPECT_FALSE(resolve_options(*l->engine, {RawOption{o.name, wrong, {}}}, {}, {}, &values, &diags).is_ok());
+    EXPECT_FALSE(
+        resolve_options(*l->engine, {RawOption{o.name, wrong, {}}}, {}, {}, &values, &diags).is_ok());
   }
 }
 
 TEST_P(EngineConformance, ABrokenTableFileIsRefusedWithItsPosition) {
   auto l = load(GetParam());
   ASSERT_TRUE(l && l->engine);
-  const fs::path dir = fs::temp_directory_path() / ("gs_conf_" + GetParam() + "_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("gs_conf_" + GetParam() + "_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const std::string lib_name = "libgsplugin_" + GetParam() + ".so";
   fs::copy_file(l->lib->path(), dir / lib_name, fs::copy_options::overwrite_existing);
   const std::string table = GetParam() + ".ops.toml";
-  fs::copy_file(fs::path(l->lib->path()).parent_path() / table, dir / table, fs::copy_options::overwrite_existing);
+  fs::copy_file(fs::path(l->lib->path()).parent_path() / table, dir / table,
+                fs::copy_options::overwrite_existing);
   std::ifstream in(dir / table);
   const size_t lines = std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n');
   std::ofstream(dir / table, std::ios::app) << "\n[[op]]\ntype = \"Broken\"\ncost = \"cheap\"\n";
@@ -146,7 +154,8 @@ TEST_P(EngineConformance, ABrokenTableFileIsRefusedWithItsPosition) {
   ASSERT_TRUE(loader.load(GetParam(), &copy).is_ok());
   Registry registry;
   sdk::Status s = registry.add_library(copy);
-  EXPECT_NE(s.message().find((dir / table).string() + ":" + std::to_string(lines + 4) + ":8: error: 'cost' must be a non-negative integer"),
+  EXPECT_NE(s.message().find((dir / table).string() + ":" + std::to_string(lines + 4) +
+                             ":8: error: 'cost' must be a non-negative integer"),
             std::string::npos)
       << s.message();
   fs::remove_all(dir);
@@ -157,10 +166,12 @@ TEST_P(EngineConformance, CompileFailuresArriveAsStatus) {
   ASSERT_TRUE(l && l->engine);
   PluginHandle<sdk::Engine> engine;
   ASSERT_TRUE(create_with_defaults(*l->engine, &engine).is_ok());
-  OneNode g = one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
+  OneNode g =
+      one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
   std::string artifact;
   sdk::Status s = guarded(*l->lib, "compile", [&] { return engine->compile(*g.root, &artifact); });
-  EXPECT_FALSE(s.is_ok());  // nothing compiles an unknown operator; the point is that it says so without throwing
+  EXPECT_FALSE(
+      s.is_ok());  // nothing compiles an unknown operator; the point is that it says so without throwing
   EXPECT_EQ(s.message().find("threw"), std::string::npos) << s.message();
 }
 

@@ -1,4 +1,5 @@
-// Instantiate with: INSTANTIATE_TEST_SUITE_P(MyEngine, EngineConformance, ::testing::Values("<plugin name>"));
+// Instantiate with: INSTANTIATE_TEST_SUITE_P(MyEngine, EngineConformance, ::testing::Values("<plugin
+// name>"));
 #pragma once
 
 #include <gtest/gtest.h>

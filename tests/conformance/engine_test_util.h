@@ -26,7 +26,8 @@ inline OneNode one_node(const std::string& type, const std::vector<sdk::TensorDe
                         const std::vector<sdk::TensorDesc>& outputs, int opset = 17) {
   OneNode g;
   g.root = sdk::Graph::create("g");
-  g.root->attrs().set("_onnx_opset_import", sdk::AttrValue::Strings({"ai.onnx:" + std::to_string(opset), "ai.onnx.ml:3"}));
+  g.root->attrs().set("_onnx_opset_import",
+                      sdk::AttrValue::Strings({"ai.onnx:" + std::to_string(opset), "ai.onnx.ml:3"}));
   g.node = g.root->add_node("op", type, inputs.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
     sdk::Node* d = g.root->add_node("in" + std::to_string(i), "Data", 0, 0);

@@ -1,5 +1,5 @@
-// Every model in Debian's libonnx-testdata and the pinned real models: import, node counts against the ONNX file,
-// verifier, lossless .om round trip, JSON round trip, determinism.
+// Every model in Debian's libonnx-testdata and the pinned real models: import, node counts against the ONNX
+// file, verifier, lossless .om round trip, JSON round trip, determinism.
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
@@ -161,7 +161,9 @@ TEST(RealModelTest, PpOcrV4DetectionWithFixedInputShapeIsStaticThroughout) {
   EXPECT_EQ(out->input_desc(0)->shape.dims(), (std::vector<int64_t>{1, 1, 640, 640}));
 }
 
-TEST(RealModelTest, PpOcrV4Recognition) { EXPECT_TRUE(check_model(real_model("ch_PP-OCRv4_rec_infer.onnx")).root); }
+TEST(RealModelTest, PpOcrV4Recognition) {
+  EXPECT_TRUE(check_model(real_model("ch_PP-OCRv4_rec_infer.onnx")).root);
+}
 
 TEST(RealModelTest, PpOcrMobileClassifier) {
   EXPECT_TRUE(check_model(real_model("ch_ppocr_mobile_v2.0_cls_infer.onnx")).root);
@@ -173,11 +175,14 @@ TEST(RealModelTest, SileroVadV5HasItsNestedIfs) {
   EXPECT_EQ(count_type(*c.root, "If"), 25u);
   // Some If sits inside another If's branch.
   bool nested = false;
-  for (const sdk::Graph* g : c.root->subgraphs()) nested = nested || (g->parent_graph() && !g->parent_graph()->is_root());
+  for (const sdk::Graph* g : c.root->subgraphs())
+    nested = nested || (g->parent_graph() && !g->parent_graph()->is_root());
   EXPECT_TRUE(nested);
 }
 
-TEST(RealModelTest, SileroVadLegacy) { EXPECT_TRUE(check_model(real_model("silero_vad_legacy.onnx")).root); }
+TEST(RealModelTest, SileroVadLegacy) {
+  EXPECT_TRUE(check_model(real_model("silero_vad_legacy.onnx")).root);
+}
 
 }  // namespace
 }  // namespace graphsplit

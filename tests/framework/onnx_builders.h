@@ -10,20 +10,24 @@
 
 namespace graphsplit::testing {
 
-inline void set_tensor_type(onnx::ValueInfoProto* vi, const std::string& name, int elem, const std::vector<int64_t>& dims) {
+inline void set_tensor_type(onnx::ValueInfoProto* vi, const std::string& name, int elem,
+                            const std::vector<int64_t>& dims) {
   vi->set_name(name);
   auto* tt = vi->mutable_type()->mutable_tensor_type();
   tt->set_elem_type(elem);
   auto* shape = tt->mutable_shape();
   for (int64_t d : dims) {
     auto* dim = shape->add_dim();
-    if (d >= 0) dim->set_dim_value(d);
-    else dim->set_dim_param("N");
+    if (d >= 0)
+      dim->set_dim_value(d);
+    else
+      dim->set_dim_param("N");
   }
 }
 
-inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::vector<std::string>& in,
-                                 const std::vector<std::string>& out, const std::string& name = "") {
+inline onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op,
+                                 const std::vector<std::string>& in, const std::vector<std::string>& out,
+                                 const std::string& name = "") {
   auto* n = g->add_node();
   n->set_op_type(op);
   n->set_name(name.empty() ? op + "_" + std::to_string(g->node_size()) : name);

@@ -1,7 +1,8 @@
+#include "import/onnx_import.h"
+
 #include <gtest/gtest.h>
 
 #include "graphsplit/sdk/ir/verify.h"
-#include "import/onnx_import.h"
 #include "model/om_io.h"
 #include "onnx_builders.h"
 
@@ -10,7 +11,8 @@ namespace {
 
 using namespace graphsplit::testing;
 
-sdk::Status import(const onnx::ModelProto& m, std::unique_ptr<sdk::Graph>* root, OnnxImportOptions options = {}) {
+sdk::Status import(const onnx::ModelProto& m, std::unique_ptr<sdk::Graph>* root,
+                   OnnxImportOptions options = {}) {
   return import_onnx_bytes(to_bytes(m), "m.onnx", ".", options, root);
 }
 
@@ -88,8 +90,8 @@ TEST(OnnxImportTest, InitializersAndConstantsBecomeConst) {
   EXPECT_EQ(kn->output_desc(0).to_string(), "int64[2]");
 }
 
-// outer: x -> If(cond) whose then-branch reads x from the outer scope and whose else-branch holds a Loop whose
-// body reads x too: x must be threaded through both levels as explicit inputs.
+// outer: x -> If(cond) whose then-branch reads x from the outer scope and whose else-branch holds a Loop
+// whose body reads x too: x must be threaded through both levels as explicit inputs.
 onnx::ModelProto nested_capture_model() {
   onnx::ModelProto m = tiny_model();
   auto* g = m.mutable_graph();
@@ -166,29 +168,34 @@ TEST(OnnxImportTest, RejectsADanglingInput) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_input(0, "ghost");
   EXPECT_EQ(import_error(m),
-            "m.onnx: node 'sigmoid' (Sigmoid) input 0 is 'ghost', which no node, graph input or initializer produces");
+            "m.onnx: node 'sigmoid' (Sigmoid) input 0 is 'ghost', which no node, graph input or initializer "
+            "produces");
 }
 
 TEST(OnnxImportTest, RejectsAValueProducedTwice) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_output(0, "r");
-  EXPECT_NE(import_error(m).find("value 'r' is produced twice in graph 'tiny': by 'relu' (Relu) and by node 'sigmoid'"),
+  EXPECT_NE(import_error(m).find(
+                "value 'r' is produced twice in graph 'tiny': by 'relu' (Relu) and by node 'sigmoid'"),
             std::string::npos);
 }
 
 TEST(OnnxImportTest, RejectsACycleWithItsPath) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(0)->set_input(0, "y");  // relu reads sigmoid's output
-  EXPECT_NE(import_error(m).find("has a cycle through node 'relu': 'relu' -> 'sigmoid' -> 'relu'"), std::string::npos);
+  EXPECT_NE(import_error(m).find("has a cycle through node 'relu': 'relu' -> 'sigmoid' -> 'relu'"),
+            std::string::npos);
 }
 
 TEST(OnnxImportTest, RejectsUnknownOperatorsDomainsAndVersions) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(0)->set_op_type("Frobnicate");
-  EXPECT_NE(import_error(m).find("operator 'Frobnicate' is not defined in domain 'ai.onnx' at opset 13"), std::string::npos);
+  EXPECT_NE(import_error(m).find("operator 'Frobnicate' is not defined in domain 'ai.onnx' at opset 13"),
+            std::string::npos);
 
   m = tiny_model(99);
-  EXPECT_NE(import_error(m).find("opset 99 of domain 'ai.onnx' is not supported (supported: 1 to "), std::string::npos);
+  EXPECT_NE(import_error(m).find("opset 99 of domain 'ai.onnx' is not supported (supported: 1 to "),
+            std::string::npos);
 
   m = tiny_model();
   auto* o = m.add_opset_import();
@@ -199,8 +206,9 @@ TEST(OnnxImportTest, RejectsUnknownOperatorsDomainsAndVersions) {
     EXPECT_TRUE(import(m, &root).is_ok());  // imported but unused: fine
   }
   m.mutable_graph()->mutable_node(0)->set_domain("com.example");
-  EXPECT_NE(import_error(m).find("node 'relu' (Relu) uses operator domain 'com.example', which is not supported"),
-            std::string::npos);
+  EXPECT_NE(
+      import_error(m).find("node 'relu' (Relu) uses operator domain 'com.example', which is not supported"),
+      std::string::npos);
 
   m = tiny_model();
   m.set_ir_version(99);
@@ -214,12 +222,14 @@ TEST(OnnxImportTest, RejectsTensorsWhoseDataDoesNotMatchTheirShape) {
   w->set_data_type(onnx::TensorProto::FLOAT);
   w->add_dims(1000);
   w->set_raw_data(std::string(12, '\0'));
-  EXPECT_NE(import_error(m).find("initializer 'w' has 12 bytes of data but shape [1000] of float32 needs 4000"),
-            std::string::npos);
+  EXPECT_NE(
+      import_error(m).find("initializer 'w' has 12 bytes of data but shape [1000] of float32 needs 4000"),
+      std::string::npos);
   w->clear_dims();
   w->add_dims(int64_t{1} << 62);
   w->add_dims(8);
-  EXPECT_NE(import_error(m).find("initializer 'w' has a shape whose element count overflows"), std::string::npos);
+  EXPECT_NE(import_error(m).find("initializer 'w' has a shape whose element count overflows"),
+            std::string::npos);
   w->clear_dims();
   w->add_dims(-3);
   EXPECT_NE(import_error(m).find("initializer 'w' has negative dimension -3"), std::string::npos);
@@ -230,7 +240,8 @@ TEST(OnnxImportTest, RejectsGarbageAndEmptyInput) {
   sdk::Status s = import_onnx_bytes("this is not a model", "bad.onnx", ".", {}, &root);
   EXPECT_NE(s.message().find("bad.onnx: not a"), std::string::npos) << s.message();
   s = import_onnx_bytes("", "empty.onnx", ".", {}, &root);
-  EXPECT_EQ(s.message(), "empty.onnx: not an ONNX model (no ir_version or no graph; is this really an .onnx file?)");
+  EXPECT_EQ(s.message(),
+            "empty.onnx: not an ONNX model (no ir_version or no graph; is this really an .onnx file?)");
 }
 
 TEST(OnnxImportTest, TruncatedModelsAreRefusedOrImportCleanly) {

@@ -1,6 +1,6 @@
-// Release order: under unload = "checked", the registry, an engine, a pass, a compiled artifact and a graph the
-// pass edited are released in every order, each order in its own process; none may crash, and after the last
-// release both libraries must be unmapped.
+// Release order: under unload = "checked", the registry, an engine, a pass, a compiled artifact and a graph
+// the pass edited are released in every order, each order in its own process; none may crash, and after the
+// last release both libraries must be unmapped.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -60,11 +60,8 @@ int run_order(const std::vector<int>& order) {
   if (!engine->compile(*graph, artifact.get()).is_ok()) return 15;
 
   std::vector<std::function<void()>> release = {
-      [&] { registry.reset(); },
-      [&] { engine.reset(); },
-      [&] { pass.reset(); },
-      [&] { artifact.reset(); },
-      [&] { graph.reset(); },
+      [&] { registry.reset(); }, [&] { engine.reset(); }, [&] { pass.reset(); },
+      [&] { artifact.reset(); }, [&] { graph.reset(); },
   };
   for (int i : order) release[i]();
   if (is_mapped(engine_path) || is_mapped(pass_path)) return 20;

@@ -1,5 +1,5 @@
-// The loader against deliberately broken plugins (tests/loader/bad_plugins): each refusal names the file and the
-// reason, nothing crashes, and a refused library does not stay mapped.
+// The loader against deliberately broken plugins (tests/loader/bad_plugins): each refusal names the file and
+// the reason, nothing crashes, and a refused library does not stay mapped.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -15,7 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string bad(const std::string& name) { return std::string(BAD_PLUGIN_DIR) + "/libgsplugin_" + name + ".so"; }
+std::string bad(const std::string& name) {
+  return std::string(BAD_PLUGIN_DIR) + "/libgsplugin_" + name + ".so";
+}
 
 std::string refusal(const std::string& name) {
   PluginLoader loader(LoaderOptions{{BAD_PLUGIN_DIR}, false, false});
@@ -23,7 +25,8 @@ std::string refusal(const std::string& name) {
   sdk::Status s = loader.load_file(bad(name), &lib);
   EXPECT_FALSE(s.is_ok()) << name << " was accepted";
   EXPECT_EQ(lib, nullptr);
-  EXPECT_NE(s.message().find(bad(name)), std::string::npos) << "the message must name the file: " << s.message();
+  EXPECT_NE(s.message().find(bad(name)), std::string::npos)
+      << "the message must name the file: " << s.message();
   return s.message();
 }
 
@@ -34,7 +37,8 @@ bool is_mapped(const std::string& path) {
 }
 
 TEST(LoaderTest, NoEntryPoint) {
-  EXPECT_NE(refusal("no_entry").find("not a graphsplit plugin (it exports no graphsplit_plugin_descriptor_v* symbol)"),
+  EXPECT_NE(refusal("no_entry")
+                .find("not a graphsplit plugin (it exports no graphsplit_plugin_descriptor_v* symbol)"),
             std::string::npos);
 }
 
@@ -44,20 +48,23 @@ TEST(LoaderTest, WrongMajorIsRefusedBeforeAnyOfItsCodeRuns) {
   ::setenv("GS_MARKER", marker.c_str(), 1);
   const std::string m = refusal("wrong_major");
   ::unsetenv("GS_MARKER");
-  EXPECT_NE(m.find("it was built for SDK ABI major 2; this host provides SDK ABI major 1"), std::string::npos) << m;
+  EXPECT_NE(m.find("it was built for SDK ABI major 2; this host provides SDK ABI major 1"), std::string::npos)
+      << m;
   EXPECT_FALSE(fs::exists(marker)) << "the plugin's static constructor ran";
   EXPECT_FALSE(is_mapped(bad("wrong_major")));
 }
 
 TEST(LoaderTest, BadMagicAndTruncatedDescriptor) {
   EXPECT_NE(refusal("bad_magic").find("corrupt or foreign descriptor (bad magic)"), std::string::npos);
-  EXPECT_NE(refusal("short_struct").find("corrupt or foreign descriptor (struct_size 16 <"), std::string::npos);
+  EXPECT_NE(refusal("short_struct").find("corrupt or foreign descriptor (struct_size 16 <"),
+            std::string::npos);
   // Refused after dlopen: the library must have been released again.
   EXPECT_FALSE(is_mapped(bad("bad_magic")));
 }
 
 TEST(LoaderTest, HostTooOldForThePluginsMinimumMinor) {
-  EXPECT_NE(refusal("future_minor").find("it requires SDK ABI >= 1.9 (built with SDK 0.9.0); this host provides SDK ABI 1.0"),
+  EXPECT_NE(refusal("future_minor")
+                .find("it requires SDK ABI >= 1.9 (built with SDK 0.9.0); this host provides SDK ABI 1.0"),
             std::string::npos);
 }
 
@@ -71,7 +78,9 @@ TEST(LoaderTest, NewerMinorThatAcceptsThisHostLoads) {
 
 TEST(LoaderTest, ForeignStandardLibraryAbi) {
   const std::string m = refusal("foreign_abi");
-  EXPECT_NE(m.find("its C++ ABI tag 'gcc-12;libstdc++;cxx11abi=0;glibcxx_debug=0' does not match the host's"), std::string::npos) << m;
+  EXPECT_NE(m.find("its C++ ABI tag 'gcc-12;libstdc++;cxx11abi=0;glibcxx_debug=0' does not match the host's"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("cxx11abi differs"), std::string::npos) << m;
 }
 
@@ -104,7 +113,8 @@ TEST(LoaderTest, NotFoundListsEveryPathTried) {
   std::shared_ptr<const LoadedLibrary> lib;
   sdk::Status s = loader.load("dvpp", &lib);
   EXPECT_EQ(s.message(),
-            "required plugin 'dvpp' could not be loaded; tried in order; 1. /nonexistent/a/libgsplugin_dvpp.so: not found; "
+            "required plugin 'dvpp' could not be loaded; tried in order; 1. "
+            "/nonexistent/a/libgsplugin_dvpp.so: not found; "
             "2. /nonexistent/b/libgsplugin_dvpp.so: not found");
 }
 
@@ -140,7 +150,8 @@ TEST(LoaderTest, TheSameFileThroughASymlinkLoadsOnce) {
 std::string pipeline_error(const std::string& pass, bool verify_each, bool at_create) {
   PipelineConfig config;
   std::vector<Diagnostic> diags;
-  const std::string text = "schema_version = 1\n[plugins]\nrequired = [\"thrower\"]\n[[pipeline]]\npass = \"" + pass + "\"\n";
+  const std::string text =
+      "schema_version = 1\n[plugins]\nrequired = [\"thrower\"]\n[[pipeline]]\npass = \"" + pass + "\"\n";
   EXPECT_TRUE(parse_pipeline_config_text(text, "t.toml", &config, &diags).is_ok());
   PipelineSettings settings;
   settings.plugin_paths = {BAD_PLUGIN_DIR};
@@ -156,25 +167,30 @@ std::string pipeline_error(const std::string& pass, bool verify_each, bool at_cr
 
 TEST(LoaderTest, FactoryThatThrows) {
   EXPECT_EQ(pipeline_error("thrower.throws_on_create", false, true),
-            "t.toml:5:8: error: pass 'thrower.throws_on_create' create (libgsplugin_thrower.so 1.0, SDK ABI 1.0) threw: "
+            "t.toml:5:8: error: pass 'thrower.throws_on_create' create (libgsplugin_thrower.so 1.0, SDK ABI "
+            "1.0) threw: "
             "cannot build the thing");
 }
 
 TEST(LoaderTest, MethodThatThrowsAnInt) {
   EXPECT_EQ(pipeline_error("thrower.throws_on_run", false, false),
-            "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) threw a non-standard exception");
+            "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) threw a "
+            "non-standard exception");
 }
 
 TEST(LoaderTest, MethodThatReturnsAnError) {
   EXPECT_EQ(pipeline_error("thrower.fails_on_run", false, false),
-            "pipeline entry 1 (pass thrower.fails_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) failed: graph 'victim' "
+            "pipeline entry 1 (pass thrower.fails_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) failed: "
+            "graph 'victim' "
             "is not to my taste");
 }
 
 TEST(LoaderTest, VerifyEachNamesThePassThatBrokeTheGraph) {
   const std::string m = pipeline_error("thrower.breaks_graph", true, false);
-  EXPECT_NE(m.find("pipeline entry 1 (pass thrower.breaks_graph) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) left an invalid graph"),
-            std::string::npos) << m;
+  EXPECT_NE(m.find("pipeline entry 1 (pass thrower.breaks_graph) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) "
+                   "left an invalid graph"),
+            std::string::npos)
+      << m;
   EXPECT_NE(m.find("has a cycle"), std::string::npos) << m;
   EXPECT_EQ(pipeline_error("thrower.breaks_graph", false, false), "");  // unnoticed without verification
 }

@@ -1,12 +1,14 @@
-// The cluster engine against a brute-force oracle on thousands of seeded random DAGs: a merge is refused exactly
-// when it would close a cycle, reachability is exact, merge_all_paths takes exactly the clusters on the paths,
-// and the invariants (rank order, acyclic quotient, a partition of the nodes) hold after every step.
+// The cluster engine against a brute-force oracle on thousands of seeded random DAGs: a merge is refused
+// exactly when it would close a cycle, reachability is exact, merge_all_paths takes exactly the clusters on
+// the paths, and the invariants (rank order, acyclic quotient, a partition of the nodes) hold after every
+// step.
+#include "graphsplit/sdk/cluster_graph.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 #include <set>
 
-#include "graphsplit/sdk/cluster_graph.h"
 #include "test_graphs.h"
 
 namespace graphsplit::sdk {
@@ -157,7 +159,8 @@ TEST(ClusterGraphTest, SecondPathBlocksAMergeAndMembersStayInNodeOrder) {
   testing::add(*g, "c", "Op", {"a", "b"});
   std::unique_ptr<ClusterGraph> cg;
   ASSERT_TRUE(ClusterGraph::build(*g, &cg).is_ok());
-  const Id a = cg->cluster_of(g->find_node("a")), b = cg->cluster_of(g->find_node("b")), c = cg->cluster_of(g->find_node("c"));
+  const Id a = cg->cluster_of(g->find_node("a")), b = cg->cluster_of(g->find_node("b")),
+           c = cg->cluster_of(g->find_node("c"));
   EXPECT_EQ(cg->try_merge(a, c), ClusterGraph::kNone);
   EXPECT_TRUE(cg->reachable(a, c));
   EXPECT_FALSE(cg->reachable(c, a));
@@ -170,8 +173,8 @@ TEST(ClusterGraphTest, SecondPathBlocksAMergeAndMembersStayInNodeOrder) {
 }
 
 TEST(ClusterGraphTest, OrderFollowsMergesAgainstTheInitialRanks) {
-  // x and y unrelated, x ranked first; z after y. Merging x with z forces y before the merged cluster only if y
-  // reaches z, which it does, so the order must be repaired.
+  // x and y unrelated, x ranked first; z after y. Merging x with z forces y before the merged cluster only if
+  // y reaches z, which it does, so the order must be repaired.
   auto g = Graph::create("g");
   testing::add(*g, "x", "Op");
   testing::add(*g, "y", "Op");

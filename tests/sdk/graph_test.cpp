@@ -1,9 +1,10 @@
+#include "graphsplit/sdk/ir/graph.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <random>
 
-#include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "test_graphs.h"
 
@@ -163,7 +164,8 @@ TEST(GraphTest, SubgraphsAreOwnedByTheRootAndRemovedWithTheirChildren) {
 namespace graphsplit::sdk {
 namespace {
 
-// The name index uses backward-shift deletion; random adds and removes must keep it in step with a reference map.
+// The name index uses backward-shift deletion; random adds and removes must keep it in step with a reference
+// map.
 TEST(GraphTest, NameIndexSurvivesRandomAddsAndRemoves) {
   auto g = Graph::create("g");
   std::map<std::string, Node*> reference;
@@ -185,7 +187,8 @@ TEST(GraphTest, NameIndexSurvivesRandomAddsAndRemoves) {
       for (int k = 0; k < 3000; ++k) {
         const std::string probe = "n" + std::to_string(k);
         auto r = reference.find(probe);
-        ASSERT_EQ(g->find_node(probe), r == reference.end() ? nullptr : r->second) << probe << " at step " << step;
+        ASSERT_EQ(g->find_node(probe), r == reference.end() ? nullptr : r->second)
+            << probe << " at step " << step;
       }
     }
   }

@@ -1,4 +1,6 @@
 // Frame building: calls, inner Data/NetOutput, control edges, order, and the verifier on random clusterings.
+#include "graphsplit/sdk/partition_frames.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -6,7 +8,6 @@
 #include "graphsplit/sdk/cluster_graph.h"
 #include "graphsplit/sdk/ir/topo.h"
 #include "graphsplit/sdk/ir/verify.h"
-#include "graphsplit/sdk/partition_frames.h"
 #include "test_graphs.h"
 
 namespace graphsplit::sdk {
@@ -15,7 +16,8 @@ namespace {
 using testing::add;
 using testing::names;
 
-FrameSpec spec(Graph& g, const std::vector<std::string>& members, const std::string& sub, const std::string& call) {
+FrameSpec spec(Graph& g, const std::vector<std::string>& members, const std::string& sub,
+               const std::string& call) {
   FrameSpec s;
   for (const auto& m : members) s.members.push_back(g.find_node(m));
   s.subgraph_name = sub;
@@ -37,7 +39,8 @@ TEST(PartitionFramesTest, OneFrameInTheMiddleOfAChain) {
   ASSERT_EQ(frames.size(), 1u);
   Node* call = frames[0].call;
   Graph* sub = frames[0].subgraph;
-  EXPECT_EQ(names(g->node_list()), (std::vector<std::string>{"x", "g_sub_0_know_PartitionedCall_0", "c", "out"}));
+  EXPECT_EQ(names(g->node_list()),
+            (std::vector<std::string>{"x", "g_sub_0_know_PartitionedCall_0", "c", "out"}));
   // One input per consumer slot fed from outside (a's input 0 and b's input 1, both from x).
   ASSERT_EQ(call->num_inputs(), 2u);
   EXPECT_EQ(call->input(0).node->name(), "x");
@@ -47,8 +50,8 @@ TEST(PartitionFramesTest, OneFrameInTheMiddleOfAChain) {
   EXPECT_EQ(g->find_node("c")->input(0), (OutPort{call, 1}));
   EXPECT_EQ(g->find_node("out")->input(1), (OutPort{call, 0}));
   EXPECT_FALSE(call->attrs().get_bool("_is_unknown_shape", true));
-  EXPECT_EQ(names(sub->node_list()), (std::vector<std::string>{"g_sub_0_know_Data_0", "g_sub_0_know_Data_1", "a", "b",
-                                                                "g_sub_0_know_Node_Output"}));
+  EXPECT_EQ(names(sub->node_list()), (std::vector<std::string>{"g_sub_0_know_Data_0", "g_sub_0_know_Data_1",
+                                                               "a", "b", "g_sub_0_know_Node_Output"}));
   EXPECT_EQ(sub->find_node("g_sub_0_know_Data_1")->attrs().get_int("_parent_node_index", -1), 1);
   EXPECT_EQ(sub->find_node("b")->input(1).node->name(), "g_sub_0_know_Data_1");
   Status v = verify(*g);
@@ -65,7 +68,8 @@ TEST(PartitionFramesTest, ControlEdgesBetweenFramesBecomeCallToCall) {
   ASSERT_TRUE(g->add_control_edge(a, b).is_ok());
   ASSERT_TRUE(g->add_control_edge(n, a).is_ok());
   std::vector<Frame> frames;
-  ASSERT_TRUE(build_frames(*g, {spec(*g, {"a"}, "s0", "call0"), spec(*g, {"b"}, "s1", "call1")}, {}, &frames).is_ok());
+  ASSERT_TRUE(build_frames(*g, {spec(*g, {"a"}, "s0", "call0"), spec(*g, {"b"}, "s1", "call1")}, {}, &frames)
+                  .is_ok());
   Node* call0 = g->find_node("call0");
   Node* call1 = g->find_node("call1");
   EXPECT_EQ(call1->control_inputs(), std::vector<Node*>{call0});
@@ -100,8 +104,8 @@ TEST(PartitionFramesTest, RejectsOverlappingAndForeignMembers) {
   EXPECT_EQ(s.message(), "build_frames: node 'a' is in two frames");
 }
 
-// Random DAGs, random convex clusters from the cluster engine: the framed graph always verifies, every original
-// node sits in exactly one place, and the frames' inputs/outputs match their subgraphs.
+// Random DAGs, random convex clusters from the cluster engine: the framed graph always verifies, every
+// original node sits in exactly one place, and the frames' inputs/outputs match their subgraphs.
 TEST(PartitionFramesTest, RandomClusteringsAlwaysVerify) {
   std::mt19937 rng(99);
   for (int trial = 0; trial < 300; ++trial) {

@@ -9,7 +9,8 @@
 namespace graphsplit::sdk::testing {
 
 // Adds a node with `inputs` (producer names, output 0 each) and one output.
-inline Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs = {}) {
+inline Node* add(Graph& g, const std::string& name, const std::string& type,
+                 const std::vector<std::string>& inputs = {}) {
   Node* n = g.add_node(name, type, inputs.size(), 1);
   for (size_t i = 0; i < inputs.size(); ++i) {
     Node* src = g.find_node(inputs[i]);

@@ -1,8 +1,9 @@
+#include "graphsplit/sdk/ir/topo.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "graphsplit/sdk/ir/topo.h"
 #include "test_graphs.h"
 
 namespace graphsplit::sdk {
@@ -148,7 +149,8 @@ TEST(TopoSortTest, RandomDagsAllModes) {
     std::vector<Node*> shuffled = nodes;
     std::shuffle(shuffled.begin(), shuffled.end(), rng);
     ASSERT_TRUE(g->reorder(shuffled).is_ok());
-    for (auto mode : {TopoSortMode::kBFS, TopoSortMode::kDFS, TopoSortMode::kRDFS, TopoSortMode::kStableRDFS}) {
+    for (auto mode :
+         {TopoSortMode::kBFS, TopoSortMode::kDFS, TopoSortMode::kRDFS, TopoSortMode::kStableRDFS}) {
       auto first = order_of(*g, mode);
       ASSERT_TRUE(is_topological(*g, first)) << "mode " << to_string(mode) << " trial " << trial;
       EXPECT_EQ(first, order_of(*g, mode));

@@ -1,6 +1,7 @@
+#include "graphsplit/sdk/ir/verify.h"
+
 #include <gtest/gtest.h>
 
-#include "graphsplit/sdk/ir/verify.h"
 #include "test_graphs.h"
 
 namespace graphsplit::sdk {
@@ -71,7 +72,9 @@ TEST(VerifyTest, RejectsASubgraphReferencedFromTheWrongNode) {
   CallFixture f;
   Node* other = add(*f.root, "other", "PartitionedCall");
   other->attrs().set("f", AttrValue::OfGraph(f.sub));
-  expect_failure(*f.root, "node 'other' (PartitionedCall): attribute 'f' references subgraph 'f', whose parent node is another node");
+  expect_failure(*f.root,
+                 "node 'other' (PartitionedCall): attribute 'f' references subgraph 'f', whose parent node "
+                 "is another node");
 }
 
 TEST(VerifyTest, RejectsAPartitionedCallInputWithoutData) {

@@ -12,7 +12,8 @@ namespace bad {
 class NoopPass final : public graphsplit::sdk::Pass {
  public:
   explicit NoopPass(const graphsplit::sdk::PluginContext&) {}
-  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&, bool* changed) override {
+  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&,
+                              bool* changed) override {
     *changed = false;
     return graphsplit::sdk::Status::ok();
   }

@@ -7,7 +7,8 @@ namespace {
 class UsesDep final : public graphsplit::sdk::Pass {
  public:
   explicit UsesDep(const graphsplit::sdk::PluginContext&) {}
-  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&, bool* changed) override {
+  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&,
+                              bool* changed) override {
     *changed = vanishing_dep_value() != 0;
     return graphsplit::sdk::Status::ok();
   }

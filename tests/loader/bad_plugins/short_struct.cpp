@@ -4,8 +4,19 @@ namespace {
 constexpr gs_component_desc kComponents[] = {GS_PASS_COMPONENT("noop", "", bad::NoopPass, GS_NO_OPTIONS)};
 }
 
-extern "C" __attribute__((visibility("default"))) const gs_plugin_desc* graphsplit_plugin_descriptor_v1(void) {
-  static constexpr gs_plugin_desc d = {GS_PLUGIN_MAGIC, 16, GS_SDK_ABI_MAJOR, GS_SDK_ABI_MINOR, 0, 0,
-                                       GS_SDK_VERSION, GS_ABI_TAG, "short_struct", "1.0", 1, kComponents};
+extern "C" __attribute__((visibility("default"))) const gs_plugin_desc* graphsplit_plugin_descriptor_v1(
+    void) {
+  static constexpr gs_plugin_desc d = {GS_PLUGIN_MAGIC,
+                                       16,
+                                       GS_SDK_ABI_MAJOR,
+                                       GS_SDK_ABI_MINOR,
+                                       0,
+                                       0,
+                                       GS_SDK_VERSION,
+                                       GS_ABI_TAG,
+                                       "short_struct",
+                                       "1.0",
+                                       1,
+                                       kComponents};
   return &d;
 }

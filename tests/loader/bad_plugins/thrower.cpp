@@ -4,7 +4,9 @@
 namespace {
 class ThrowsOnCreate final : public graphsplit::sdk::Pass {
  public:
-  explicit ThrowsOnCreate(const graphsplit::sdk::PluginContext&) { throw std::runtime_error("cannot build the thing"); }
+  explicit ThrowsOnCreate(const graphsplit::sdk::PluginContext&) {
+    throw std::runtime_error("cannot build the thing");
+  }
   graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&, bool*) override {
     return graphsplit::sdk::Status::ok();
   }
@@ -12,7 +14,9 @@ class ThrowsOnCreate final : public graphsplit::sdk::Pass {
 class ThrowsOnRun final : public graphsplit::sdk::Pass {
  public:
   explicit ThrowsOnRun(const graphsplit::sdk::PluginContext&) {}
-  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&, bool*) override { throw 42; }
+  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&, bool*) override {
+    throw 42;
+  }
 };
 class FailsOnRun final : public graphsplit::sdk::Pass {
  public:
@@ -25,7 +29,8 @@ class FailsOnRun final : public graphsplit::sdk::Pass {
 class BreaksGraph final : public graphsplit::sdk::Pass {
  public:
   explicit BreaksGraph(const graphsplit::sdk::PluginContext&) {}
-  graphsplit::sdk::Status run(graphsplit::sdk::Graph& g, graphsplit::sdk::PassContext&, bool* changed) override {
+  graphsplit::sdk::Status run(graphsplit::sdk::Graph& g, graphsplit::sdk::PassContext&,
+                              bool* changed) override {
     graphsplit::sdk::Node* a = g.add_node(g.unique_node_name("loop_a"), "Relu", 1, 1);
     graphsplit::sdk::Node* b = g.add_node(g.unique_node_name("loop_b"), "Relu", 1, 1);
     (void)g.add_edge({a, 0}, {b, 0});

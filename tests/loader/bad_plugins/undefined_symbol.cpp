@@ -7,7 +7,8 @@ namespace {
 class Broken final : public graphsplit::sdk::Pass {
  public:
   explicit Broken(const graphsplit::sdk::PluginContext&) {}
-  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&, bool* changed) override {
+  graphsplit::sdk::Status run(graphsplit::sdk::Graph&, graphsplit::sdk::PassContext&,
+                              bool* changed) override {
     *changed = graphsplit_symbol_nobody_defines() != 0;
     return graphsplit::sdk::Status::ok();
   }

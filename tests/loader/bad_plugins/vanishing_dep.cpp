@@ -1,1 +1,3 @@
-extern "C" __attribute__((visibility("default"))) int vanishing_dep_value() { return 1; }
+extern "C" __attribute__((visibility("default"))) int vanishing_dep_value() {
+  return 1;
+}

@@ -22,8 +22,9 @@ sdk::SupportVerdict AiCoreEngine::check_support(const sdk::Node& node) const {
   for (size_t o = 0; o < node.num_outputs(); ++o) {
     if (too_big(&node.output_desc(o))) {
       return {false, sdk::ReasonCode::kEngineCheckFailed,
-              "output " + std::to_string(o) + " has rank " + std::to_string(node.output_desc(o).shape.rank()) +
-                  "; AI Core takes at most " + std::to_string(max_rank_) + " dimensions"};
+              "output " + std::to_string(o) + " has rank " +
+                  std::to_string(node.output_desc(o).shape.rank()) + "; AI Core takes at most " +
+                  std::to_string(max_rank_) + " dimensions"};
     }
   }
   const sdk::OpSupportRow* row = table().find(node.type());
@@ -31,11 +32,13 @@ sdk::SupportVerdict AiCoreEngine::check_support(const sdk::Node& node) const {
     // Convolution and pooling kernels exist for 2-D (NCHW) and 3-D (NCDHW) spatial data.
     const sdk::TensorDesc* x = node.num_inputs() ? node.input_desc(0) : nullptr;
     if (!x || x->shape.is_unknown_rank()) {
-      return {false, sdk::ReasonCode::kShapeUnknown, node.type() + " needs an input of known rank (4-D or 5-D)"};
+      return {false, sdk::ReasonCode::kShapeUnknown,
+              node.type() + " needs an input of known rank (4-D or 5-D)"};
     }
     if (x->shape.rank() != 4 && x->shape.rank() != 5) {
-      return {false, sdk::ReasonCode::kEngineCheckFailed,
-              node.type() + " on AI Core needs a 4-D or 5-D input, got rank " + std::to_string(x->shape.rank())};
+      return {
+          false, sdk::ReasonCode::kEngineCheckFailed,
+          node.type() + " on AI Core needs a 4-D or 5-D input, got rank " + std::to_string(x->shape.rank())};
     }
   }
   return v;

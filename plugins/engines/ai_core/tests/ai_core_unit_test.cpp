@@ -15,22 +15,26 @@ struct Fixture {
   std::unique_ptr<AiCoreEngine> engine;
   explicit Fixture(int64_t max_rank = 8) {
     options.set("max_rank", sdk::AttrValue::Int(max_rank));
-    sdk::testing::TestPluginContext ctx("AIcoreEngine", options, load_table(GRAPHSPLIT_PLUGIN_DIR "/ai_core.ops.toml"));
+    sdk::testing::TestPluginContext ctx("AIcoreEngine", options,
+                                        load_table(GRAPHSPLIT_PLUGIN_DIR "/ai_core.ops.toml"));
     engine = std::make_unique<AiCoreEngine>(ctx);
   }
 };
 
 TEST(AiCoreEngineTest, TakesDenseComputeInFloat) {
   Fixture f;
-  OneNode conv = one_node("Conv", {tensor(DataType::kFloat, {1, 3, 224, 224})}, {tensor(DataType::kFloat, {1, 16, 112, 112})});
+  OneNode conv = one_node("Conv", {tensor(DataType::kFloat, {1, 3, 224, 224})},
+                          {tensor(DataType::kFloat, {1, 16, 112, 112})});
   EXPECT_TRUE(f.engine->check_support(*conv.node).supported);
-  OneNode dyn = one_node("MatMul", {tensor(DataType::kFloat16, {-1, 64})}, {tensor(DataType::kFloat16, {-1, 32})});
+  OneNode dyn =
+      one_node("MatMul", {tensor(DataType::kFloat16, {-1, 64})}, {tensor(DataType::kFloat16, {-1, 32})});
   EXPECT_TRUE(f.engine->check_support(*dyn.node).supported);  // dynamic_shape = full
 }
 
 TEST(AiCoreEngineTest, ConvolutionNeedsFourOrFiveDimensions) {
   Fixture f;
-  OneNode conv1d = one_node("Conv", {tensor(DataType::kFloat, {1, 3, 100})}, {tensor(DataType::kFloat, {1, 8, 98})});
+  OneNode conv1d =
+      one_node("Conv", {tensor(DataType::kFloat, {1, 3, 100})}, {tensor(DataType::kFloat, {1, 8, 98})});
   auto v = f.engine->check_support(*conv1d.node);
   EXPECT_FALSE(v.supported);
   EXPECT_EQ(v.reason, sdk::ReasonCode::kEngineCheckFailed);
@@ -53,7 +57,8 @@ TEST(AiCoreEngineTest, RefusesInt64ArithmeticAndDataDependentOps) {
 
 TEST(AiCoreEngineTest, MaxRankOption) {
   Fixture f(4);
-  OneNode relu = one_node("Relu", {tensor(DataType::kFloat, {1, 2, 3, 4, 5})}, {tensor(DataType::kFloat, {1, 2, 3, 4, 5})});
+  OneNode relu = one_node("Relu", {tensor(DataType::kFloat, {1, 2, 3, 4, 5})},
+                          {tensor(DataType::kFloat, {1, 2, 3, 4, 5})});
   auto v = f.engine->check_support(*relu.node);
   EXPECT_FALSE(v.supported);
   EXPECT_EQ(v.detail, "input 0 has rank 5; AI Core takes at most 4 dimensions");
@@ -62,7 +67,8 @@ TEST(AiCoreEngineTest, MaxRankOption) {
 
 TEST(AiCoreEngineTest, OpsetRangeOfARow) {
   Fixture f;
-  OneNode ln = one_node("LayerNormalization", {tensor(DataType::kFloat, {2, 8})}, {tensor(DataType::kFloat, {2, 8})}, 17);
+  OneNode ln = one_node("LayerNormalization", {tensor(DataType::kFloat, {2, 8})},
+                        {tensor(DataType::kFloat, {2, 8})}, 17);
   EXPECT_TRUE(f.engine->check_support(*ln.node).supported);
 }
 

@@ -4,7 +4,8 @@
 namespace {
 
 constexpr gs_option_desc kOptions[] = {
-    {"string_tensors", GS_OPT_BOOL, "true", 1, 0, nullptr, "Whether the AI CPU kernels take STRING tensors", nullptr},
+    {"string_tensors", GS_OPT_BOOL, "true", 1, 0, nullptr, "Whether the AI CPU kernels take STRING tensors",
+     nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT("DNN_VM_AICPU", "AI CPU: every ONNX operator, dynamic and data-dependent shapes",

@@ -13,13 +13,15 @@ using sdk::DataType;
 std::unique_ptr<AiCpuEngine> make(bool strings) {
   sdk::OptionValues options;
   options.set("string_tensors", sdk::AttrValue::Bool(strings));
-  sdk::testing::TestPluginContext ctx("DNN_VM_AICPU", options, load_table(GRAPHSPLIT_PLUGIN_DIR "/ai_cpu.ops.toml"));
+  sdk::testing::TestPluginContext ctx("DNN_VM_AICPU", options,
+                                      load_table(GRAPHSPLIT_PLUGIN_DIR "/ai_cpu.ops.toml"));
   return std::make_unique<AiCpuEngine>(ctx);
 }
 
 TEST(AiCpuEngineTest, TakesDataDependentOpsWithDynamicShapes) {
   auto e = make(true);
-  for (const char* op : {"NonZero", "NonMaxSuppression", "TopK", "Unique", "Einsum", "SequenceAt", "StringNormalizer"}) {
+  for (const char* op :
+       {"NonZero", "NonMaxSuppression", "TopK", "Unique", "Einsum", "SequenceAt", "StringNormalizer"}) {
     OneNode g = one_node(op, {tensor(DataType::kFloat, {-1, 4})}, {tensor(DataType::kInt64, {-1})});
     EXPECT_TRUE(e->check_support(*g.node).supported) << op;
   }
@@ -34,7 +36,8 @@ TEST(AiCpuEngineTest, ListsNoStructuralOrControlFlowOp) {
 }
 
 TEST(AiCpuEngineTest, StringTensorsOption) {
-  OneNode g = one_node("StringNormalizer", {tensor(DataType::kString, {3})}, {tensor(DataType::kString, {3})});
+  OneNode g =
+      one_node("StringNormalizer", {tensor(DataType::kString, {3})}, {tensor(DataType::kString, {3})});
   EXPECT_TRUE(make(true)->check_support(*g.node).supported);
   auto v = make(false)->check_support(*g.node);
   EXPECT_FALSE(v.supported);

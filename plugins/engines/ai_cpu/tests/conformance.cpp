@@ -1,4 +1,5 @@
-// The shared engine conformance suite (tests/conformance/engine_conformance.cpp), run on libgsplugin_ai_cpu.so.
+// The shared engine conformance suite (tests/conformance/engine_conformance.cpp), run on
+// libgsplugin_ai_cpu.so.
 #include "engine_conformance.h"
 
 namespace graphsplit::testing {

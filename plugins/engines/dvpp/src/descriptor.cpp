@@ -4,7 +4,8 @@
 namespace {
 
 constexpr gs_option_desc kOptions[] = {
-    {"max_resolution", GS_OPT_INT, "4096", 16, 16384, nullptr, "Largest image height or width DVPP takes", nullptr},
+    {"max_resolution", GS_OPT_INT, "4096", 16, 16384, nullptr, "Largest image height or width DVPP takes",
+     nullptr},
     {"max_channels", GS_OPT_INT, "4", 1, 4, nullptr, "Most image channels DVPP takes", nullptr},
 };
 constexpr gs_component_desc kComponents[] = {

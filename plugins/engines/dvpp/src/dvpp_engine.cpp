@@ -14,8 +14,8 @@ sdk::SupportVerdict DvppEngine::check_image(const sdk::TensorDesc& d, const std:
     return {false, sdk::ReasonCode::kEngineCheckFailed, what + " is not a 4-D image: " + d.shape.to_string()};
   }
   if (!d.shape.is_static()) {
-    return {false, sdk::ReasonCode::kEngineCheckFailed, what + " has dynamic sizes " + d.shape.to_string() +
-                                                            "; DVPP needs static image sizes"};
+    return {false, sdk::ReasonCode::kEngineCheckFailed,
+            what + " has dynamic sizes " + d.shape.to_string() + "; DVPP needs static image sizes"};
   }
   const auto& s = d.shape.dims();
   // NCHW (channels in dim 1) or NHWC (channels in dim 3): the smaller of the two is the channel count.
@@ -24,7 +24,8 @@ sdk::SupportVerdict DvppEngine::check_image(const sdk::TensorDesc& d, const std:
   const int64_t h = nchw ? s[2] : s[1], w = nchw ? s[3] : s[2];
   if (channels > max_channels_) {
     return {false, sdk::ReasonCode::kEngineCheckFailed,
-            what + " has " + std::to_string(channels) + " channels; DVPP takes at most " + std::to_string(max_channels_)};
+            what + " has " + std::to_string(channels) + " channels; DVPP takes at most " +
+                std::to_string(max_channels_)};
   }
   if (h > max_resolution_ || w > max_resolution_) {
     return {false, sdk::ReasonCode::kEngineCheckFailed,
@@ -44,7 +45,8 @@ sdk::SupportVerdict DvppEngine::check_support(const sdk::Node& node) const {
   if (node.type() == "Resize") {
     const std::string mode = node.attrs().get_string("mode", "nearest");
     if (mode != "nearest" && mode != "linear") {
-      return {false, sdk::ReasonCode::kEngineCheckFailed, "Resize mode '" + mode + "'; DVPP does nearest and linear"};
+      return {false, sdk::ReasonCode::kEngineCheckFailed,
+              "Resize mode '" + mode + "'; DVPP does nearest and linear"};
     }
     const auto& a = in->shape.dims();
     const auto& b = node.output_desc(0).shape.dims();
@@ -53,7 +55,8 @@ sdk::SupportVerdict DvppEngine::check_support(const sdk::Node& node) const {
       const double scale = static_cast<double>(b[i]) / static_cast<double>(a[i]);
       if (scale > 16.0 || scale < 1.0 / 32.0) {
         return {false, sdk::ReasonCode::kEngineCheckFailed,
-                "Resize scale " + std::to_string(scale) + " on axis " + std::to_string(i) + " is outside [1/32, 16]"};
+                "Resize scale " + std::to_string(scale) + " on axis " + std::to_string(i) +
+                    " is outside [1/32, 16]"};
       }
     }
   }

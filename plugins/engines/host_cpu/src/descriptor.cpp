@@ -4,11 +4,13 @@
 namespace {
 
 constexpr gs_option_desc kOptions[] = {
-    {"max_output_elements", GS_OPT_INT, "65536", 1, 1e15, nullptr, "Largest output (elements) the host computes", nullptr},
+    {"max_output_elements", GS_OPT_INT, "65536", 1, 1e15, nullptr,
+     "Largest output (elements) the host computes", nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT("DNN_VM_HOST_CPU", "Host CPU: shape computation and small integer tensors",
-                        graphsplit::plugins::host_cpu::HostCpuEngine, GS_OPTIONS(kOptions), "host_cpu.ops.toml"),
+                        graphsplit::plugins::host_cpu::HostCpuEngine, GS_OPTIONS(kOptions),
+                        "host_cpu.ops.toml"),
 };
 
 }  // namespace

@@ -4,9 +4,9 @@
 
 namespace graphsplit::plugins::host_cpu {
 
-// Host CPU: shape computation and small integer tensors. Beyond the table: every output must be known to hold at
-// most `max_output_elements` elements; a 1-D output of unknown length counts as a shape vector and is accepted,
-// other dynamic outputs are refused. Shape and Size always qualify.
+// Host CPU: shape computation and small integer tensors. Beyond the table: every output must be known to hold
+// at most `max_output_elements` elements; a 1-D output of unknown length counts as a shape vector and is
+// accepted, other dynamic outputs are refused. Shape and Size always qualify.
 class HostCpuEngine final : public sdk::Engine {
  public:
   explicit HostCpuEngine(const sdk::PluginContext& ctx);

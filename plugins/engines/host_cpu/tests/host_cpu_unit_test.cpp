@@ -13,13 +13,15 @@ using sdk::DataType;
 std::unique_ptr<HostCpuEngine> make(int64_t max_elements = 65536) {
   sdk::OptionValues options;
   options.set("max_output_elements", sdk::AttrValue::Int(max_elements));
-  sdk::testing::TestPluginContext ctx("DNN_VM_HOST_CPU", options, load_table(GRAPHSPLIT_PLUGIN_DIR "/host_cpu.ops.toml"));
+  sdk::testing::TestPluginContext ctx("DNN_VM_HOST_CPU", options,
+                                      load_table(GRAPHSPLIT_PLUGIN_DIR "/host_cpu.ops.toml"));
   return std::make_unique<HostCpuEngine>(ctx);
 }
 
 TEST(HostCpuEngineTest, ShapeComputation) {
   auto e = make();
-  OneNode shape = one_node("Shape", {tensor(DataType::kFloat, {-1, 3, -1, -1})}, {tensor(DataType::kInt64, {4})});
+  OneNode shape =
+      one_node("Shape", {tensor(DataType::kFloat, {-1, 3, -1, -1})}, {tensor(DataType::kInt64, {4})});
   EXPECT_TRUE(e->check_support(*shape.node).supported);
   OneNode gather = one_node("Gather", {tensor(DataType::kInt64, {4})}, {tensor(DataType::kInt64, {2})});
   EXPECT_TRUE(e->check_support(*gather.node).supported);

@@ -22,7 +22,9 @@ using sdk::Status;
 
 enum class Kind { kData, kNetOutput, kInputNode, kStage, kKnown, kUnknown };
 
-bool is_data_like(const Node& n) { return n.type() == "Data" || n.type() == "RefData" || n.type() == "AippData"; }
+bool is_data_like(const Node& n) {
+  return n.type() == "Data" || n.type() == "RefData" || n.type() == "AippData";
+}
 
 bool has_unknown_tensor(const Node& n) {
   for (size_t i = 0; i < n.num_inputs(); ++i) {
@@ -38,9 +40,10 @@ bool has_unknown_tensor(const Node& n) {
 
 // Nodes GE treats as special for the host-scheduling decision.
 bool is_special(const Node& n) {
-  static const std::set<std::string_view> kTypes = {"PartitionedCall", "Case", "If", "While", "StreamActive",
-                                                     "StreamSwitch", "StreamMerge", "Enter", "RefEnter",
-                                                     "NextIteration", "RefNextIteration", "Loop", "Scan"};
+  static const std::set<std::string_view> kTypes = {
+      "PartitionedCall",  "Case",        "If",    "While",    "StreamActive",
+      "StreamSwitch",     "StreamMerge", "Enter", "RefEnter", "NextIteration",
+      "RefNextIteration", "Loop",        "Scan"};
   return !n.subgraphs().empty() || kTypes.count(n.type());
 }
 
@@ -60,9 +63,12 @@ class Partition {
     mark_tiling_dependency();
     // Early exits: the whole graph is dynamic and nothing is split.
     std::string why;
-    if (ge.get_string("ge.exec.placement") == "HOST") why = "ge.exec.placement is HOST";
-    else if (limit_ == -1) why = "ge.exec.static_model_ops_lower_limit is -1";
-    else if (only_io_with_unknown_tensor()) why = "the graph holds only Data and NetOutput, with an unknown tensor";
+    if (ge.get_string("ge.exec.placement") == "HOST")
+      why = "ge.exec.placement is HOST";
+    else if (limit_ == -1)
+      why = "ge.exec.static_model_ops_lower_limit is -1";
+    else if (only_io_with_unknown_tensor())
+      why = "the graph holds only Data and NetOutput, with an unknown tensor";
     if (!why.empty()) {
       whole_graph_unknown();
       graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
@@ -84,8 +90,9 @@ class Partition {
       }
       if (static_cast<int64_t>(known) < threshold && !special) {
         graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
-        decide("HOST_SCHEDULING", {}, std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
-                                          std::to_string(threshold));
+        decide("HOST_SCHEDULING", {},
+               std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
+                   std::to_string(threshold));
       }
       return Status::ok();
     }
@@ -94,7 +101,8 @@ class Partition {
       // Single-op scene: dynamic, but never split.
       graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
       bool any = false;
-      for (const Node* n : graph_.nodes()) any = any || unknown_.count(const_cast<Node*>(n)) || n->attrs().get_bool(kForceUnknownShape, false);
+      for (const Node* n : graph_.nodes())
+        any = any || unknown_.count(const_cast<Node*>(n)) || n->attrs().get_bool(kForceUnknownShape, false);
       if (any) graph_.attrs().set(std::string(kMemoryDiscontiguous), AttrValue::Bool(true));
       for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
       mark_subgraphs();
@@ -103,14 +111,16 @@ class Partition {
     for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
     graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
     GS_RETURN_IF_ERROR(sort_graph());
-    // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do not,
-    // they are forced dynamic and the graph is classified and merged again. Each round only adds marks.
+    // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do
+    // not, they are forced dynamic and the graph is classified and merged again. Each round only adds marks.
     for (int round = 0;; ++round) {
       GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
       init_kinds();
       merge_control_flow_groups();
-      if (stable_) stable_merge();
-      else normal_merge();
+      if (stable_)
+        stable_merge();
+      else
+        normal_merge();
       if (!split_handles() || round > 64) break;
       unknown_.clear();
       no_tiling_.clear();
@@ -140,8 +150,8 @@ class Partition {
     return nullptr;
   }
 
-  // GE step 2: an op whose engine row needs run-time tiling, fed by a non-constant input or holding an unknown
-  // tensor, depends on tiling data.
+  // GE step 2: an op whose engine row needs run-time tiling, fed by a non-constant input or holding an
+  // unknown tensor, depends on tiling data.
   void mark_tiling_dependency() {
     engines_ = ctx_.engines();
     std::vector<Graph*> graphs{&tree_};
@@ -151,7 +161,8 @@ class Partition {
         const sdk::OpSupportRow* row = row_of(*n);
         if (!row || !row->tiling || n->attrs().has(kTilingDependOp)) continue;
         bool non_const_input = false;
-        for (const sdk::OutPort& p : n->inputs()) non_const_input = non_const_input || (p.node && p.node->type() != "Const");
+        for (const sdk::OutPort& p : n->inputs())
+          non_const_input = non_const_input || (p.node && p.node->type() != "Const");
         if (has_unknown_tensor(*n) && non_const_input) {
           n->attrs().set(std::string(kTilingDependOp), AttrValue::Bool(true));
         }
@@ -217,8 +228,8 @@ class Partition {
     if (n.attrs().get_bool(kTilingDependOp, false)) {
       const sdk::OpSupportRow* row = row_of(n);
       const sdk::OptionValues& ge = ctx_.ge_options();
-      const bool sink = ge.get_string("ge.tiling_schedule_optimize") == "1" && ge.get_string("ge.buildGraphMode") == "offline" &&
-                        row && row->tiling_sink;
+      const bool sink = ge.get_string("ge.tiling_schedule_optimize") == "1" &&
+                        ge.get_string("ge.buildGraphMode") == "offline" && row && row->tiling_sink;
       if (sink) {
         n.attrs().set(std::string(kTilingSinkOp), AttrValue::Bool(true));
       } else {
@@ -237,14 +248,15 @@ class Partition {
     return false;
   }
 
-  // GE's no-tiling capability, reduced to what the graph can say: the op types GE always allows and ops marked
-  // _op_no_tiling. (GE's engine export-shape lists have no counterpart here.)
+  // GE's no-tiling capability, reduced to what the graph can say: the op types GE always allows and ops
+  // marked _op_no_tiling. (GE's engine export-shape lists have no counterpart here.)
   static bool no_tiling_capable(const Node& n) {
     return n.type() == "MemcpyAsync" || n.type() == "StreamMerge" || n.attrs().get_bool(kOpNoTiling, false);
   }
 
   bool subgraph_has_unknown(const Graph& g) {
-    if (auto it = subgraph_unknown_.find(&g); it != subgraph_unknown_.end()) return it->second;  // R4: memoised
+    if (auto it = subgraph_unknown_.find(&g); it != subgraph_unknown_.end())
+      return it->second;  // R4: memoised
     bool unknown = false;
     for (Node* n : g.nodes()) {
       std::string why;
@@ -299,12 +311,18 @@ class Partition {
       bool has_data_in = false;
       for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
       Kind k;
-      if (is_data_like(*n) && !has_data_in) k = Kind::kData;
-      else if (n->type() == "Const" && !has_data_in && n->control_inputs().empty()) k = Kind::kInputNode;
-      else if (n->type() == "NetOutput") k = Kind::kNetOutput;
-      else if (n->type() == "PartitionedCall" && n->attrs().has(kStageLevel)) k = Kind::kStage;
-      else if (unknown_.count(n)) k = Kind::kUnknown;
-      else k = Kind::kKnown;
+      if (is_data_like(*n) && !has_data_in)
+        k = Kind::kData;
+      else if (n->type() == "Const" && !has_data_in && n->control_inputs().empty())
+        k = Kind::kInputNode;
+      else if (n->type() == "NetOutput")
+        k = Kind::kNetOutput;
+      else if (n->type() == "PartitionedCall" && n->attrs().has(kStageLevel))
+        k = Kind::kStage;
+      else if (unknown_.count(n))
+        k = Kind::kUnknown;
+      else
+        k = Kind::kKnown;
       kind_[c] = k;
     }
   }
@@ -321,7 +339,8 @@ class Partition {
   void merge_control_flow_groups() {
     std::map<int64_t, std::vector<Node*>> groups;
     for (Node* n : graph_.nodes()) {
-      if (const AttrValue* g = n->attrs().get(kControlFlowGroup); g && g->as_int()) groups[*g->as_int()].push_back(n);
+      if (const AttrValue* g = n->attrs().get(kControlFlowGroup); g && g->as_int())
+        groups[*g->as_int()].push_back(n);
     }
     for (auto& [group, members] : groups) {
       for (size_t i = 1; i < members.size(); ++i) {
@@ -334,19 +353,21 @@ class Partition {
     }
   }
 
-  // Whether any cluster on the paths between a and b (both included) is UNKNOWN; for typing the merged cluster.
+  // Whether any cluster on the paths between a and b (both included) is UNKNOWN; for typing the merged
+  // cluster.
   bool any_unknown_on_paths(ClusterGraph::Id a, ClusterGraph::Id b) {
     std::vector<ClusterGraph::Id> live = clusters_->topological_order();
     bool unknown = kind(a) == Kind::kUnknown || kind(b) == Kind::kUnknown;
     if (clusters_->rank(a) > clusters_->rank(b)) std::swap(a, b);
     for (ClusterGraph::Id c : live) {
-      if (kind(c) == Kind::kUnknown && clusters_->reachable(a, c) && clusters_->reachable(c, b)) unknown = true;
+      if (kind(c) == Kind::kUnknown && clusters_->reachable(a, c) && clusters_->reachable(c, b))
+        unknown = true;
     }
     return unknown;
   }
 
-  // A TryMerge pass: every cluster C passing `visit` in rank order absorbs each input I passing `input` whose edge
-  // is the only path between them.
+  // A TryMerge pass: every cluster C passing `visit` in rank order absorbs each input I passing `input` whose
+  // edge is the only path between them.
   template <class VisitFilter, class InputFilter>
   void try_merge_pass(VisitFilter visit, InputFilter input) {
     for (ClusterGraph::Id c : clusters_->topological_order()) {
@@ -354,7 +375,8 @@ class Partition {
       ClusterGraph::Id cur = c;
       for (ClusterGraph::Id i : clusters_->predecessors(cur)) {
         if (!clusters_->is_live(i) || !input(kind(i))) continue;
-        const Kind merged = (kind(cur) == Kind::kUnknown || kind(i) == Kind::kUnknown) ? Kind::kUnknown : kind(cur);
+        const Kind merged =
+            (kind(cur) == Kind::kUnknown || kind(i) == Kind::kUnknown) ? Kind::kUnknown : kind(cur);
         const ClusterGraph::Id m = clusters_->try_merge(cur, i);
         if (m == ClusterGraph::kNone) {
           ++refused_;
@@ -392,8 +414,8 @@ class Partition {
       set_merged(c, Kind::kUnknown);
       const std::vector<Node*> nodes = clusters_->members(c);
       decide("SIZE_BELOW_LIMIT", std::vector<const Node*>(nodes.begin(), nodes.end()),
-             "static cluster of " + std::to_string(clusters_->size(c)) + " nodes < ge.exec.static_model_ops_lower_limit " +
-                 std::to_string(limit_));
+             "static cluster of " + std::to_string(clusters_->size(c)) +
+                 " nodes < ge.exec.static_model_ops_lower_limit " + std::to_string(limit_));
     }
   }
 
@@ -415,9 +437,9 @@ class Partition {
     try_merge_pass([](Kind k) { return k == Kind::kUnknown; }, [](Kind k) { return k == Kind::kUnknown; });
   }
 
-  // Stable mode (ge.topoSortingMode = 3): runs of one kind in node order merge; a short static run between dynamic
-  // ones goes dynamic and joins both neighbours. Unlike GE, every merge goes through the cycle check (R9), and a
-  // lone static cluster at the end of a dynamic run is demoted too (R13); runs count nodes (R14).
+  // Stable mode (ge.topoSortingMode = 3): runs of one kind in node order merge; a short static run between
+  // dynamic ones goes dynamic and joins both neighbours. Unlike GE, every merge goes through the cycle check
+  // (R9), and a lone static cluster at the end of a dynamic run is demoted too (R13); runs count nodes (R14).
   void stable_merge() {
     std::vector<ClusterGraph::Id> runs;  // representative of each run, in order
     for (ClusterGraph::Id c : clusters_->topological_order()) {
@@ -435,18 +457,20 @@ class Partition {
     }
     // Demote short static runs and glue them to their dynamic neighbours.
     for (ClusterGraph::Id r : runs) {
-      if (clusters_->is_live(r) && kind(r) == Kind::kKnown && static_cast<int64_t>(clusters_->size(r)) < limit_) {
+      if (clusters_->is_live(r) && kind(r) == Kind::kKnown &&
+          static_cast<int64_t>(clusters_->size(r)) < limit_) {
         set_merged(r, Kind::kUnknown);
         std::vector<Node*> m = clusters_->members(r);
         decide("SIZE_BELOW_LIMIT", std::vector<const Node*>(m.begin(), m.end()),
-               "static run of " + std::to_string(m.size()) + " nodes < ge.exec.static_model_ops_lower_limit " +
-                   std::to_string(limit_));
+               "static run of " + std::to_string(m.size()) +
+                   " nodes < ge.exec.static_model_ops_lower_limit " + std::to_string(limit_));
       }
     }
     ClusterGraph::Id prev = ClusterGraph::kNone;
     for (ClusterGraph::Id c : clusters_->topological_order()) {
       if (kind(c) != Kind::kUnknown && kind(c) != Kind::kKnown) continue;
-      if (prev != ClusterGraph::kNone && clusters_->is_live(prev) && kind(prev) == Kind::kUnknown && kind(c) == Kind::kUnknown) {
+      if (prev != ClusterGraph::kNone && clusters_->is_live(prev) && kind(prev) == Kind::kUnknown &&
+          kind(c) == Kind::kUnknown) {
         const ClusterGraph::Id m = clusters_->try_merge(prev, c);
         if (m != ClusterGraph::kNone) {
           set_merged(m, Kind::kUnknown);
@@ -471,7 +495,8 @@ class Partition {
       sdk::FrameSpec s;
       s.members = clusters_->members(c);
       const std::string suffix = k == Kind::kInputNode ? "input" : unknown ? "unknow" : "know";
-      s.subgraph_name = tree_.unique_subgraph_name(graph_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
+      s.subgraph_name =
+          tree_.unique_subgraph_name(graph_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
       s.call_name = graph_.unique_node_name(s.subgraph_name + "_PartitionedCall_" + std::to_string(counter));
       ++counter;
       s.call_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
@@ -487,7 +512,8 @@ class Partition {
       for (Node* n : frames[i].subgraph->nodes()) {
         if (n->type() == "Data") continue;
         n->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(unknown_frame[i]));
-        if (n->type() != "NetOutput") n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown_frame[i]));
+        if (n->type() != "NetOutput")
+          n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown_frame[i]));
       }
     }
     ctx_.log(sdk::LogLevel::kInfo, std::to_string(frames.size()) + " subgraphs, " + std::to_string(refused_) +
@@ -495,8 +521,8 @@ class Partition {
     return Status::ok();
   }
 
-  // Subgraphs of function nodes (If branches, Loop bodies, nested calls): unknown when a direct node is, else a
-  // PartitionedCall's subgraph takes its parent's status.
+  // Subgraphs of function nodes (If branches, Loop bodies, nested calls): unknown when a direct node is, else
+  // a PartitionedCall's subgraph takes its parent's status.
   void mark_subgraphs() {
     std::vector<Graph*> order = with_descendants();
     order.erase(order.begin());  // the graph itself is marked by the decision
@@ -505,7 +531,8 @@ class Partition {
       for (; !g->is_root(); g = g->parent_graph()) ++d;
       return d;
     };
-    std::stable_sort(order.begin(), order.end(), [&](const Graph* a, const Graph* b) { return depth(a) < depth(b); });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](const Graph* a, const Graph* b) { return depth(a) < depth(b); });
     for (Graph* g : order) {
       if (framed_.count(g) || g->attrs().has(kIsUnknownShape)) continue;
       bool unknown = subgraph_has_unknown(*g);
@@ -517,7 +544,8 @@ class Partition {
       }
       const Node* parent = g->parent_node();
       if (!unknown && parent && parent->type() == "PartitionedCall") {
-        unknown = parent->owner()->attrs().get_bool(kIsUnknownShape, false) || parent->attrs().get_bool(kIsUnknownShape, false);
+        unknown = parent->owner()->attrs().get_bool(kIsUnknownShape, false) ||
+                  parent->attrs().get_bool(kIsUnknownShape, false);
       }
       g->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
       for (Node* n : g->nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown));
@@ -531,7 +559,8 @@ class Partition {
     std::map<int64_t, std::vector<Node*>> handles;
     for (Node* n : graph_.nodes()) {
       if (!kStackOps.count(n->type())) continue;
-      if (const AttrValue* h = n->attrs().get("_data_flow_handle"); h && h->as_int()) handles[*h->as_int()].push_back(n);
+      if (const AttrValue* h = n->attrs().get("_data_flow_handle"); h && h->as_int())
+        handles[*h->as_int()].push_back(n);
     }
     bool split = false;
     for (auto& [handle, ops] : handles) {

@@ -1,5 +1,5 @@
-// The dynamic-shape partitioner through the real host: GE's catalogue entries (DSP-xx), cycle safety, determinism,
-// random-DAG properties and the real models.
+// The dynamic-shape partitioner through the real host: GE's catalogue entries (DSP-xx), cycle safety,
+// determinism, random-DAG properties and the real models.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -44,15 +44,18 @@ Node* add(Graph& g, const std::string& name, const std::string& type, const std:
 
 Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
   Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i) (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
+  for (size_t i = 0; i < inputs.size(); ++i)
+    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
   return n;
 }
 
-sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {}, bool place = false) {
-  const std::string text = std::string("schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"") +
-                           (place ? ", \"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" : "") + "]\n" +
-                           (place ? "[[pipeline]]\npass = \"placement.engine_place\"\n" : "") +
-                           "[[pipeline]]\npartition = \"dynamic_shape\"\n";
+sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {},
+                      bool place = false) {
+  const std::string text =
+      std::string("schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"") +
+      (place ? ", \"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" : "") + "]\n" +
+      (place ? "[[pipeline]]\npass = \"placement.engine_place\"\n" : "") +
+      "[[pipeline]]\npartition = \"dynamic_shape\"\n";
   PipelineConfig config;
   std::vector<Diagnostic> diags;
   sdk::Status s = parse_pipeline_config_text(text, "p.toml", &config, &diags);
@@ -88,7 +91,9 @@ std::vector<std::string> members(const Graph& sub) {
   return out;
 }
 
-bool unknown(const Graph& g) { return g.attrs().get_bool("_is_unknown_shape", false); }
+bool unknown(const Graph& g) {
+  return g.attrs().get_bool("_is_unknown_shape", false);
+}
 
 TEST(DynamicShapePartitionerTest, Dsp15ShortStaticEndsJoinTheDynamicMiddle) {
   auto g = new_root();
@@ -107,8 +112,8 @@ TEST(DynamicShapePartitionerTest, Dsp15ShortStaticEndsJoinTheDynamicMiddle) {
 }
 
 TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
-  // x -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> out, with s1 -> u (forced dynamic, static shapes) -> s6. s6 cannot
-  // join the static chain (the path through u), so it is a lone static node, demoted, and joins u.
+  // x -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> out, with s1 -> u (forced dynamic, static shapes) -> s6. s6
+  // cannot join the static chain (the path through u), so it is a lone static node, demoted, and joins u.
   auto g = new_root();
   add(*g, "x", "Data", {});
   add(*g, "s1", "Relu", {"x"});
@@ -127,20 +132,22 @@ TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
   EXPECT_EQ(g->subgraphs()[1]->name(), "g1_sub_1_unknow");
   EXPECT_EQ(members(*g->subgraphs()[1]), (std::vector<std::string>{"u", "s6"}));
   EXPECT_TRUE(unknown(*g->subgraphs()[1]));
-  EXPECT_EQ(root_types(*g), (std::vector<std::string>{"Data", "PartitionedCall", "PartitionedCall", "NetOutput"}));
+  EXPECT_EQ(root_types(*g),
+            (std::vector<std::string>{"Data", "PartitionedCall", "PartitionedCall", "NetOutput"}));
   const auto* decisions = g->attrs().get("_dsp_decisions")->as_strings();
   ASSERT_NE(decisions, nullptr);
-  EXPECT_NE(std::find(decisions->begin(), decisions->end(),
-                      "SIZE_BELOW_LIMIT|s6|static cluster of 1 nodes < ge.exec.static_model_ops_lower_limit 4"),
-            decisions->end());
+  EXPECT_NE(
+      std::find(decisions->begin(), decisions->end(),
+                "SIZE_BELOW_LIMIT|s6|static cluster of 1 nodes < ge.exec.static_model_ops_lower_limit 4"),
+      decisions->end());
   EXPECT_NE(std::find(decisions->begin(), decisions->end(),
                       "CYCLE|s1,s6|not merged: another path joins the cluster of 's1' to that of 's6'"),
             decisions->end());
 }
 
 TEST(DynamicShapePartitionerTest, Dsp16HostPlacementAndDsp20LimitMinusOneKeepTheGraphWhole) {
-  for (auto option : std::vector<std::pair<std::string, std::string>>{{"ge.exec.placement", "HOST"},
-                                                                      {"ge.exec.static_model_ops_lower_limit", "-1"}}) {
+  for (auto option : std::vector<std::pair<std::string, std::string>>{
+           {"ge.exec.placement", "HOST"}, {"ge.exec.static_model_ops_lower_limit", "-1"}}) {
     auto g = new_root();
     add(*g, "x", "Data", {}, kDynamic);
     add(*g, "r", "Relu", {"x"}, kDynamic);
@@ -198,8 +205,11 @@ TEST(DynamicShapePartitionerTest, Dsp22EmptyOrOutOfRangeLimitIsAnError) {
   auto g = new_root();
   add(*g, "a", "Relu", {});
   EXPECT_EQ(partition(*g, {{"ge.exec.static_model_ops_lower_limit", ""}}).message(),
-            "<command line>: error: --options: E10001: option 'ge.exec.static_model_ops_lower_limit' is present but empty");
-  EXPECT_NE(partition(*g, {{"ge.exec.static_model_ops_lower_limit", "-2"}}).message().find("must be an integer in [-1, INT64_MAX]"),
+            "<command line>: error: --options: E10001: option 'ge.exec.static_model_ops_lower_limit' is "
+            "present but empty");
+  EXPECT_NE(partition(*g, {{"ge.exec.static_model_ops_lower_limit", "-2"}})
+                .message()
+                .find("must be an integer in [-1, INT64_MAX]"),
             std::string::npos);
 }
 
@@ -265,9 +275,16 @@ std::unique_ptr<Graph> nested(const std::function<void(Graph&)>& fill_branch) {
 
 TEST(DynamicShapePartitionerTest, Dsp04To06SomethingDynamicTwoLevelsDownMakesTheCallDynamic) {
   const std::vector<std::pair<std::string, std::function<void(Graph&)>>> cases = {
-      {"dynamic shape", [](Graph& b) { b.find_node("op")->mutable_output_desc(0).shape = sdk::Shape({-1, 3}); }},
-      {"force unknown", [](Graph& b) { b.find_node("op")->attrs().set("_force_unknown_shape", AttrValue::Bool(true)); }},
-      {"host cpu", [](Graph& b) { b.find_node("op")->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_HOST_CPU")); }},
+      {"dynamic shape",
+       [](Graph& b) {
+         b.find_node("op")->mutable_output_desc(0).shape = sdk::Shape({-1, 3});
+       }},
+      {"force unknown",
+       [](Graph& b) { b.find_node("op")->attrs().set("_force_unknown_shape", AttrValue::Bool(true)); }},
+      {"host cpu",
+       [](Graph& b) {
+         b.find_node("op")->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_HOST_CPU"));
+       }},
   };
   for (const auto& [what, fill] : cases) {
     auto g = nested(fill);
@@ -278,7 +295,8 @@ TEST(DynamicShapePartitionerTest, Dsp04To06SomethingDynamicTwoLevelsDownMakesThe
     }
     ASSERT_NE(call, nullptr) << what;
     EXPECT_TRUE(call->owner()->attrs().get_bool("_is_unknown_shape", false)) << what;
-    // The call's own subgraph and the dynamic branch are marked; the static else branch is not (If passes nothing down).
+    // The call's own subgraph and the dynamic branch are marked; the static else branch is not (If passes
+    // nothing down).
     EXPECT_TRUE(unknown(*g->find_subgraph("f"))) << what;
     EXPECT_TRUE(unknown(*g->find_subgraph("if_then_branch"))) << what;
     EXPECT_FALSE(unknown(*g->find_subgraph("if_else_branch"))) << what;
@@ -286,7 +304,8 @@ TEST(DynamicShapePartitionerTest, Dsp04To06SomethingDynamicTwoLevelsDownMakesThe
 }
 
 TEST(DynamicShapePartitionerTest, StableModeMergesRunsDsp26To30) {
-  // DSP-29: [cast1 K, relu1 U, cast3 U, relu3 U, cast2 K, relu2 K, addn K] in node order -> one dynamic subgraph.
+  // DSP-29: [cast1 K, relu1 U, cast3 U, relu3 U, cast2 K, relu2 K, addn K] in node order -> one dynamic
+  // subgraph.
   auto g = new_root();
   add(*g, "cast1", "Cast", {});
   add(*g, "relu1", "Relu", {"cast1"}, kDynamic);
@@ -305,7 +324,8 @@ TEST(DynamicShapePartitionerTest, StableModeMergesRunsDsp26To30) {
   std::string prev;
   for (int i = 0; i < 9; ++i) {
     const std::string name = "n" + std::to_string(i);
-    add(*h, name, "Relu", prev.empty() ? std::vector<std::string>{} : std::vector<std::string>{prev}, i < 6 ? kDynamic : kStatic);
+    add(*h, name, "Relu", prev.empty() ? std::vector<std::string>{} : std::vector<std::string>{prev},
+        i < 6 ? kDynamic : kStatic);
     prev = name;
   }
   ASSERT_TRUE(partition(*h, {{"ge.topoSortingMode", "3"}}).is_ok());
@@ -467,7 +487,8 @@ std::unique_ptr<Graph> random_graph(std::mt19937& rng, int n, const std::vector<
     created[k]->add_output(desc(dynamic[k] ? kDynamic : kStatic));
   }
   for (int k = 0; k < n; ++k) {
-    for (size_t j = 0; j < inputs[k].size(); ++j) (void)g->add_edge({created[inputs[k][j]], 0}, {created[k], static_cast<int32_t>(j)});
+    for (size_t j = 0; j < inputs[k].size(); ++j)
+      (void)g->add_edge({created[inputs[k][j]], 0}, {created[k], static_cast<int32_t>(j)});
   }
   Node* out = g->add_node("out", "NetOutput", 1, 0);
   (void)g->add_edge({created[n - 1], 0}, {out, 0});
@@ -516,7 +537,8 @@ TEST(DynamicShapePartitionerTest, RandomDagProperties) {
     for (const Graph* s : a->subgraphs()) {
       if (unknown(*s)) continue;
       for (const Node* x : s->nodes()) {
-        for (size_t o = 0; o < x->num_outputs(); ++o) EXPECT_TRUE(x->output_desc(o).shape.is_static()) << x->name();
+        for (size_t o = 0; o < x->num_outputs(); ++o)
+          EXPECT_TRUE(x->output_desc(o).shape.is_static()) << x->name();
       }
     }
     // The same DAG created in another order partitions the same way.
@@ -534,8 +556,10 @@ TEST(DynamicShapePartitionerTest, OutputIsByteIdenticalAcrossRuns) {
     ASSERT_TRUE(partition(*g).is_ok());
     std::string bytes;
     ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-    if (run == 0) first = bytes;
-    else EXPECT_TRUE(bytes == first);
+    if (run == 0)
+      first = bytes;
+    else
+      EXPECT_TRUE(bytes == first);
   }
 }
 
@@ -570,8 +594,10 @@ TEST_P(RealModelDspTest, PartitionsAndVerifies) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, RealModelDspTest,
-                         ::testing::Values(ModelSummary{"ch_PP-OCRv4_det_infer.onnx", 2}, ModelSummary{"ch_PP-OCRv4_rec_infer.onnx", 2},
-                                           ModelSummary{"silero_vad_v5.onnx", 1}, ModelSummary{"silero_vad_legacy.onnx", 1}),
+                         ::testing::Values(ModelSummary{"ch_PP-OCRv4_det_infer.onnx", 2},
+                                           ModelSummary{"ch_PP-OCRv4_rec_infer.onnx", 2},
+                                           ModelSummary{"silero_vad_v5.onnx", 1},
+                                           ModelSummary{"silero_vad_legacy.onnx", 1}),
                          [](const auto& info) {
                            std::string n = info.param.file;
                            n = n.substr(0, n.find('.'));
@@ -583,7 +609,8 @@ TEST(RealModelDspTest, StaticShapesLeaveTheGraphWhole) {
   std::unique_ptr<Graph> root;
   OnnxImportOptions o;
   o.input_shapes.push_back({"x", {1, 3, 640, 640}});
-  ASSERT_TRUE(import_onnx_file(std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx", o, &root).is_ok());
+  ASSERT_TRUE(
+      import_onnx_file(std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx", o, &root).is_ok());
   ASSERT_TRUE(partition(*root, {}, true).is_ok());
   EXPECT_TRUE(root->subgraphs().empty());
   EXPECT_FALSE(root->attrs().get_bool("_dynamic_shape_partitioned", true));

@@ -4,7 +4,8 @@
 namespace {
 
 constexpr gs_component_desc kComponents[] = {
-    GS_PARTITIONER_COMPONENT("stage", "GE's StagePartitioner: one PartitionedCall per _stage_level pipeline stage",
+    GS_PARTITIONER_COMPONENT("stage",
+                             "GE's StagePartitioner: one PartitionedCall per _stage_level pipeline stage",
                              graphsplit::plugins::stage::StagePartitioner, GS_NO_OPTIONS, "stage"),
 };
 

@@ -57,7 +57,8 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
       preds.insert(preds.end(), n->control_inputs().begin(), n->control_inputs().end());
       for (Node* p : preds) {
         auto it = level_of.find(p);
-        if (it != level_of.end()) continue;  // tagged already: same level continues nowhere new, another stops
+        if (it != level_of.end())
+          continue;  // tagged already: same level continues nowhere new, another stops
         level_of[p] = level;
         p->attrs().set(std::string(kStageLevel), AttrValue::Int(level));
         if (is_input_data(*p)) continue;  // tagged, but neither traversed nor collected
@@ -91,7 +92,8 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
   std::vector<sdk::Frame> frames;
   Status s = sdk::build_frames(root, specs, options, &frames);
   if (!s.is_ok()) {
-    return Status::invalid_argument("the _stage_level tags form a cycle between stages (" + s.message() + ")");
+    return Status::invalid_argument("the _stage_level tags form a cycle between stages (" + s.message() +
+                                    ")");
   }
   // 5. Stages in level order where the edges allow it.
   std::vector<Node*> order = root.node_list();

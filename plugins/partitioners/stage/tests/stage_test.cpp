@@ -12,19 +12,22 @@ using sdk::AttrValue;
 using sdk::Graph;
 using sdk::Node;
 
-Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs) {
+Node* add(Graph& g, const std::string& name, const std::string& type,
+          const std::vector<std::string>& inputs) {
   Node* n = g.add_node(name, type, inputs.size(), 0);
   sdk::TensorDesc d;
   d.dtype = sdk::DataType::kFloat;
   d.shape = sdk::Shape({2, 2});
   n->add_output(d, name);
-  for (size_t i = 0; i < inputs.size(); ++i) (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
+  for (size_t i = 0; i < inputs.size(); ++i)
+    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
   return n;
 }
 
 sdk::Status run(Graph& g, bool with_dsp = false) {
   const std::string text = std::string("schema_version = 1\n[plugins]\nrequired = [\"partition_stage\"") +
-                           (with_dsp ? ", \"partition_dynamic_shape\"" : "") + "]\n[[pipeline]]\npartition = \"stage\"\n" +
+                           (with_dsp ? ", \"partition_dynamic_shape\"" : "") +
+                           "]\n[[pipeline]]\npartition = \"stage\"\n" +
                            (with_dsp ? "[[pipeline]]\npartition = \"dynamic_shape\"\n" : "");
   PipelineConfig config;
   std::vector<Diagnostic> diags;
@@ -53,7 +56,8 @@ TEST(StagePartitionerTest, Stg05ThreeStagesWithATail) {
   add(*g, "n3", "Relu", {"n2"});
   add(*g, "out", "NetOutput", {"n3"});
   ASSERT_TRUE(run(*g).is_ok());
-  EXPECT_EQ(types(*g), (std::vector<std::string>{"Data", "Subgraph_Level_0_PartitionedCall", "Subgraph_Level_1_PartitionedCall",
+  EXPECT_EQ(types(*g), (std::vector<std::string>{"Data", "Subgraph_Level_0_PartitionedCall",
+                                                 "Subgraph_Level_1_PartitionedCall",
                                                  "Subgraph_Level_2_PartitionedCall", "NetOutput"}));
   ASSERT_EQ(g->subgraphs().size(), 3u);
   for (int level = 0; level < 3; ++level) {
@@ -102,7 +106,8 @@ TEST(StagePartitionerTest, TagsFormingACycleAreAnError) {
   add(*g, "c", "Relu", {"b"})->attrs().set("_stage_level", AttrValue::Int(0));
   add(*g, "out", "NetOutput", {"c"});
   sdk::Status s = run(*g);
-  EXPECT_NE(s.message().find("the _stage_level tags form a cycle between stages"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("the _stage_level tags form a cycle between stages"), std::string::npos)
+      << s.message();
 }
 
 TEST(StagePartitionerTest, NonIntegerStageLevelIsAnError) {
@@ -110,7 +115,8 @@ TEST(StagePartitionerTest, NonIntegerStageLevelIsAnError) {
   add(*g, "data", "Data", {});
   add(*g, "a", "Relu", {"data"})->attrs().set("_stage_level", AttrValue::String("first"));
   add(*g, "out", "NetOutput", {"a"});
-  EXPECT_NE(run(*g).message().find("node 'a' (Relu): _stage_level must be an integer in [0, 4294967295], got a string"),
+  EXPECT_NE(run(*g).message().find(
+                "node 'a' (Relu): _stage_level must be an integer in [0, 4294967295], got a string"),
             std::string::npos);
 }
 
@@ -122,8 +128,8 @@ TEST(StagePartitionerTest, TheDynamicShapePartitionerLeavesStageCallsAlone) {
   add(*g, "out", "NetOutput", {"n2"});
   ASSERT_TRUE(run(*g, true).is_ok());
   // Stage calls are forced dynamic, so DSP splits, but a STAGE cluster is never merged or wrapped.
-  EXPECT_EQ(types(*g), (std::vector<std::string>{"Data", "Subgraph_Level_0_PartitionedCall", "Subgraph_Level_1_PartitionedCall",
-                                                 "NetOutput"}));
+  EXPECT_EQ(types(*g), (std::vector<std::string>{"Data", "Subgraph_Level_0_PartitionedCall",
+                                                 "Subgraph_Level_1_PartitionedCall", "NetOutput"}));
   EXPECT_TRUE(sdk::verify(*g).is_ok());
 }
 

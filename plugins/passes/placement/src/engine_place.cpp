@@ -15,9 +15,15 @@ using sdk::Status;
 // nothing; a third-party engine can also be excluded by its own name.
 const std::map<std::string, std::string>& exclude_names() {
   static const auto* names = new std::map<std::string, std::string>{
-      {"AiCore", "AIcoreEngine"},     {"AiVector", "VectorEngine"},     {"Dsa", "DSAEngine"},
-      {"Dvpp", "DNN_VM_DVPP"},        {"AiCpuAscend", "DNN_VM_AICPU_ASCEND"}, {"AiCpu", "DNN_VM_AICPU"},
-      {"HostCpu", "DNN_VM_HOST_CPU"}, {"Hccl", "DNN_HCCL"},             {"FftsPlus", "DNN_VM_FFTS_PLUS"},
+      {"AiCore", "AIcoreEngine"},
+      {"AiVector", "VectorEngine"},
+      {"Dsa", "DSAEngine"},
+      {"Dvpp", "DNN_VM_DVPP"},
+      {"AiCpuAscend", "DNN_VM_AICPU_ASCEND"},
+      {"AiCpu", "DNN_VM_AICPU"},
+      {"HostCpu", "DNN_VM_HOST_CPU"},
+      {"Hccl", "DNN_HCCL"},
+      {"FftsPlus", "DNN_VM_FFTS_PLUS"},
   };
   return *names;
 }
@@ -34,16 +40,19 @@ Status excluded_engines(const sdk::PassContext& ctx, std::set<std::string>* out)
     if (name.empty()) continue;
     if (auto it = exclude_names().find(name); it != exclude_names().end()) {
       out->insert(it->second);
-    } else if (std::any_of(engines.begin(), engines.end(), [&](const sdk::EngineRef& e) { return e.name == name; })) {
+    } else if (std::any_of(engines.begin(), engines.end(),
+                           [&](const sdk::EngineRef& e) { return e.name == name; })) {
       out->insert(name);
     } else {
       std::string allowed;
       for (const auto& [k, v] : exclude_names()) allowed += (allowed.empty() ? "" : ", ") + k;
       return Status::invalid_argument("E10001: ge.exec.exclude_engines names '" + name +
-                                      "', which is not an engine; use " + allowed + " or an engine's own name");
+                                      "', which is not an engine; use " + allowed +
+                                      " or an engine's own name");
     }
   }
-  // ge.engineType: "VectorCore" excludes AI Core; any other value, unset included, excludes the vector engine.
+  // ge.engineType: "VectorCore" excludes AI Core; any other value, unset included, excludes the vector
+  // engine.
   out->insert(ctx.ge_options().get_string("ge.engineType") == "VectorCore" ? "AIcoreEngine" : "VectorEngine");
   return Status::ok();
 }
@@ -84,14 +93,14 @@ class Placer {
     const std::string lx_engine = n.attrs().get_string(kLxEngine);
     const std::string lx_kernel = n.attrs().get_string(kLxKernelLib);
     const bool lx_pair = !lx_engine.empty() && !lx_kernel.empty();
-    // Rule 1: an engine already chosen stays; lx attributes that disagree only earn a warning, and are written
-    // back from the op.
+    // Rule 1: an engine already chosen stays; lx attributes that disagree only earn a warning, and are
+    // written back from the op.
     if (!engine.empty()) {
       const std::string kernel = n.attrs().get_string(kKernelLibAttr);
       if (lx_pair && (lx_engine != engine || lx_kernel != kernel)) {
-        ctx_.log(sdk::LogLevel::kWarning, "node '" + n.name() + "': lxfusion attributes (" + lx_engine + ", " +
-                                              lx_kernel + ") differ from its engine (" + engine + ", " + kernel +
-                                              "); the op's engine wins");
+        ctx_.log(sdk::LogLevel::kWarning, "node '" + n.name() + "': lxfusion attributes (" + lx_engine +
+                                              ", " + lx_kernel + ") differ from its engine (" + engine +
+                                              ", " + kernel + "); the op's engine wins");
       }
       if (lx_pair || !lx_engine.empty() || !lx_kernel.empty()) {
         n.attrs().set(std::string(kLxEngine), AttrValue::String(engine));
@@ -103,19 +112,21 @@ class Placer {
     // Rule 2: both lx attributes name the engine and kernel; one alone counts as absent.
     if (lx_pair) return assign(n, lx_engine, lx_kernel, "LXFUSION", {}, changed);
     if (is_structural(n.type())) {
-      return assign(n, std::string(kGeLocalEngine), std::string(kGeLocalKernelLib), "STRUCTURAL", {}, changed);
+      return assign(n, std::string(kGeLocalEngine), std::string(kGeLocalKernelLib), "STRUCTURAL", {},
+                    changed);
     }
     if (!n.subgraphs().empty()) return place_composite(n, changed);
     return place_by_candidates(n, changed);
   }
 
  private:
-  Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel, const std::string& decision,
-                std::vector<std::string> verdicts, bool* changed) {
+  Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel,
+                const std::string& decision, std::vector<std::string> verdicts, bool* changed) {
     n.attrs().set(std::string(kEngineAttr), AttrValue::String(engine));
     n.attrs().set(std::string(kKernelLibAttr), AttrValue::String(kernel));
     n.attrs().set(std::string(kDecisionAttr), AttrValue::String(decision));
-    if (record_ && !verdicts.empty()) n.attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
+    if (record_ && !verdicts.empty())
+      n.attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
     *changed = true;
     return Status::ok();
   }
@@ -134,9 +145,10 @@ class Placer {
     }
     if (engines.size() == 1 && !engines.begin()->empty()) {
       const sdk::EngineRef* ref = find(*engines.begin());
-      const std::string kernel = ref && ref->table ? ref->table->kernel_lib() : std::string(kGeLocalKernelLib);
-      return assign(n, *engines.begin(), kernel, "COMPOSITE", {"subgraphs|OK|every operator runs on " + *engines.begin()},
-                    changed);
+      const std::string kernel =
+          ref && ref->table ? ref->table->kernel_lib() : std::string(kGeLocalKernelLib);
+      return assign(n, *engines.begin(), kernel, "COMPOSITE",
+                    {"subgraphs|OK|every operator runs on " + *engines.begin()}, changed);
     }
     std::string why = operators == 0 ? std::string("the subgraphs hold no operator") : "the subgraphs use ";
     if (operators) {
@@ -165,7 +177,8 @@ class Placer {
       if (row) out.push_back({&e, row->cost});
     }
     // Ascending cost; then the engine priority (engines_ is already ordered by priority, then name).
-    std::stable_sort(out.begin(), out.end(), [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
+    std::stable_sort(out.begin(), out.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.cost < b.cost; });
     return out;
   }
 
@@ -193,14 +206,15 @@ class Placer {
     std::vector<std::string> verdicts;
     for (const Candidate& c : list) {
       if (!specified && excluded_.count(c.engine->name)) {
-        verdicts.push_back(c.engine->name + "|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
+        verdicts.push_back(c.engine->name +
+                           "|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
         continue;
       }
       const sdk::SupportVerdict v = c.engine->engine->check_support(n);
       if (v.supported) {
         verdicts.push_back(c.engine->name + "|OK|cost " + std::to_string(c.cost));
-        return assign(n, c.engine->name, c.engine->table->kernel_lib(), specified ? "SPECIFIED" : "COST_ORDER",
-                      std::move(verdicts), changed);
+        return assign(n, c.engine->name, c.engine->table->kernel_lib(),
+                      specified ? "SPECIFIED" : "COST_ORDER", std::move(verdicts), changed);
       }
       verdicts.push_back(c.engine->name + "|" + std::string(sdk::to_string(v.reason)) + "|" + v.detail);
       if (v.reason == sdk::ReasonCode::kEngineNoDynamicShape && stop_) {
@@ -212,7 +226,8 @@ class Placer {
     std::string why;
     for (const std::string& v : verdicts) {
       const size_t a = v.find('|'), b = v.find('|', a + 1);
-      why += (why.empty() ? "" : "; ") + v.substr(0, a) + ": " + v.substr(a + 1, b - a - 1) + " (" + v.substr(b + 1) + ")";
+      why += (why.empty() ? "" : "; ") + v.substr(0, a) + ": " + v.substr(a + 1, b - a - 1) + " (" +
+             v.substr(b + 1) + ")";
     }
     if (why.empty()) why = "no loaded engine lists op type " + n.type();
     return Status::unsupported("EZ3003: no engine can run " + where(n) + ": " + why);
@@ -229,8 +244,8 @@ class Placer {
 }  // namespace
 
 bool is_structural(std::string_view type) {
-  static const std::set<std::string_view> kTypes = {"Data", "Const", "NetOutput", "NoOp", "PlaceHolder", "End",
-                                                    "RefData", "Variable", "AippData"};
+  static const std::set<std::string_view> kTypes = {"Data", "Const",   "NetOutput", "NoOp",    "PlaceHolder",
+                                                    "End",  "RefData", "Variable",  "AippData"};
   return kTypes.count(type) > 0;
 }
 
@@ -248,12 +263,14 @@ Status EnginePlace::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) 
     int depth = 0;
     for (const sdk::Graph* up = g; !up->is_root(); up = up->parent_graph()) ++depth;
     if (depth > kMaxSubgraphDepth) {
-      return Status::resource_exhausted("E19999: subgraph '" + g->name() + "' is nested " + std::to_string(depth) +
-                                        " levels deep; placement handles at most " + std::to_string(kMaxSubgraphDepth));
+      return Status::resource_exhausted("E19999: subgraph '" + g->name() + "' is nested " +
+                                        std::to_string(depth) + " levels deep; placement handles at most " +
+                                        std::to_string(kMaxSubgraphDepth));
     }
     graphs.emplace_back(depth, g);
   }
-  std::stable_sort(graphs.begin(), graphs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(graphs.begin(), graphs.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   graphs.emplace_back(0, &root);
   for (auto& [depth, g] : graphs) {
     for (sdk::Node* n : g->nodes()) GS_RETURN_IF_ERROR(placer.place(*n, changed));

@@ -55,7 +55,8 @@ class Updater {
            n.attrs().get_string(kEngineAttr) == kHostCpuEngine;
   }
 
-  // A subgraph's Data whose parent input the host computes. If/Case/While/Loop bodies count only when dynamic.
+  // A subgraph's Data whose parent input the host computes. If/Case/While/Loop bodies count only when
+  // dynamic.
   bool fed_from_host(const sdk::Node& data) const {
     const sdk::Graph* g = data.owner();
     const sdk::Node* parent = g->parent_node();
@@ -68,7 +69,8 @@ class Updater {
   }
 
   bool qualifies(const sdk::Node& n) const {
-    if (n.type() == "NetOutput" || n.type() == "RandomUniform" || n.num_outputs() == 0 || !n.subgraphs().empty()) {
+    if (n.type() == "NetOutput" || n.type() == "RandomUniform" || n.num_outputs() == 0 ||
+        !n.subgraphs().empty()) {
       return false;
     }
     for (size_t o = 0; o < n.num_outputs(); ++o) {
@@ -106,13 +108,15 @@ class Updater {
     for (sdk::Node* n : g.nodes()) {
       if (!host_exec_.count(n)) continue;
       const std::string engine = n->attrs().get_string(kEngineAttr);
-      if (engine.empty() || engine == kGeLocalEngine || engine == kHostCpuEngine) continue;  // GE-local ops are only marked
+      if (engine.empty() || engine == kGeLocalEngine || engine == kHostCpuEngine)
+        continue;  // GE-local ops are only marked
       n->attrs().set(std::string(kEngineAttr), AttrValue::String(host_.name));
       n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(host_.table->kernel_lib()));
       n->attrs().set(std::string(kDecisionAttr), AttrValue::String("HOST_CPU_UPDATE"));
       n->attrs().set("SmallShapeHostcpu", AttrValue::Bool(true));
       std::vector<std::string> verdicts;
-      if (const AttrValue* v = n->attrs().get(kVerdictsAttr); v && v->as_strings()) verdicts = *v->as_strings();
+      if (const AttrValue* v = n->attrs().get(kVerdictsAttr); v && v->as_strings())
+        verdicts = *v->as_strings();
       verdicts.push_back(host_.name + "|OK|small shape computation moved from " + engine);
       n->attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
       ++moved_;
@@ -152,7 +156,8 @@ HostcpuEngineUpdate::HostcpuEngineUpdate(const sdk::PluginContext& ctx)
 Status HostcpuEngineUpdate::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
   *changed = false;
   const std::vector<sdk::EngineRef> engines = ctx.engines();
-  auto host = std::find_if(engines.begin(), engines.end(), [](const sdk::EngineRef& e) { return e.name == kHostCpuEngine; });
+  auto host = std::find_if(engines.begin(), engines.end(),
+                           [](const sdk::EngineRef& e) { return e.name == kHostCpuEngine; });
   if (host == engines.end()) {
     ctx.log(sdk::LogLevel::kInfo, "skipped: no DNN_VM_HOST_CPU engine is loaded");
     return Status::ok();
@@ -164,10 +169,12 @@ Status HostcpuEngineUpdate::run(sdk::Graph& root, sdk::PassContext& ctx, bool* c
     return Status::ok();
   }
   // Parents before children, so that a subgraph's Data sees whether the host computes its parent input.
-  std::stable_sort(graphs.begin(), graphs.end(), [](const sdk::Graph* a, const sdk::Graph* b) { return depth_of(a) < depth_of(b); });
+  std::stable_sort(graphs.begin(), graphs.end(),
+                   [](const sdk::Graph* a, const sdk::Graph* b) { return depth_of(a) < depth_of(b); });
   Updater updater(ctx, *host, max_small_elements_);
   for (sdk::Graph* g : graphs) updater.process(*g, changed);
-  if (updater.moved()) ctx.log(sdk::LogLevel::kInfo, "moved " + std::to_string(updater.moved()) + " nodes to DNN_VM_HOST_CPU");
+  if (updater.moved())
+    ctx.log(sdk::LogLevel::kInfo, "moved " + std::to_string(updater.moved()) + " nodes to DNN_VM_HOST_CPU");
   return Status::ok();
 }
 

@@ -8,8 +8,9 @@
 
 namespace graphsplit::plugins::placement {
 
-// Attributes written on every placed node. GE keeps the engine and kernel library on the op; here they are node
-// attributes, with the decision and every asked engine's verdict beside them ("engine|REASON_CODE|detail").
+// Attributes written on every placed node. GE keeps the engine and kernel library on the op; here they are
+// node attributes, with the decision and every asked engine's verdict beside them
+// ("engine|REASON_CODE|detail").
 inline constexpr std::string_view kEngineAttr = "_op_engine_name";
 inline constexpr std::string_view kKernelLibAttr = "_op_kernel_lib_name";
 inline constexpr std::string_view kDecisionAttr = "_placement_decision";

@@ -44,7 +44,8 @@ std::unique_ptr<Graph> new_root() {
 
 Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
   Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i) (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
+  for (size_t i = 0; i < inputs.size(); ++i)
+    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
   return n;
 }
 
@@ -54,13 +55,15 @@ struct Run {
 };
 
 // Runs placement (and optionally the host-CPU update) with the given extra TOML and --options.
-sdk::Status place(Graph& g, const std::string& extra = "", std::vector<std::pair<std::string, std::string>> ge = {},
-                  bool update = false, std::vector<std::string> extra_plugin_paths = {},
-                  const std::string& place_options = "") {
-  std::string text = "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" +
-                     std::string(extra_plugin_paths.empty() ? "" : ", \"template\"") + "]\n" + extra +
-                     "\n[[pipeline]]\npass = \"placement.engine_place\"\n" +
-                     (place_options.empty() ? "" : "options = { " + place_options + " }\n");
+sdk::Status place(Graph& g, const std::string& extra = "",
+                  std::vector<std::pair<std::string, std::string>> ge = {}, bool update = false,
+                  std::vector<std::string> extra_plugin_paths = {}, const std::string& place_options = "") {
+  std::string text =
+      "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", "
+      "\"host_cpu\"" +
+      std::string(extra_plugin_paths.empty() ? "" : ", \"template\"") + "]\n" + extra +
+      "\n[[pipeline]]\npass = \"placement.engine_place\"\n" +
+      (place_options.empty() ? "" : "options = { " + place_options + " }\n");
   if (update) text += "[[pipeline]]\npass = \"placement.hostcpu_engine_update\"\n";
   PipelineConfig config;
   std::vector<Diagnostic> diags;
@@ -107,7 +110,8 @@ TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
   EXPECT_EQ(g->find_node("relu")->attrs().get_string("_op_kernel_lib_name"), "AIcoreEngine");
   const auto* verdicts = g->find_node("add64")->attrs().get("_placement_verdicts")->as_strings();
   ASSERT_EQ(verdicts->size(), 2u);
-  EXPECT_EQ((*verdicts)[0], "AIcoreEngine|ENGINE_UNSUPPORTED_DTYPE|input 0 is int64; supported: float16, float32, int32");
+  EXPECT_EQ((*verdicts)[0],
+            "AIcoreEngine|ENGINE_UNSUPPORTED_DTYPE|input 0 is int64; supported: float16, float32, int32");
   EXPECT_EQ((*verdicts)[1], "DNN_VM_HOST_CPU|OK|cost 30");
 }
 
@@ -135,7 +139,7 @@ TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {
   net_output(*g, {"a", "b", "c"});
   a->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));
   a->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
-  b->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));            // EPL-08
+  b->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));                // EPL-08
   c->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));  // EPL-07
   ASSERT_TRUE(place(*g).is_ok());
   EXPECT_EQ(engine_of(*g, "a"), "DNN_VM_AICPU");  // EPL-01
@@ -162,9 +166,11 @@ TEST(EnginePlaceTest, SpecifiedEngineWinsEvenWhenExcluded) {
   other->attrs().set("_specified_kernel_lib_name", AttrValue::String("AIcoreEngine"));
   other->attrs().remove("_op_engine_name");
   s = place(*g);
-  EXPECT_NE(s.message().find("EZ3003: node 'other' (Relu) in graph 'g' [inputs: float32[4]; outputs: float32[4]]: "
-                             "_specified_kernel_lib_name 'AIcoreEngine' is not the kernel library of engine 'DNN_VM_AICPU'"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find(
+          "EZ3003: node 'other' (Relu) in graph 'g' [inputs: float32[4]; outputs: float32[4]]: "
+          "_specified_kernel_lib_name 'AIcoreEngine' is not the kernel library of engine 'DNN_VM_AICPU'"),
+      std::string::npos)
       << s.message();
 }
 
@@ -186,8 +192,10 @@ TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
   EXPECT_EQ(engine_of(*h, "relu"), "DNN_VM_AICPU");
 
   EXPECT_EQ(place(*h, "", {{"ge.exec.exclude_engines", "AiCorr"}}).message(),
-            "pipeline entry 1 (pass placement.engine_place) (libgsplugin_placement.so 0.1.0, SDK ABI 1.0) failed: E10001: "
-            "ge.exec.exclude_engines names 'AiCorr', which is not an engine; use AiCore, AiCpu, AiCpuAscend, AiVector, "
+            "pipeline entry 1 (pass placement.engine_place) (libgsplugin_placement.so 0.1.0, SDK ABI 1.0) "
+            "failed: E10001: "
+            "ge.exec.exclude_engines names 'AiCorr', which is not an engine; use AiCore, AiCpu, AiCpuAscend, "
+            "AiVector, "
             "Dsa, Dvpp, FftsPlus, Hccl, HostCpu or an engine's own name");
 }
 
@@ -197,10 +205,12 @@ TEST(EnginePlaceTest, NoEngineFitsGivesEZ3003WithEveryReason) {
   add(*g, "nz", "NonZero", {"x"}, desc(DataType::kInt64, {2, -1}));
   net_output(*g, {"nz"});
   sdk::Status s = place(*g, "", {{"ge.exec.exclude_engines", "AiCpu|HostCpu"}});
-  EXPECT_NE(s.message().find("EZ3003: no engine can run node 'nz' (NonZero) in graph 'g' [inputs: float32[-1,4]; "
-                             "outputs: int64[2,-1]]: DNN_VM_HOST_CPU: ENGINE_DISABLED (excluded by ge.exec.exclude_engines or "
-                             "ge.engineType); DNN_VM_AICPU: ENGINE_DISABLED"),
-            std::string::npos)
+  EXPECT_NE(
+      s.message().find(
+          "EZ3003: no engine can run node 'nz' (NonZero) in graph 'g' [inputs: float32[-1,4]; "
+          "outputs: int64[2,-1]]: DNN_VM_HOST_CPU: ENGINE_DISABLED (excluded by ge.exec.exclude_engines or "
+          "ge.engineType); DNN_VM_AICPU: ENGINE_DISABLED"),
+      std::string::npos)
       << s.message();
 
   auto h = new_root();
@@ -208,8 +218,9 @@ TEST(EnginePlaceTest, NoEngineFitsGivesEZ3003WithEveryReason) {
   add(*h, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
   net_output(*h, {"relu"});
   s = place(*h, "", {{"ge.exec.placement", "HOST"}});  // host execution: only the host CPU is asked
-  EXPECT_NE(s.message().find("EZ3003: no engine can run node 'relu' (Relu) in graph 'g' [inputs: float32[4]; outputs: "
-                             "float32[4]]: no loaded engine lists op type Relu"),
+  EXPECT_NE(s.message().find(
+                "EZ3003: no engine can run node 'relu' (Relu) in graph 'g' [inputs: float32[4]; outputs: "
+                "float32[4]]: no loaded engine lists op type Relu"),
             std::string::npos)
       << s.message();
 }
@@ -218,8 +229,8 @@ TEST(EnginePlaceTest, NoEngineFitsGivesEZ3003WithEveryReason) {
 std::string no_dynamic_template() {
   const fs::path dir = fs::temp_directory_path() / ("gs_nodyn_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  fs::copy_file(std::string(GRAPHSPLIT_PLUGIN_DIR) + "/libgsplugin_template.so", dir / "libgsplugin_template.so",
-                fs::copy_options::overwrite_existing);
+  fs::copy_file(std::string(GRAPHSPLIT_PLUGIN_DIR) + "/libgsplugin_template.so",
+                dir / "libgsplugin_template.so", fs::copy_options::overwrite_existing);
   std::ofstream(dir / "template.ops.toml") << "kernel_lib = \"template_kernel\"\n[[op]]\ntype = \"Relu\"\n"
                                               "dtypes = [\"float32\"]\ndynamic_shape = \"none\"\ncost = 0\n";
   return dir.string();
@@ -232,8 +243,9 @@ TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
   add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 4}));
   net_output(*g, {"relu"});
   sdk::Status s = place(*g, "", {}, false, {dir});
-  EXPECT_NE(s.message().find("EZ3002: node 'relu' (Relu) in graph 'g' [inputs: float32[-1,4]; outputs: float32[-1,4]] is "
-                             "not supported by template: ENGINE_NO_DYNAMIC_SHAPE"),
+  EXPECT_NE(s.message().find(
+                "EZ3002: node 'relu' (Relu) in graph 'g' [inputs: float32[-1,4]; outputs: float32[-1,4]] is "
+                "not supported by template: ENGINE_NO_DYNAMIC_SHAPE"),
             std::string::npos)
       << s.message();
   // With the GE rule switched off, the search goes on to AI Core.
@@ -241,7 +253,8 @@ TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
   EXPECT_EQ(g->find_node("relu")->attrs().get("_placement_verdicts")->as_strings()->front(),
-            "template|ENGINE_NO_DYNAMIC_SHAPE|input 0 has dynamic shape [-1,4] and the table says dynamic_shape = none");
+            "template|ENGINE_NO_DYNAMIC_SHAPE|input 0 has dynamic shape [-1,4] and the table says "
+            "dynamic_shape = none");
   fs::remove_all(dir);
 }
 
@@ -252,7 +265,8 @@ TEST(EnginePlaceTest, AThirdPartyEngineTakesTheOpItIsCheapestFor) {
   add(*g, "sig", "Sigmoid", {"relu"}, desc(DataType::kFloat, {2, 4}));
   net_output(*g, {"sig"});
   // The template engine (built from sdk/examples) lists Relu at cost 1, below AI Core's 5.
-  sdk::Status s = place(*g, "[engines.template]\npriority = 200\n", {}, false, {std::string(GRAPHSPLIT_PLUGIN_DIR)});
+  sdk::Status s =
+      place(*g, "[engines.template]\npriority = 200\n", {}, false, {std::string(GRAPHSPLIT_PLUGIN_DIR)});
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "template");
   EXPECT_EQ(g->find_node("relu")->attrs().get_string("_op_kernel_lib_name"), "template_kernel");
@@ -270,7 +284,8 @@ std::unique_ptr<Graph> if_graph(const std::string& then_op, const std::string& e
   add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
   Node* iff = add(*g, "if", "If", {"c", "x"}, desc(DataType::kFloat, {-1}));
   net_output(*g, {"if"});
-  for (const auto& [key, op] : {std::pair<std::string, std::string>{"then_branch", then_op}, {"else_branch", else_op}}) {
+  for (const auto& [key, op] :
+       {std::pair<std::string, std::string>{"then_branch", then_op}, {"else_branch", else_op}}) {
     Graph* b = g->add_subgraph("if_" + key, iff);
     iff->attrs().set(key, AttrValue::OfGraph(b));
     Node* d = add(*b, "x", "Data", {}, desc(DataType::kFloat, {4}));
@@ -306,7 +321,9 @@ TEST(EnginePlaceTest, NestingDeeperThan25IsRefused) {
       net_output(*cur, {"call"});
       Graph* sub = g->add_subgraph("level" + std::to_string(i + 1), call);
       call->attrs().set("f", AttrValue::OfGraph(sub));
-      add(*sub, "x", "Data", {}, desc(DataType::kFloat, {4}))->attrs().set("_parent_node_index", AttrValue::Int(0));
+      add(*sub, "x", "Data", {}, desc(DataType::kFloat, {4}))
+          ->attrs()
+          .set("_parent_node_index", AttrValue::Int(0));
       cur = sub;
     }
     add(*cur, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
@@ -316,7 +333,8 @@ TEST(EnginePlaceTest, NestingDeeperThan25IsRefused) {
       EXPECT_TRUE(s.is_ok()) << s.message();
       EXPECT_EQ(engine_of(*g, "call"), "AIcoreEngine");  // composite all the way up
     } else {
-      EXPECT_NE(s.message().find("E19999: subgraph 'level26' is nested 26 levels deep; placement handles at most 25"),
+      EXPECT_NE(s.message().find(
+                    "E19999: subgraph 'level26' is nested 26 levels deep; placement handles at most 25"),
                 std::string::npos)
           << s.message();
     }
@@ -385,8 +403,12 @@ TEST(HostcpuEngineUpdateTest, PropagatesIntoDynamicSubgraphs) {
   for (const char* key : {"then_branch", "else_branch"}) {
     Graph* b = g->add_subgraph(std::string("if_") + key, iff);
     iff->attrs().set(key, AttrValue::OfGraph(b));
-    add(*b, "dims", "Data", {}, desc(DataType::kInt32, {2}))->attrs().set("_parent_node_index", AttrValue::Int(1));
-    add(*b, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}))->attrs().set("_parent_node_index", AttrValue::Int(2));
+    add(*b, "dims", "Data", {}, desc(DataType::kInt32, {2}))
+        ->attrs()
+        .set("_parent_node_index", AttrValue::Int(1));
+    add(*b, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}))
+        ->attrs()
+        .set("_parent_node_index", AttrValue::Int(2));
     add(*b, "k", "Const", {}, desc(DataType::kInt32, {2}));
     add(*b, "grow", "Add", {"dims", "k"}, desc(DataType::kInt32, {2}));
     add(*b, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 3}));
@@ -446,8 +468,10 @@ TEST_P(RealModelPlacementTest, EveryNodeIsPlacedWithAReason) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, RealModelPlacementTest,
-                         ::testing::Values(ModelCase{"ch_PP-OCRv4_det_infer.onnx"}, ModelCase{"ch_PP-OCRv4_rec_infer.onnx"},
-                                           ModelCase{"ch_ppocr_mobile_v2.0_cls_infer.onnx"}, ModelCase{"silero_vad_v5.onnx"},
+                         ::testing::Values(ModelCase{"ch_PP-OCRv4_det_infer.onnx"},
+                                           ModelCase{"ch_PP-OCRv4_rec_infer.onnx"},
+                                           ModelCase{"ch_ppocr_mobile_v2.0_cls_infer.onnx"},
+                                           ModelCase{"silero_vad_v5.onnx"},
                                            ModelCase{"silero_vad_legacy.onnx"}),
                          [](const auto& info) {
                            std::string n = info.param.file;
@@ -466,7 +490,8 @@ TEST(RealModelPlacementTest, PpOcrDetWithAFixedShapeIsAllAiCore) {
   const auto summary = placement_summary(*root);
   // Static shapes: every operator fits AI Core; only Data, Const and NetOutput stay GE-local.
   size_t structural = 0;
-  for (const Node* n : root->nodes()) structural += n->type() == "Data" || n->type() == "Const" || n->type() == "NetOutput";
+  for (const Node* n : root->nodes())
+    structural += n->type() == "Data" || n->type() == "Const" || n->type() == "NetOutput";
   EXPECT_EQ(summary.at("DNN_VM_GE_LOCAL"), structural);
   EXPECT_EQ(summary.at("AIcoreEngine"), root->num_nodes() - structural);
   EXPECT_EQ(summary.size(), 2u);

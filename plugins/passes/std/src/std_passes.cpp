@@ -9,8 +9,8 @@ namespace graphsplit::plugins::std_passes {
 
 namespace {
 
-// Marks every node from which the graph's NetOutput can be reached; returns false if the graph has no NetOutput
-// (nothing is then known to be unused).
+// Marks every node from which the graph's NetOutput can be reached; returns false if the graph has no
+// NetOutput (nothing is then known to be unused).
 bool mark_live(const sdk::Graph& g, std::vector<char>* live) {
   live->assign(g.id_bound(), 0);
   std::vector<const sdk::Node*> stack;
@@ -73,7 +73,8 @@ sdk::Status PruneUnused::run(sdk::Graph& root, sdk::PassContext& ctx, bool* chan
   return sdk::Status::ok();
 }
 
-TopologicalSort::TopologicalSort(const sdk::PluginContext& ctx) : mode_(ctx.options().get_string("mode", "auto")) {}
+TopologicalSort::TopologicalSort(const sdk::PluginContext& ctx)
+    : mode_(ctx.options().get_string("mode", "auto")) {}
 
 sdk::Status TopologicalSort::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
   sdk::TopoSortMode mode = sdk::kDefaultTopoSortMode;
@@ -81,7 +82,8 @@ sdk::Status TopologicalSort::run(sdk::Graph& root, sdk::PassContext& ctx, bool* 
     const std::string ge = ctx.ge_options().get_string(std::string(sdk::kTopoSortingModeOption));
     if (!ge.empty()) {
       auto parsed = sdk::parse_topo_sorting_mode(ge);
-      if (!parsed) return sdk::Status::invalid_argument("ge.topoSortingMode '" + ge + "' is not 0, 1, 2 or 3");
+      if (!parsed)
+        return sdk::Status::invalid_argument("ge.topoSortingMode '" + ge + "' is not 0, 1, 2 or 3");
       mode = *parsed;
     }
   } else if (mode_ == "bfs") {

@@ -5,9 +5,9 @@
 
 namespace graphsplit::plugins::std_passes {
 
-// GE's PrunePass: removes nodes whose results reach no graph output, through data or control edges, in the root
-// graph and every subgraph. Graph inputs (Data) stay, so a graph's signature never changes; a removed node's
-// subgraphs go with it.
+// GE's PrunePass: removes nodes whose results reach no graph output, through data or control edges, in the
+// root graph and every subgraph. Graph inputs (Data) stay, so a graph's signature never changes; a removed
+// node's subgraphs go with it.
 class PruneUnused final : public sdk::Pass {
  public:
   explicit PruneUnused(const sdk::PluginContext&) {}

@@ -15,7 +15,8 @@ TEST(StdConformanceTest, DescriptorAndOptionSchema) {
   EXPECT_EQ(lib->plugin_name(), "std");
   Registry registry;
   ASSERT_TRUE(registry.add_library(lib).is_ok());
-  EXPECT_EQ(registry.names(ComponentKind::kPass), (std::vector<std::string>{"std.prune_unused", "std.topological_sort"}));
+  EXPECT_EQ(registry.names(ComponentKind::kPass),
+            (std::vector<std::string>{"std.prune_unused", "std.topological_sort"}));
   const ComponentInfo* sort = registry.find(ComponentKind::kPass, "std.topological_sort");
   ASSERT_NE(sort, nullptr);
   // Defaults validate; a wrong type and a value outside the enum are refused with their position.
@@ -26,18 +27,22 @@ TEST(StdConformanceTest, DescriptorAndOptionSchema) {
   RawOption wrong_type{"mode", RawValue{int64_t{3}, SourcePos{"p.toml", 7, 20}}, SourcePos{"p.toml", 7, 13}};
   s = resolve_options(*sort, {wrong_type}, {}, {}, &values, &diags);
   EXPECT_EQ(s.message(), "p.toml:7:20: error: option 'mode' must be a string, got integer 3");
-  RawOption wrong_value{"mode", RawValue{std::string("sideways"), SourcePos{"p.toml", 8, 20}}, SourcePos{"p.toml", 8, 13}};
+  RawOption wrong_value{"mode", RawValue{std::string("sideways"), SourcePos{"p.toml", 8, 20}},
+                        SourcePos{"p.toml", 8, 13}};
   diags.clear();
   s = resolve_options(*sort, {wrong_value}, {}, {}, &values, &diags);
-  EXPECT_NE(s.message().find("p.toml:8:20: error: option 'mode' must be one of \"auto\", \"bfs\""), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("p.toml:8:20: error: option 'mode' must be one of \"auto\", \"bfs\""),
+            std::string::npos)
+      << s.message();
 }
 
 TEST(StdConformanceTest, RunsInAPipelineAndReportsChanges) {
   PipelineConfig config;
   std::vector<Diagnostic> diags;
-  const std::string text = "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n"
-                           "[[pipeline]]\npass = \"std.prune_unused\"\n"
-                           "[[pipeline]]\npass = \"std.topological_sort\"\noptions = { mode = \"bfs\" }\n";
+  const std::string text =
+      "schema_version = 1\n[plugins]\nrequired = [\"std\"]\n"
+      "[[pipeline]]\npass = \"std.prune_unused\"\n"
+      "[[pipeline]]\npass = \"std.topological_sort\"\noptions = { mode = \"bfs\" }\n";
   ASSERT_TRUE(parse_pipeline_config_text(text, "inline.toml", &config, &diags).is_ok());
   PipelineSettings settings;
   settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};

@@ -13,9 +13,11 @@ using sdk::Node;
 using sdk::testing::TestPassContext;
 using sdk::testing::TestPluginContext;
 
-Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs = {}) {
+Node* add(Graph& g, const std::string& name, const std::string& type,
+          const std::vector<std::string>& inputs = {}) {
   Node* n = g.add_node(name, type, inputs.size(), 1);
-  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok());
   return n;
 }
 

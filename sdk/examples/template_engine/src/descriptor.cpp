@@ -5,8 +5,8 @@
 namespace {
 
 constexpr gs_component_desc kComponents[] = {
-    GS_ENGINE_COMPONENT("template", "Example engine: float32 Relu, Add, Mul", graphsplit::examples::TemplateEngine,
-                        GS_NO_OPTIONS, "template.ops.toml"),
+    GS_ENGINE_COMPONENT("template", "Example engine: float32 Relu, Add, Mul",
+                        graphsplit::examples::TemplateEngine, GS_NO_OPTIONS, "template.ops.toml"),
 };
 
 }  // namespace

@@ -15,7 +15,8 @@ sdk::SupportVerdict TemplateEngine::check_support(const sdk::Node& node) const {
   const sdk::TensorDesc* a = node.input_desc(0);
   const sdk::TensorDesc* b = node.num_inputs() > 1 ? node.input_desc(1) : nullptr;
   if (!a || !b || a->shape != b->shape || !a->shape.is_static()) {
-    return {false, sdk::ReasonCode::kEngineCheckFailed, node.type() + " needs two inputs of one static shape (no broadcasting)"};
+    return {false, sdk::ReasonCode::kEngineCheckFailed,
+            node.type() + " needs two inputs of one static shape (no broadcasting)"};
   }
   return v;
 }
@@ -46,7 +47,8 @@ sdk::Status TemplateEngine::compile(const sdk::Graph& subgraph, std::string* art
       continue;
     }
     sdk::SupportVerdict v = check_support(*n);
-    if (!v.supported) return sdk::Status::unsupported("node '" + n->name() + "' (" + n->type() + "): " + v.detail);
+    if (!v.supported)
+      return sdk::Status::unsupported("node '" + n->name() + "' (" + n->type() + "): " + v.detail);
     slot[n] = next++;
     program << n->type() << " " << slot[n];
     for (const sdk::OutPort& p : n->inputs()) program << " " << slot.at(p.node);
@@ -90,10 +92,14 @@ sdk::Status TemplateEngine::execute(const std::string& artifact, const std::vect
     };
     for (size_t i = 0; i < count; ++i) {
       float r = value(x.bytes(), i);
-      if (op == "Relu") r = r > 0 ? r : 0;
-      else if (op == "Add") r += value(slots.at(args.at(2)).bytes(), i);
-      else if (op == "Mul") r *= value(slots.at(args.at(2)).bytes(), i);
-      else return sdk::Status::invalid_argument("unknown instruction '" + op + "'");
+      if (op == "Relu")
+        r = r > 0 ? r : 0;
+      else if (op == "Add")
+        r += value(slots.at(args.at(2)).bytes(), i);
+      else if (op == "Mul")
+        r *= value(slots.at(args.at(2)).bytes(), i);
+      else
+        return sdk::Status::invalid_argument("unknown instruction '" + op + "'");
       std::memcpy(out.data() + i * sizeof(float), &r, sizeof r);
     }
     if (slots.size() <= args.at(0)) slots.resize(args.at(0) + 1);

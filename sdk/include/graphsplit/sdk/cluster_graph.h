@@ -1,13 +1,13 @@
 // The cluster engine shared by every partitioner (design guide, section 6).
 //
-// A ClusterGraph starts with one cluster per node of a graph and merges clusters while keeping the quotient graph
-// acyclic. It maintains an exact topological order of the clusters incrementally (Pearce-Kelly, as XLA's
-// GraphCycles): an edge that agrees with the order costs O(1); one that does not triggers a search bounded by the
-// rank window it disturbs. Reachability questions are answered inside that window too, so no step is quadratic and
-// nothing is precomputed. Nodes map to clusters through union-find.
+// A ClusterGraph starts with one cluster per node of a graph and merges clusters while keeping the quotient
+// graph acyclic. It maintains an exact topological order of the clusters incrementally (Pearce-Kelly, as
+// XLA's GraphCycles): an edge that agrees with the order costs O(1); one that does not triggers a search
+// bounded by the rank window it disturbs. Reachability questions are answered inside that window too, so no
+// step is quadratic and nothing is precomputed. Nodes map to clusters through union-find.
 //
-// Determinism: clusters are numbered by the node order of the graph at build time, adjacency lists are sorted,
-// and nothing depends on hash order or pointer values.
+// Determinism: clusters are numbered by the node order of the graph at build time, adjacency lists are
+// sorted, and nothing depends on hash order or pointer values.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +25,8 @@ class GS_SDK_API ClusterGraph final {
   using Id = uint32_t;
   static constexpr Id kNone = UINT32_MAX;
 
-  // One cluster per live node of `graph`, edges for every data and control edge. Fails if the graph has a cycle.
-  // Cluster ids are the nodes' positions in the graph's current order (0 .. num_nodes-1).
+  // One cluster per live node of `graph`, edges for every data and control edge. Fails if the graph has a
+  // cycle. Cluster ids are the nodes' positions in the graph's current order (0 .. num_nodes-1).
   static Status build(const Graph& graph, std::unique_ptr<ClusterGraph>* out);
   ~ClusterGraph();
   ClusterGraph(const ClusterGraph&) = delete;
@@ -53,12 +53,13 @@ class GS_SDK_API ClusterGraph final {
   // Is there a path from `from` to `to` (length >= 1)? Searches only the rank window between them.
   bool reachable(Id from, Id to) const;
 
-  // ---- merges; each returns the surviving cluster, or kNone when the merge was refused (and nothing changed)
-  // Merges two clusters unless that would create a cycle: an edge between them must be the only path between them,
-  // and clusters with no edge must not reach each other.
+  // ---- merges; each returns the surviving cluster, or kNone when the merge was refused (and nothing
+  // changed) Merges two clusters unless that would create a cycle: an edge between them must be the only path
+  // between them, and clusters with no edge must not reach each other.
   Id try_merge(Id a, Id b);
-  // Merges `from`, `to` and every cluster on a path from `from` to `to` (GE's MergeAllPathFrom). Never refused:
-  // the set of clusters on all such paths is convex. Without a path it merges just the two, if they are unrelated.
+  // Merges `from`, `to` and every cluster on a path from `from` to `to` (GE's MergeAllPathFrom). Never
+  // refused: the set of clusters on all such paths is convex. Without a path it merges just the two, if they
+  // are unrelated.
   Id merge_all_paths(Id from, Id to);
 
   // ---- verification (tests, debug builds)

@@ -37,7 +37,8 @@ class GS_SDK_API Engine {
   virtual Status compile(const Graph& subgraph, std::string* artifact);
 
   // Runs a compiled artifact. Default: not_implemented.
-  virtual Status execute(const std::string& artifact, const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs);
+  virtual Status execute(const std::string& artifact, const std::vector<Tensor>& inputs,
+                         std::vector<Tensor>* outputs);
 
  protected:
   // Copies what it needs from the context (the context itself is borrowed for the constructor only).

@@ -1,5 +1,5 @@
-// Engine op-support tables: capabilities as data. The host reads each engine's TOML table (installed beside the
-// plugin library) and hands it to the engine; the SDK's default support check answers from it.
+// Engine op-support tables: capabilities as data. The host reads each engine's TOML table (installed beside
+// the plugin library) and hands it to the engine; the SDK's default support check answers from it.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,7 @@ struct OpSupportRow {
   std::vector<DataType> dtypes;         // input 0 and every output; empty: any
   std::vector<DataType> input_dtypes;   // input 0 only, instead of dtypes; empty: as dtypes
   std::vector<DataType> output_dtypes;  // every output, instead of dtypes; empty: as dtypes
-  std::vector<Format> formats;   // empty: any
+  std::vector<Format> formats;          // empty: any
   DynamicShapeSupport dynamic_shape = DynamicShapeSupport::kNone;
   bool tiling = false;           // needs run-time tiling data when shapes change
   bool tiling_sink = false;      // that tiling can run on AI CPU (ge.tiling_schedule_optimize)

@@ -1,5 +1,5 @@
-// The Pass and Partitioner plugin interfaces. Both edit the graph they are given in place and say whether they
-// changed it; errors come back as a Status, never as an exception.
+// The Pass and Partitioner plugin interfaces. Both edit the graph they are given in place and say whether
+// they changed it; errors come back as a Status, never as an exception.
 #pragma once
 
 #include "graphsplit/sdk/context.h"

@@ -1,9 +1,9 @@
 // The binary boundary between the host and a plugin library (design guide, section 3).
 //
 // A plugin exports exactly one symbol, graphsplit_plugin_descriptor_v<ABI major>, returning a constant,
-// C-layout descriptor. The host reads and checks it before any C++ object of the plugin exists; only then does
-// it call a component's `create`. Use GS_DEFINE_PLUGIN and the GS_*_COMPONENT helpers; never fill the structs
-// by hand.
+// C-layout descriptor. The host reads and checks it before any C++ object of the plugin exists; only then
+// does it call a component's `create`. Use GS_DEFINE_PLUGIN and the GS_*_COMPONENT helpers; never fill the
+// structs by hand.
 #pragma once
 
 #include <stddef.h>
@@ -18,16 +18,24 @@ extern "C" {
 #define GS_PLUGIN_MAGIC 0x4C505347u  // "GSPL" read as a little-endian uint32
 
 enum gs_component_kind : uint32_t { GS_ENGINE = 1, GS_PASS = 2, GS_PARTITIONER = 3 };
-enum gs_option_type : uint32_t { GS_OPT_BOOL = 0, GS_OPT_INT, GS_OPT_FLOAT, GS_OPT_STRING, GS_OPT_ENUM, GS_OPT_LIST };
+enum gs_option_type : uint32_t {
+  GS_OPT_BOOL = 0,
+  GS_OPT_INT,
+  GS_OPT_FLOAT,
+  GS_OPT_STRING,
+  GS_OPT_ENUM,
+  GS_OPT_LIST
+};
 
 struct gs_option_desc {
   const char* name;
-  uint32_t type;              // gs_option_type
-  const char* default_value;  // TOML literal: "true", "4", "0.5", "\"fast\"", "[\"a\", \"b\"]"; NULL = required
-  double min, max;            // GS_OPT_INT / GS_OPT_FLOAT; min > max means unbounded
-  const char* enum_values;    // GS_OPT_ENUM: "a|b|c"
+  uint32_t type;  // gs_option_type
+  const char*
+      default_value;        // TOML literal: "true", "4", "0.5", "\"fast\"", "[\"a\", \"b\"]"; NULL = required
+  double min, max;          // GS_OPT_INT / GS_OPT_FLOAT; min > max means unbounded
+  const char* enum_values;  // GS_OPT_ENUM: "a|b|c"
   const char* help;
-  const char* ge_alias;       // a GE option that sets it from [options], e.g. "ge.dynamicBatchSize"; or NULL
+  const char* ge_alias;  // a GE option that sets it from [options], e.g. "ge.dynamicBatchSize"; or NULL
 };
 
 struct gs_component_desc {
@@ -62,8 +70,8 @@ struct gs_plugin_desc {
 
 static_assert(offsetof(gs_plugin_desc, magic) == 0 && offsetof(gs_plugin_desc, struct_size) == 4 &&
                   offsetof(gs_plugin_desc, abi_major) == 8 && offsetof(gs_plugin_desc, abi_minor) == 10 &&
-                  offsetof(gs_plugin_desc, min_host_minor) == 12 && offsetof(gs_plugin_desc, sdk_version) == 16 &&
-                  offsetof(gs_plugin_desc, abi_tag) == 24,
+                  offsetof(gs_plugin_desc, min_host_minor) == 12 &&
+                  offsetof(gs_plugin_desc, sdk_version) == 16 && offsetof(gs_plugin_desc, abi_tag) == 24,
               "the descriptor prefix is frozen");
 
 #define GS_STRINGIFY_(x) #x
@@ -87,7 +95,8 @@ static_assert(offsetof(gs_plugin_desc, magic) == 0 && offsetof(gs_plugin_desc, s
 #else
 #define GS_ABI_DEBUG "glibcxx_debug=0"
 #endif
-// Compiler family and major; standard library, its string ABI and debug mode (these three must match the host's).
+// Compiler family and major; standard library, its string ABI and debug mode (these three must match the
+// host's).
 #define GS_ABI_TAG GS_ABI_COMPILER ";" GS_ABI_STDLIB ";" GS_ABI_DEBUG
 
 #define GS_ENTRY_SYMBOL_NAME_(major) graphsplit_plugin_descriptor_v##major
@@ -110,36 +119,43 @@ void destroy(void* object) {
 // One component entry. OPTIONS is a `constexpr gs_option_desc[]` or GS_NO_OPTIONS.
 #define GS_NO_OPTIONS 0, nullptr
 #define GS_OPTIONS(array) static_cast<uint32_t>(sizeof(array) / sizeof((array)[0])), (array)
-#define GS_ENGINE_COMPONENT(NAME, SUMMARY, CLASS, OPTIONS, OP_TABLE)                                      \
-  gs_component_desc {                                                                                      \
-    GS_ENGINE, NAME, SUMMARY, OPTIONS, OP_TABLE, nullptr,                                                  \
-        &::graphsplit::sdk::plugin_detail::create<::graphsplit::sdk::Engine, CLASS>,                       \
-        &::graphsplit::sdk::plugin_detail::destroy<::graphsplit::sdk::Engine>                              \
+#define GS_ENGINE_COMPONENT(NAME, SUMMARY, CLASS, OPTIONS, OP_TABLE)                 \
+  gs_component_desc {                                                                \
+    GS_ENGINE, NAME, SUMMARY, OPTIONS, OP_TABLE, nullptr,                            \
+        &::graphsplit::sdk::plugin_detail::create<::graphsplit::sdk::Engine, CLASS>, \
+        &::graphsplit::sdk::plugin_detail::destroy<::graphsplit::sdk::Engine>        \
   }
-#define GS_PASS_COMPONENT(NAME, SUMMARY, CLASS, OPTIONS)                                                  \
-  gs_component_desc {                                                                                      \
-    GS_PASS, NAME, SUMMARY, OPTIONS, nullptr, nullptr,                                                     \
-        &::graphsplit::sdk::plugin_detail::create<::graphsplit::sdk::Pass, CLASS>,                         \
-        &::graphsplit::sdk::plugin_detail::destroy<::graphsplit::sdk::Pass>                                \
+#define GS_PASS_COMPONENT(NAME, SUMMARY, CLASS, OPTIONS)                           \
+  gs_component_desc {                                                              \
+    GS_PASS, NAME, SUMMARY, OPTIONS, nullptr, nullptr,                             \
+        &::graphsplit::sdk::plugin_detail::create<::graphsplit::sdk::Pass, CLASS>, \
+        &::graphsplit::sdk::plugin_detail::destroy<::graphsplit::sdk::Pass>        \
   }
-#define GS_PARTITIONER_COMPONENT(NAME, SUMMARY, CLASS, OPTIONS, STAGE)                                    \
-  gs_component_desc {                                                                                      \
-    GS_PARTITIONER, NAME, SUMMARY, OPTIONS, nullptr, STAGE,                                                \
-        &::graphsplit::sdk::plugin_detail::create<::graphsplit::sdk::Partitioner, CLASS>,                  \
-        &::graphsplit::sdk::plugin_detail::destroy<::graphsplit::sdk::Partitioner>                         \
+#define GS_PARTITIONER_COMPONENT(NAME, SUMMARY, CLASS, OPTIONS, STAGE)                    \
+  gs_component_desc {                                                                     \
+    GS_PARTITIONER, NAME, SUMMARY, OPTIONS, nullptr, STAGE,                               \
+        &::graphsplit::sdk::plugin_detail::create<::graphsplit::sdk::Partitioner, CLASS>, \
+        &::graphsplit::sdk::plugin_detail::destroy<::graphsplit::sdk::Partitioner>        \
   }
 
 // Defines the entry point. Only constant data: nothing runs when the library is loaded.
-#define GS_DEFINE_PLUGIN_EX(NAME, VERSION, MIN_HOST_MINOR, COMPONENTS)                                     \
-  extern "C" __attribute__((visibility("default"))) const gs_plugin_desc* GS_ENTRY_SYMBOL_NAME(           \
-      GS_SDK_ABI_MAJOR)(void) {                                                                            \
-    static constexpr gs_plugin_desc kDescriptor = {                                                        \
-        GS_PLUGIN_MAGIC,  static_cast<uint32_t>(sizeof(gs_plugin_desc)),                                   \
-        GS_SDK_ABI_MAJOR, GS_SDK_ABI_MINOR,                                                                \
-        MIN_HOST_MINOR,   0,                                                                               \
-        GS_SDK_VERSION,   GS_ABI_TAG,                                                                      \
-        NAME,             VERSION,                                                                         \
-        static_cast<uint32_t>(sizeof(COMPONENTS) / sizeof((COMPONENTS)[0])), COMPONENTS};                  \
-    return &kDescriptor;                                                                                   \
+#define GS_DEFINE_PLUGIN_EX(NAME, VERSION, MIN_HOST_MINOR, COMPONENTS)                          \
+  extern "C" __attribute__((visibility("default"))) const gs_plugin_desc* GS_ENTRY_SYMBOL_NAME( \
+      GS_SDK_ABI_MAJOR)(void) {                                                                 \
+    static constexpr gs_plugin_desc kDescriptor = {                                             \
+        GS_PLUGIN_MAGIC,                                                                        \
+        static_cast<uint32_t>(sizeof(gs_plugin_desc)),                                          \
+        GS_SDK_ABI_MAJOR,                                                                       \
+        GS_SDK_ABI_MINOR,                                                                       \
+        MIN_HOST_MINOR,                                                                         \
+        0,                                                                                      \
+        GS_SDK_VERSION,                                                                         \
+        GS_ABI_TAG,                                                                             \
+        NAME,                                                                                   \
+        VERSION,                                                                                \
+        static_cast<uint32_t>(sizeof(COMPONENTS) / sizeof((COMPONENTS)[0])),                    \
+        COMPONENTS};                                                                            \
+    return &kDescriptor;                                                                        \
   }
-#define GS_DEFINE_PLUGIN(NAME, VERSION, COMPONENTS) GS_DEFINE_PLUGIN_EX(NAME, VERSION, GS_SDK_ABI_MINOR, COMPONENTS)
+#define GS_DEFINE_PLUGIN(NAME, VERSION, COMPONENTS) \
+  GS_DEFINE_PLUGIN_EX(NAME, VERSION, GS_SDK_ABI_MINOR, COMPONENTS)

@@ -52,8 +52,8 @@ class GS_SDK_API Status {
 
 }  // namespace graphsplit::sdk
 
-#define GS_RETURN_IF_ERROR(expr)                          \
-  do {                                                    \
-    ::graphsplit::sdk::Status gs_status_ = (expr);        \
-    if (!gs_status_.is_ok()) return gs_status_;           \
+#define GS_RETURN_IF_ERROR(expr)                   \
+  do {                                             \
+    ::graphsplit::sdk::Status gs_status_ = (expr); \
+    if (!gs_status_.is_ok()) return gs_status_;    \
   } while (0)

@@ -1,9 +1,9 @@
 // Typed node and graph attributes.
 //
-// A graph reference is a non-owning Graph*: the root graph owns every subgraph (GE's model), and the nodes that
-// use a subgraph (If branches, Loop bodies, PartitionedCall functions, Case branches) hold references to it
-// through attributes of kind kGraph or kGraphs. That keeps "which subgraphs does this node own, and under which
-// key" in one place.
+// A graph reference is a non-owning Graph*: the root graph owns every subgraph (GE's model), and the nodes
+// that use a subgraph (If branches, Loop bodies, PartitionedCall functions, Case branches) hold references to
+// it through attributes of kind kGraph or kGraphs. That keeps "which subgraphs does this node own, and under
+// which key" in one place.
 #pragma once
 
 #include <cstdint>
@@ -53,19 +53,29 @@ class GS_SDK_API AttrValue {
   static AttrValue Float(double v) { return AttrValue(Storage(std::in_place_index<2>, v)); }
   static AttrValue String(std::string v) { return AttrValue(Storage(std::in_place_index<3>, std::move(v))); }
   static AttrValue Bool(bool v) { return AttrValue(Storage(std::in_place_index<4>, v)); }
-  static AttrValue Ints(std::vector<int64_t> v) { return AttrValue(Storage(std::in_place_index<5>, std::move(v))); }
-  static AttrValue Floats(std::vector<double> v) { return AttrValue(Storage(std::in_place_index<6>, std::move(v))); }
+  static AttrValue Ints(std::vector<int64_t> v) {
+    return AttrValue(Storage(std::in_place_index<5>, std::move(v)));
+  }
+  static AttrValue Floats(std::vector<double> v) {
+    return AttrValue(Storage(std::in_place_index<6>, std::move(v)));
+  }
   static AttrValue Strings(std::vector<std::string> v) {
     return AttrValue(Storage(std::in_place_index<7>, std::move(v)));
   }
-  static AttrValue Bools(std::vector<bool> v) { return AttrValue(Storage(std::in_place_index<8>, std::move(v))); }
+  static AttrValue Bools(std::vector<bool> v) {
+    return AttrValue(Storage(std::in_place_index<8>, std::move(v)));
+  }
   static AttrValue OfTensor(Tensor v) { return AttrValue(Storage(std::in_place_index<9>, std::move(v))); }
   static AttrValue Tensors(std::vector<Tensor> v) {
     return AttrValue(Storage(std::in_place_index<10>, std::move(v)));
   }
   static AttrValue OfGraph(Graph* g) { return AttrValue(Storage(std::in_place_index<11>, g)); }
-  static AttrValue Graphs(std::vector<Graph*> v) { return AttrValue(Storage(std::in_place_index<12>, std::move(v))); }
-  static AttrValue Type(std::string text) { return AttrValue(Storage(std::in_place_index<13>, TypeRef{std::move(text)})); }
+  static AttrValue Graphs(std::vector<Graph*> v) {
+    return AttrValue(Storage(std::in_place_index<12>, std::move(v)));
+  }
+  static AttrValue Type(std::string text) {
+    return AttrValue(Storage(std::in_place_index<13>, TypeRef{std::move(text)}));
+  }
 
   Kind kind() const { return static_cast<Kind>(value_.index()); }
   const Storage& storage() const { return value_; }
@@ -76,13 +86,17 @@ class GS_SDK_API AttrValue {
   const double* as_float() const { return kind() == Kind::kFloat ? &std::get<2>(value_) : nullptr; }
   const std::string* as_string() const { return kind() == Kind::kString ? &std::get<3>(value_) : nullptr; }
   const bool* as_bool() const { return kind() == Kind::kBool ? &std::get<4>(value_) : nullptr; }
-  const std::vector<int64_t>* as_ints() const { return kind() == Kind::kInts ? &std::get<5>(value_) : nullptr; }
+  const std::vector<int64_t>* as_ints() const {
+    return kind() == Kind::kInts ? &std::get<5>(value_) : nullptr;
+  }
   const std::vector<std::string>* as_strings() const {
     return kind() == Kind::kStrings ? &std::get<7>(value_) : nullptr;
   }
   const Tensor* as_tensor() const { return kind() == Kind::kTensor ? &std::get<9>(value_) : nullptr; }
   Graph* as_graph() const { return kind() == Kind::kGraph ? std::get<11>(value_) : nullptr; }
-  const std::vector<Graph*>* as_graphs() const { return kind() == Kind::kGraphs ? &std::get<12>(value_) : nullptr; }
+  const std::vector<Graph*>* as_graphs() const {
+    return kind() == Kind::kGraphs ? &std::get<12>(value_) : nullptr;
+  }
 
   friend bool operator==(const AttrValue& a, const AttrValue& b) { return a.value_ == b.value_; }
   friend bool operator!=(const AttrValue& a, const AttrValue& b) { return !(a == b); }

@@ -1,12 +1,12 @@
 // The graph IR shared by the host and every plugin.
 //
-// A Graph owns its Nodes; the root Graph also owns every subgraph (as GE does) and indexes them by name. Edges are
-// typed by port: a data edge joins (producer, output index) to (consumer, input index); a consumer input holds at
-// most one producer, a producer output may feed many consumers. Control edges join nodes. Both directions are
-// stored, so a walk in either direction costs the degree and nothing else.
+// A Graph owns its Nodes; the root Graph also owns every subgraph (as GE does) and indexes them by name.
+// Edges are typed by port: a data edge joins (producer, output index) to (consumer, input index); a consumer
+// input holds at most one producer, a producer output may feed many consumers. Control edges join nodes. Both
+// directions are stored, so a walk in either direction costs the degree and nothing else.
 //
-// Nodes never move in memory once created, so a Node* stays valid until the node is removed. Node::id() is the
-// node's slot in its graph's order: after topological_sort() it is the topological position (GE's op id).
+// Nodes never move in memory once created, so a Node* stays valid until the node is removed. Node::id() is
+// the node's slot in its graph's order: after topological_sort() it is the topological position (GE's op id).
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,9 @@ struct OutPort {
   Node* node = nullptr;
   int32_t index = -1;
   bool valid() const { return node != nullptr; }
-  friend bool operator==(const OutPort& a, const OutPort& b) { return a.node == b.node && a.index == b.index; }
+  friend bool operator==(const OutPort& a, const OutPort& b) {
+    return a.node == b.node && a.index == b.index;
+  }
   friend bool operator!=(const OutPort& a, const OutPort& b) { return !(a == b); }
 };
 
@@ -60,12 +62,12 @@ inline constexpr std::string_view kScan = "Scan";
 
 // Attribute names with a meaning across the project (GE spellings where GE has one).
 namespace attr {
-inline constexpr std::string_view kIndex = "index";                        // Data: position among graph inputs
+inline constexpr std::string_view kIndex = "index";  // Data: position among graph inputs
 inline constexpr std::string_view kParentNodeIndex = "_parent_node_index";  // inner Data: parent input index
-inline constexpr std::string_view kValue = "value";                        // Const: the tensor
-inline constexpr std::string_view kOutputNames = "output_names";           // NetOutput: graph output names
-inline constexpr std::string_view kOuterValue = "_outer_value";            // Data made for a captured value
-inline constexpr std::string_view kDomain = "_onnx_domain";                // op domain when not ai.onnx
+inline constexpr std::string_view kValue = "value";                         // Const: the tensor
+inline constexpr std::string_view kOutputNames = "output_names";            // NetOutput: graph output names
+inline constexpr std::string_view kOuterValue = "_outer_value";             // Data made for a captured value
+inline constexpr std::string_view kDomain = "_onnx_domain";                 // op domain when not ai.onnx
 }  // namespace attr
 
 class GS_SDK_API Node final {
@@ -191,9 +193,9 @@ class GS_SDK_API Graph final {
   size_t num_nodes() const { return live_nodes_; }
   NodeRange nodes() const { return {slots_.data(), slots_.data() + slots_.size()}; }
   std::vector<Node*> node_list() const;
-  // Moves nodes (in their current order) to the end of `dst`, another graph of the same root. Every data and control
-  // edge of a moved node must join it to another moved node, or be absent: edges never cross graphs. Names must be
-  // free in `dst`.
+  // Moves nodes (in their current order) to the end of `dst`, another graph of the same root. Every data and
+  // control edge of a moved node must join it to another moved node, or be absent: edges never cross graphs.
+  // Names must be free in `dst`.
   Status move_nodes_to(const std::vector<Node*>& nodes, Graph* dst);
   // Replaces the node order; `order` must hold every live node exactly once. Ids become positions.
   Status reorder(const std::vector<Node*>& order);
@@ -215,8 +217,8 @@ class GS_SDK_API Graph final {
   AttrMap& attrs() { return attrs_; }
 
   // ---- subgraphs (the root owns them all)
-  // Registers a new subgraph used by `parent_node`. Returns nullptr if the name is taken or this is not the root.
-  // The caller still has to reference it from a kGraph/kGraphs attribute of the parent node.
+  // Registers a new subgraph used by `parent_node`. Returns nullptr if the name is taken or this is not the
+  // root. The caller still has to reference it from a kGraph/kGraphs attribute of the parent node.
   Graph* add_subgraph(std::string name, Node* parent_node);
   Graph* find_subgraph(std::string_view name) const;
   // Registration order.
@@ -226,7 +228,8 @@ class GS_SDK_API Graph final {
   std::string unique_subgraph_name(std::string_view base) const;
   // Unregisters and destroys a subgraph, every subgraph nested in it, and the parent node's references to it.
   void remove_subgraph(Graph* graph);
-  // True if `graph` is this root or one of its registered subgraphs (compares addresses only, never dereferences).
+  // True if `graph` is this root or one of its registered subgraphs (compares addresses only, never
+  // dereferences).
   bool owns_graph(const Graph* graph) const;
 
   // Total node count of this graph and, for the root, all subgraphs.

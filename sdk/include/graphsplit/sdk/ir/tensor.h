@@ -1,7 +1,7 @@
 // Constant tensors (Const node values, tensor attributes).
 //
-// Bytes are immutable and shared: copying a Tensor, a node or a whole graph (multi-batch cloning) never copies
-// weights. Storage is little-endian, dense, row-major. STRING tensors store each element as a 4-byte
+// Bytes are immutable and shared: copying a Tensor, a node or a whole graph (multi-batch cloning) never
+// copies weights. Storage is little-endian, dense, row-major. STRING tensors store each element as a 4-byte
 // little-endian length followed by its bytes.
 #pragma once
 

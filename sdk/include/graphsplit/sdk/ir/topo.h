@@ -1,4 +1,5 @@
-// Topological sorting with GE's four modes (reference, section 2.4); they define every rank the partitioners use.
+// Topological sorting with GE's four modes (reference, section 2.4); they define every rank the partitioners
+// use.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,8 @@
 // Value types of the IR: data types, formats, shapes and tensor descriptors.
 //
-// Conventions follow GE: a dimension of -1 is unknown, and a shape whose only dimension is -2 has unknown rank.
-// Symbolic dimension names from ONNX (dim_param) are kept next to the -1 so that later passes can tell two
-// unknown dimensions apart when they are the same symbol.
+// Conventions follow GE: a dimension of -1 is unknown, and a shape whose only dimension is -2 has unknown
+// rank. Symbolic dimension names from ONNX (dim_param) are kept next to the -1 so that later passes can tell
+// two unknown dimensions apart when they are the same symbol.
 #pragma once
 
 #include <cstdint>
@@ -56,8 +56,8 @@ enum class Format : int32_t {
 GS_SDK_API std::string_view to_string(Format format);
 GS_SDK_API std::optional<Format> parse_format(std::string_view name);
 
-// What kind of value flows on an edge. ONNX also has sequences, maps and optionals; for those the descriptor's
-// dtype and shape describe the innermost tensor element.
+// What kind of value flows on an edge. ONNX also has sequences, maps and optionals; for those the
+// descriptor's dtype and shape describe the innermost tensor element.
 enum class ValueKind : int32_t {
   kTensor = 0,
   kSequence = 1,
@@ -96,7 +96,9 @@ class GS_SDK_API Shape {
   std::string to_string() const;
 
   // Written out (not defaulted) so that the header also compiles as C++17.
-  friend bool operator==(const Shape& a, const Shape& b) { return a.dims_ == b.dims_ && a.dim_names_ == b.dim_names_; }
+  friend bool operator==(const Shape& a, const Shape& b) {
+    return a.dims_ == b.dims_ && a.dim_names_ == b.dim_names_;
+  }
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
 
  private:

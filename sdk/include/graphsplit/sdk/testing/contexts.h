@@ -1,5 +1,5 @@
-// Plain implementations of the host contexts for a plugin's own unit tests, which create plugin classes directly
-// (no host, no dlopen). Conformance tests load the built library through the real host instead.
+// Plain implementations of the host contexts for a plugin's own unit tests, which create plugin classes
+// directly (no host, no dlopen). Conformance tests load the built library through the real host instead.
 #pragma once
 
 #include <string>
@@ -27,7 +27,8 @@ class TestPluginContext final : public PluginContext {
 
 class TestPassContext final : public PassContext {
  public:
-  explicit TestPassContext(OptionValues options = {}, OptionValues ge_options = {}, std::vector<EngineRef> engines = {})
+  explicit TestPassContext(OptionValues options = {}, OptionValues ge_options = {},
+                           std::vector<EngineRef> engines = {})
       : options_(std::move(options)), ge_(std::move(ge_options)), engines_(std::move(engines)) {}
   const OptionValues& options() const override { return options_; }
   const OptionValues& ge_options() const override { return ge_; }
