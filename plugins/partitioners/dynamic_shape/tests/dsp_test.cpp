@@ -13,6 +13,7 @@
 #include "import/onnx_import.h"
 #include "model/om_io.h"
 #include "pipeline/pipeline.h"
+#include "pipeline_testing.h"
 
 namespace graphsplit {
 namespace {
@@ -24,29 +25,18 @@ using sdk::Graph;
 using sdk::Node;
 
 sdk::TensorDesc desc(std::vector<int64_t> dims, DataType t = DataType::kFloat) {
-  sdk::TensorDesc d;
-  d.dtype = t;
-  d.shape = sdk::Shape(std::move(dims));
-  return d;
+  return testing::tensor_desc(t, std::move(dims));
 }
 const std::vector<int64_t> kStatic = {2, 3};
 const std::vector<int64_t> kDynamic = {-1, 3};
 
 Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs,
           const std::vector<int64_t>& dims = kStatic) {
-  Node* n = g.add_node(name, type, inputs.size(), 0);
-  n->add_output(desc(dims), name);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok()) << inputs[i];
-  }
-  return n;
+  return testing::add_op(g, name, type, inputs, desc(dims));
 }
 
 Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
-  Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
-  return n;
+  return testing::add_net_output(g, inputs);
 }
 
 sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {},
@@ -56,24 +46,11 @@ sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>>
       (place ? ", \"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" : "") + "]\n" +
       (place ? "[[pipeline]]\npass = \"placement.engine_place\"\n" : "") +
       "[[pipeline]]\npartition = \"dynamic_shape\"\n";
-  PipelineConfig config;
-  std::vector<Diagnostic> diags;
-  sdk::Status s = parse_pipeline_config_text(text, "p.toml", &config, &diags);
-  if (!s.is_ok()) return s;
-  PipelineSettings settings;
-  settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
-  settings.ge_overrides = std::move(ge);
-  settings.verify_each = true;
-  std::unique_ptr<Pipeline> pipeline;
-  s = Pipeline::create(config, settings, &pipeline, &diags);
-  if (!s.is_ok()) return s;
-  return pipeline->run(g);
+  return testing::run_pipeline(g, text, {GRAPHSPLIT_PLUGIN_DIR}, std::move(ge));
 }
 
 std::unique_ptr<Graph> new_root(const std::string& name = "g1") {
-  auto g = Graph::create(name);
-  g->attrs().set("_onnx_opset_import", AttrValue::Strings({"ai.onnx:17"}));
-  return g;
+  return testing::opset17_root(name);
 }
 
 // Root node types in order, and each subgraph as "name{members}".

@@ -4,6 +4,7 @@
 #include "config/config.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "pipeline/pipeline.h"
+#include "pipeline_testing.h"
 
 namespace graphsplit {
 namespace {
@@ -14,14 +15,7 @@ using sdk::Node;
 
 Node* add(Graph& g, const std::string& name, const std::string& type,
           const std::vector<std::string>& inputs) {
-  Node* n = g.add_node(name, type, inputs.size(), 0);
-  sdk::TensorDesc d;
-  d.dtype = sdk::DataType::kFloat;
-  d.shape = sdk::Shape({2, 2});
-  n->add_output(d, name);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
-  return n;
+  return testing::add_op(g, name, type, inputs, testing::tensor_desc(sdk::DataType::kFloat, {2, 2}));
 }
 
 sdk::Status run(Graph& g, bool with_dsp = false) {
@@ -29,17 +23,7 @@ sdk::Status run(Graph& g, bool with_dsp = false) {
                            (with_dsp ? ", \"partition_dynamic_shape\"" : "") +
                            "]\n[[pipeline]]\npartition = \"stage\"\n" +
                            (with_dsp ? "[[pipeline]]\npartition = \"dynamic_shape\"\n" : "");
-  PipelineConfig config;
-  std::vector<Diagnostic> diags;
-  sdk::Status s = parse_pipeline_config_text(text, "p.toml", &config, &diags);
-  if (!s.is_ok()) return s;
-  PipelineSettings settings;
-  settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
-  settings.verify_each = true;
-  std::unique_ptr<Pipeline> pipeline;
-  s = Pipeline::create(config, settings, &pipeline, &diags);
-  if (!s.is_ok()) return s;
-  return pipeline->run(g);
+  return testing::run_pipeline(g, text, {GRAPHSPLIT_PLUGIN_DIR});
 }
 
 std::vector<std::string> types(const Graph& g) {

@@ -7,6 +7,7 @@
 #include "config/config.h"
 #include "import/onnx_import.h"
 #include "pipeline/pipeline.h"
+#include "pipeline_testing.h"
 #include "report/placement_report.h"
 
 namespace graphsplit {
@@ -19,40 +20,21 @@ using sdk::Graph;
 using sdk::Node;
 
 sdk::TensorDesc desc(DataType t, std::vector<int64_t> dims) {
-  sdk::TensorDesc d;
-  d.dtype = t;
-  d.shape = sdk::Shape(std::move(dims));
-  return d;
+  return testing::tensor_desc(t, std::move(dims));
 }
 
-// Adds a node with one output of `out`, fed by output 0 of each named input.
 Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs,
           sdk::TensorDesc out) {
-  Node* n = g.add_node(name, type, inputs.size(), 0);
-  n->add_output(std::move(out), name);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok()) << inputs[i];
-  }
-  return n;
+  return testing::add_op(g, name, type, inputs, std::move(out));
 }
 
 std::unique_ptr<Graph> new_root() {
-  auto g = Graph::create("g");
-  g->attrs().set("_onnx_opset_import", AttrValue::Strings({"ai.onnx:17"}));
-  return g;
+  return testing::opset17_root();
 }
 
 Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
-  Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
-  return n;
+  return testing::add_net_output(g, inputs);
 }
-
-struct Run {
-  sdk::Status status;
-  std::unique_ptr<Pipeline> pipeline;
-};
 
 // Runs placement (and optionally the host-CPU update) with the given extra TOML and --options.
 sdk::Status place(Graph& g, const std::string& extra = "",
@@ -65,19 +47,8 @@ sdk::Status place(Graph& g, const std::string& extra = "",
       "\n[[pipeline]]\npass = \"placement.engine_place\"\n" +
       (place_options.empty() ? "" : "options = { " + place_options + " }\n");
   if (update) text += "[[pipeline]]\npass = \"placement.hostcpu_engine_update\"\n";
-  PipelineConfig config;
-  std::vector<Diagnostic> diags;
-  sdk::Status s = parse_pipeline_config_text(text, "p.toml", &config, &diags);
-  if (!s.is_ok()) return s;
-  PipelineSettings settings;
-  settings.plugin_paths = extra_plugin_paths;
-  settings.plugin_paths.push_back(GRAPHSPLIT_PLUGIN_DIR);
-  settings.ge_overrides = std::move(ge);
-  settings.verify_each = true;
-  std::unique_ptr<Pipeline> pipeline;
-  s = Pipeline::create(config, settings, &pipeline, &diags);
-  if (!s.is_ok()) return s;
-  return pipeline->run(g);
+  extra_plugin_paths.push_back(GRAPHSPLIT_PLUGIN_DIR);
+  return testing::run_pipeline(g, text, std::move(extra_plugin_paths), std::move(ge));
 }
 
 std::string engine_of(const Graph& g, const std::string& node) {
