@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Writes plugins/engines/ai_cpu/data/ops.toml: one row per ONNX operator (ai.onnx up to opset 17, and ai.onnx.ml)
+"""Writes plugins/engines/ai_cpu/data/ops.toml: one row per ONNX operator (ai.onnx up to opset 17, ai.onnx.ml and
+ai.onnx.preview.training)
 from libonnx's schema registry. AI CPU is the general fallback, so every operator graphsplit imports is listed,
 except those that become structural nodes (Constant) or are placed through their subgraphs (If, Loop, Scan,
 SequenceMap). Run with Debian's python3 and python3-onnx; the output is committed."""
@@ -15,7 +16,7 @@ DATA_DEPENDENT = {"NonZero", "NonMaxSuppression", "TopK", "Unique", "Compress", 
 latest = {}
 first = {}
 for s in defs.get_all_schemas_with_history():
-    if s.domain not in ("", "ai.onnx.ml") or s.deprecated:
+    if s.domain not in ("", "ai.onnx.ml", "ai.onnx.preview.training") or s.deprecated:
         continue
     if s.domain == "" and s.since_version > 17:
         continue

@@ -19,7 +19,7 @@ for plugin, engine in ENGINES:
     rows = data["op"]
     print(f"### {engine} (`plugins/engines/{plugin}/data/ops.toml`, kernel lib `{data.get('kernel_lib', engine)}`, {len(rows)} op types)\n")
     if plugin == "ai_cpu":
-        print("Every ONNX operator up to opset 17 and every ai.onnx.ml operator, with no dtype limit, dynamic shapes, no "
+        print("Every ONNX operator up to opset 17, every ai.onnx.ml operator and every ai.onnx.preview.training operator, with no dtype limit, dynamic shapes, no "
               "tiling, cost 100:\n")
         print(", ".join(r["type"] for r in rows) + "\n")
         continue

@@ -13,6 +13,7 @@
 #include "import/onnx_import.h"
 #include "model/om.pb.h"
 #include "model/om_io.h"
+#include "pipeline/pipeline.h"
 
 namespace graphsplit {
 namespace {
@@ -119,6 +120,34 @@ TEST(ModelCorpusTest, EveryOnnxTestdataModel) {
     if (c.root && !c.root->subgraphs().empty()) ++with_subgraphs;
   }
   EXPECT_GT(with_subgraphs, 20u);  // If/Loop/Scan tests are among them
+}
+
+// The whole default pipeline (placement, host-CPU update, stage and dynamic-shape partitioning, placement again) on
+// every test model: atc must be able to compile any valid ONNX model, not just the ones named here.
+TEST(ModelCorpusTest, EveryOnnxTestdataModelThroughTheDefaultPipeline) {
+  PipelineConfig config;
+  std::vector<Diagnostic> diags;
+  ASSERT_TRUE(parse_pipeline_config(GRAPHSPLIT_DEFAULT_PIPELINE, &config, &diags).is_ok());
+  PipelineSettings settings;
+  settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
+  settings.verify_each = true;
+  std::unique_ptr<Pipeline> pipeline;
+  sdk::Status s = Pipeline::create(config, settings, &pipeline, &diags);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  std::vector<std::string> paths;
+  for (const auto& e : fs::recursive_directory_iterator(GRAPHSPLIT_TESTDATA_DIR)) {
+    if (e.path().filename() == "model.onnx") paths.push_back(e.path().string());
+  }
+  std::sort(paths.begin(), paths.end());
+  size_t split = 0;
+  for (const std::string& p : paths) {
+    std::unique_ptr<sdk::Graph> root;
+    ASSERT_TRUE(import_onnx_file(p, {}, &root).is_ok()) << p;
+    s = pipeline->run(*root);
+    EXPECT_TRUE(s.is_ok()) << p << ": " << s.message();
+    split += root->attrs().get_bool("_dynamic_shape_partitioned", false);
+  }
+  EXPECT_GT(split, 10u);  // some test models have dynamic shapes and are split
 }
 
 std::string real_model(const std::string& name) {
