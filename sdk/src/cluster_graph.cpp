@@ -340,11 +340,20 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
   }
-  // Ranks: the node order when it is topological, else a topological order of the graph.
-  std::vector<Node*> order;
-  GS_RETURN_IF_ERROR(sdk::topological_order(graph, TopoSortMode::kStableRDFS, &order));
+  // Ranks: the node order when it is topological (the usual case: partitioners sort first), else a topological
+  // order of the graph.
+  bool ordered = true;
+  for (size_t i = 0; i < n && ordered; ++i) {
+    for (Id p : m->in[i]) ordered = ordered && p < i;
+  }
   m->rank.resize(n);
-  for (size_t r = 0; r < n; ++r) m->rank[m->position[order[r]->id()]] = static_cast<int64_t>(r);
+  if (ordered) {
+    for (size_t r = 0; r < n; ++r) m->rank[r] = static_cast<int64_t>(r);
+  } else {
+    std::vector<Node*> order;
+    GS_RETURN_IF_ERROR(sdk::topological_order(graph, TopoSortMode::kStableRDFS, &order));
+    for (size_t r = 0; r < n; ++r) m->rank[m->position[order[r]->id()]] = static_cast<int64_t>(r);
+  }
   *out = std::unique_ptr<ClusterGraph>(new ClusterGraph(std::move(m)));
   return Status::ok();
 }

@@ -128,8 +128,9 @@ Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
 }
 
 Status check_acyclic(const Graph& g) {
+  // The stack variant: same answer as BFS, without sorting ready successors by name.
   std::vector<Node*> scratch;
-  return kahn(g, false, &scratch);
+  return kahn(g, true, &scratch);
 }
 
 // Post-order reverse DFS from `root` over unvisited predecessors taken in ascending id order.
