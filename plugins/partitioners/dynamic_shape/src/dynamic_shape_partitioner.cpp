@@ -368,10 +368,30 @@ class Partition {
 
   // A TryMerge pass: every cluster C passing `visit` in rank order absorbs each input I passing `input` whose
   // edge is the only path between them.
+  // A ref-variable cluster: one Variable/VariableV2/RefData node with `ref_var_src_var_name`, fed by one cluster.
+  // GE merges it into that input (its producer), whatever the kinds (reference 3.4).
+  bool merge_ref_variable(ClusterGraph::Id c) {
+    if (clusters_->size(c) != 1) return false;
+    const Node* n = clusters_->members(c).front();
+    if ((n->type() != "Variable" && n->type() != "VariableV2" && n->type() != "RefData") ||
+        n->attrs().get_string("ref_var_src_var_name").empty()) {
+      return false;
+    }
+    const std::vector<ClusterGraph::Id> inputs = clusters_->predecessors(c);
+    if (inputs.size() != 1 || !mergeable(inputs[0])) return false;
+    const Kind merged = kind(inputs[0]) == Kind::kUnknown || kind(c) == Kind::kUnknown ? Kind::kUnknown : kind(inputs[0]);
+    const ClusterGraph::Id m = clusters_->try_merge(inputs[0], c);  // a single input: the edge is the only path
+    if (m == ClusterGraph::kNone) return false;
+    set_merged(m, merged);
+    return true;
+  }
+
   template <class VisitFilter, class InputFilter>
   void try_merge_pass(VisitFilter visit, InputFilter input) {
     for (ClusterGraph::Id c : clusters_->topological_order()) {
-      if (!clusters_->is_live(c) || !visit(kind(c))) continue;
+      if (!clusters_->is_live(c)) continue;
+      if (merge_ref_variable(c)) continue;
+      if (!visit(kind(c))) continue;
       ClusterGraph::Id cur = c;
       for (ClusterGraph::Id i : clusters_->predecessors(cur)) {
         if (!clusters_->is_live(i) || !input(kind(i))) continue;
@@ -454,6 +474,9 @@ class Partition {
         ++refused_;
       }
       runs.push_back(c);
+    }
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (clusters_->is_live(c)) merge_ref_variable(c);
     }
     // Demote short static runs and glue them to their dynamic neighbours.
     for (ClusterGraph::Id r : runs) {

@@ -445,6 +445,32 @@ TEST(DynamicShapePartitionerTest, ConstControlEdgesMoveToTheConstsConsumers) {
   EXPECT_EQ(sub->find_node("v")->control_inputs(), std::vector<Node*>{sub->find_node("u")});
 }
 
+TEST(DynamicShapePartitionerTest, RefVariableMergesIntoItsProducer) {
+  // A ref variable fed by a dynamic producer joins it, although the variable itself is static.
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  add(*g, "s1", "Relu", {"x"});
+  add(*g, "s2", "Relu", {"s1"});
+  add(*g, "s3", "Relu", {"s2"});
+  add(*g, "s4", "Relu", {"s3"});
+  add(*g, "u", "Relu", {"s4"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  add(*g, "var", "Variable", {"u"})->attrs().set("ref_var_src_var_name", AttrValue::String("weights"));
+  add(*g, "t1", "Relu", {"var"});
+  add(*g, "t2", "Relu", {"t1"});
+  add(*g, "t3", "Relu", {"t2"});
+  add(*g, "t4", "Relu", {"t3"});
+  net_output(*g, {"t4"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  const Graph* home = nullptr;
+  for (const Graph* s : g->subgraphs()) {
+    if (s->find_node("var")) home = s;
+  }
+  ASSERT_NE(home, nullptr);
+  EXPECT_NE(home->find_node("u"), nullptr);
+  EXPECT_TRUE(unknown(*home));
+  EXPECT_EQ(home->find_node("t1"), nullptr);  // the static tail stays static
+}
+
 // ---- properties on random DAGs
 
 std::unique_ptr<Graph> random_graph(std::mt19937& rng, int n, const std::vector<int>& order) {
