@@ -13,7 +13,7 @@ struct ClusterGraph::Impl {
   std::vector<Node*> nodes;          // position -> node
   std::vector<uint32_t> position;    // node id -> position
   mutable std::vector<Id> parent;    // union-find over positions
-  std::vector<int64_t> rank;         // per cluster; a permutation consistent with every edge
+  std::vector<int64_t> rank;         // per cluster: its label in the order list, consistent with every edge
   std::vector<std::vector<Id>> out;  // sorted
   std::vector<std::vector<Id>> in;   // sorted
   // Members as intrusive lists (next position, per-cluster head/tail/size): merging concatenates in O(1) and
@@ -163,77 +163,6 @@ struct ClusterGraph::Impl {
     return result;
   }
 
-  // Forward search from `start` over clusters ranked below `upper`; false if it reaches the cluster ranked
-  // `upper` (that is, the new edge would close a cycle).
-  bool forward(Id start, int64_t upper) {
-    stack.assign(1, start);
-    mark[start] = epoch;
-    while (!stack.empty()) {
-      const Id n = stack.back();
-      stack.pop_back();
-      deltaf.push_back(n);
-      for (Id w : out[n]) {
-        if (rank[w] == upper) return false;
-        if (mark[w] != epoch && rank[w] < upper) {
-          mark[w] = epoch;
-          stack.push_back(w);
-        }
-      }
-    }
-    return true;
-  }
-
-  void backward(Id start, int64_t lower) {
-    stack.assign(1, start);
-    mark[start] = epoch;
-    while (!stack.empty()) {
-      const Id n = stack.back();
-      stack.pop_back();
-      deltab.push_back(n);
-      for (Id w : in[n]) {
-        if (mark[w] != epoch && rank[w] > lower) {
-          mark[w] = epoch;
-          stack.push_back(w);
-        }
-      }
-    }
-  }
-
-  // Pearce-Kelly: the affected clusters keep their pool of ranks, reassigned so that everything that reaches
-  // the new edge's source comes before everything its target reaches.
-  void reorder() {
-    auto by_rank = [&](Id a, Id b) { return rank[a] < rank[b]; };
-    std::sort(deltab.begin(), deltab.end(), by_rank);
-    std::sort(deltaf.begin(), deltaf.end(), by_rank);
-    std::vector<int64_t> pool;
-    pool.reserve(deltab.size() + deltaf.size());
-    for (Id n : deltab) pool.push_back(rank[n]);
-    for (Id n : deltaf) pool.push_back(rank[n]);
-    std::sort(pool.begin(), pool.end());
-    size_t i = 0;
-    for (Id n : deltab) rank[n] = pool[i++];
-    for (Id n : deltaf) rank[n] = pool[i++];
-  }
-
-  // Adds x -> y; false (and no change) if that would close a cycle.
-  bool insert_edge(Id x, Id y) {
-    if (x == y || contains(out[x], y)) return x != y;
-    insert_sorted(out[x], y);
-    insert_sorted(in[y], x);
-    if (rank[x] < rank[y]) return true;
-    deltaf.clear();
-    deltab.clear();
-    new_epoch();
-    if (!forward(y, rank[x])) {
-      erase_sorted(out[x], y);
-      erase_sorted(in[y], x);
-      return false;
-    }
-    backward(x, rank[y]);
-    reorder();
-    return true;
-  }
-
   void remove_edge(Id x, Id y) {
     erase_sorted(out[x], y);
     erase_sorted(in[y], x);
@@ -245,43 +174,161 @@ struct ClusterGraph::Impl {
     return bidirectional(from, to, false, &forward_finished);
   }
 
-  // Folds every cluster of `set` (sorted) into one. The caller guarantees the set is convex (no path leaves
-  // it and comes back), so re-inserting edges on the survivor can never close a cycle. The survivor is the
-  // member with the most edges and keeps them in place; only the others' edges move, so an edge moves O(log
-  // n) times in all.
+  // ---- the order: live clusters in a doubly linked list carrying gapped labels (`rank`), so a block of
+  // clusters can move next to another in O(block) and keep comparisons O(1) (order maintenance).
+  static constexpr int64_t kSpacing = int64_t{1} << 20;
+  std::vector<Id> prev, next;
+  Id first_live = kNone, last_live = kNone;
+
+  void unlink(Id c) {
+    (prev[c] == kNone ? first_live : next[prev[c]]) = next[c];
+    (next[c] == kNone ? last_live : prev[next[c]]) = prev[c];
+    prev[c] = next[c] = kNone;
+  }
+  void link_after(Id at, Id c) {  // at == kNone: at the front
+    prev[c] = at;
+    next[c] = at == kNone ? first_live : next[at];
+    (at == kNone ? first_live : next[at]) = c;
+    (next[c] == kNone ? last_live : prev[next[c]]) = c;
+  }
+  // Puts `block` (already unlinked, in order) right after `at` (kNone: at the front) and labels it,
+  // relabelling a neighbourhood that has grown too dense (or, rarely, the whole list).
+  void insert_block_after(Id at, const std::vector<Id>& block) {
+    if (block.empty()) return;
+    Id after = at;
+    for (Id c : block) {
+      link_after(after, c);
+      after = c;
+    }
+    // Grow a neighbourhood around the block until its labels leave room for every member.
+    Id left = prev[block.front()], right = next[block.back()];
+    size_t count = block.size();
+    for (size_t want = 2 * block.size() + 2;; want *= 2) {
+      const int64_t lo = left == kNone ? -kSpacing : rank[left];
+      const int64_t hi = right == kNone ? lo + kSpacing * static_cast<int64_t>(count + 2) : rank[right];
+      if (hi - lo > static_cast<int64_t>(count + 1) * 64 || (left == kNone && right == kNone)) {
+        const int64_t step = std::max<int64_t>((hi - lo) / static_cast<int64_t>(count + 1), 1);
+        int64_t label = lo;
+        for (Id c = left == kNone ? first_live : next[left]; c != right; c = next[c]) rank[c] = label += step;
+        return;
+      }
+      for (; count < want && (left != kNone || right != kNone); ++count) {
+        if (left != kNone && (right == kNone || count % 2 == 0))
+          left = prev[left];
+        else
+          right = next[right];
+      }
+    }
+  }
+
+  // Folds every cluster of `set` (sorted by id) into one. The caller guarantees the set is convex (no path
+  // leaves it and comes back). One order update covers the whole fold: searching forward from the set inside
+  // its rank window [lo, hi] finds F, the clusters it reaches there; searching backward finds B, those
+  // reaching it. The two searches run in lockstep and the first to finish wins: with F, the merged cluster
+  // takes the place of the last member and F moves right after it; with B, the merged cluster takes the place
+  // of the first member and B moves right before it. Every other cluster keeps its place, and every edge
+  // stays forward (docs/partitioning.md). Cost: twice the smaller side plus the absorbed clusters' degrees.
   Id fold(const std::vector<Id>& set) {
-    Id survivor = set.front();
+    Id survivor = set.front(), first_c = set.front(), last_c = set.front();
     for (Id c : set) {
       const size_t deg = in[c].size() + out[c].size(), best = in[survivor].size() + out[survivor].size();
       if (deg > best || (deg == best && c < survivor)) survivor = c;
+      if (rank[c] < rank[first_c]) first_c = c;
+      if (rank[c] > rank[last_c]) last_c = c;
     }
-    auto in_set = [&](Id c) { return std::binary_search(set.begin(), set.end(), c); };
-    // Edges between members disappear.
+    const int64_t lo = rank[first_c], hi = rank[last_c];
+    const uint32_t em = new_epoch2();  // members
+    for (Id c : set) mark2[c] = em;
+    const uint32_t ev = new_epoch();  // found by either search
+    deltab.clear();
+    deltaf.clear();
+    stack.clear();
+    stack2.clear();
     for (Id c : set) {
-      for (auto it = out[c].begin(); it != out[c].end();) {
-        if (in_set(*it)) {
-          erase_sorted(in[*it], c);
-          it = out[c].erase(it);
-        } else {
-          ++it;
+      for (Id w : out[c]) {
+        if (mark2[w] != em && mark[w] != ev && rank[w] < hi) {
+          mark[w] = ev;
+          stack.push_back(w);
+        }
+      }
+      for (Id w : in[c]) {
+        if (mark2[w] != em && mark[w] != ev && rank[w] > lo) {
+          mark[w] = ev;
+          stack2.push_back(w);
         }
       }
     }
-    std::vector<Id> preds, succs;
+    // Convexity keeps F and B disjoint, so one mark serves both.
+    bool forward_done = false;
+    while (true) {
+      if (stack.empty()) {
+        forward_done = true;
+        break;
+      }
+      {
+        const Id n = stack.back();
+        stack.pop_back();
+        deltaf.push_back(n);
+        for (Id w : out[n]) {
+          if (mark2[w] != em && mark[w] != ev && rank[w] < hi) {
+            mark[w] = ev;
+            stack.push_back(w);
+          }
+        }
+      }
+      if (stack2.empty()) break;
+      {
+        const Id n = stack2.back();
+        stack2.pop_back();
+        deltab.push_back(n);
+        for (Id w : in[n]) {
+          if (mark2[w] != em && mark[w] != ev && rank[w] > lo) {
+            mark[w] = ev;
+            stack2.push_back(w);
+          }
+        }
+      }
+    }
+    auto by_rank = [&](Id x, Id y) { return rank[x] < rank[y]; };
+    std::vector<Id>& moved = forward_done ? deltaf : deltab;
+    std::sort(moved.begin(), moved.end(), by_rank);
+    const Id place = forward_done ? last_c : first_c;
+    // The survivor takes `place`'s position and label.
+    if (survivor != place) {
+      unlink(survivor);
+      const Id before = prev[place];
+      const int64_t label = rank[place];
+      unlink(place);
+      link_after(before, survivor);
+      rank[survivor] = label;
+    }
+    for (Id c : set) {
+      if (c != survivor && c != place) unlink(c);  // `place` is out already
+    }
+    for (Id c : moved) unlink(c);
+    insert_block_after(forward_done ? survivor : prev[survivor], moved);
+
+    // Adjacency: neighbours of absorbed clusters now point at the survivor; edges inside the set vanish.
+    std::vector<Id>& new_in = scratch_in;
+    std::vector<Id>& new_out = scratch_out;
+    new_in.clear();
+    new_out.clear();
     for (Id c : set) {
       if (c == survivor) continue;
       for (Id p : in[c]) {
+        if (mark2[p] == em) continue;
         erase_sorted(out[p], c);
-        preds.push_back(p);
+        insert_sorted(out[p], survivor);
+        new_in.push_back(p);
       }
       for (Id q : out[c]) {
+        if (mark2[q] == em) continue;
         erase_sorted(in[q], c);
-        succs.push_back(q);
+        insert_sorted(in[q], survivor);
+        new_out.push_back(q);
       }
-      in[c].clear();
-      out[c].clear();
-      in[c].shrink_to_fit();
-      out[c].shrink_to_fit();
+      std::vector<Id>().swap(in[c]);
+      std::vector<Id>().swap(out[c]);
       parent[c] = survivor;
       live[c] = 0;
       --live_count;
@@ -289,15 +336,24 @@ struct ClusterGraph::Impl {
       tail[survivor] = tail[c];
       count[survivor] += count[c];
       count[c] = 0;
+      first[survivor] = std::min(first[survivor], first[c]);
     }
-    std::sort(preds.begin(), preds.end());
-    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
-    std::sort(succs.begin(), succs.end());
-    succs.erase(std::unique(succs.begin(), succs.end()), succs.end());
-    for (Id p : preds) (void)insert_edge(p, survivor);
-    for (Id q : succs) (void)insert_edge(survivor, q);
+    auto rebuild = [&](std::vector<Id>& own, std::vector<Id>& added) {
+      std::erase_if(own, [&](Id x) { return mark2[x] == em; });
+      if (added.empty()) return;
+      std::sort(added.begin(), added.end());
+      const size_t mid = own.size();
+      own.insert(own.end(), added.begin(), added.end());
+      std::inplace_merge(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(mid), own.end());
+      own.erase(std::unique(own.begin(), own.end()), own.end());
+    };
+    rebuild(in[survivor], new_in);
+    rebuild(out[survivor], new_out);
     return survivor;
   }
+
+  std::vector<Id> scratch_in, scratch_out;
+  std::vector<uint32_t> first;  // per cluster: its first member's position
 };
 
 ClusterGraph::ClusterGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -340,8 +396,8 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
       v->erase(std::unique(v->begin(), v->end()), v->end());
     }
   }
-  // Ranks: the node order when it is topological (the usual case: partitioners sort first), else a topological
-  // order of the graph.
+  // Ranks: the node order when it is topological (the usual case: partitioners sort first), else a
+  // topological order of the graph.
   bool ordered = true;
   for (size_t i = 0; i < n && ordered; ++i) {
     for (Id p : m->in[i]) ordered = ordered && p < i;
@@ -354,6 +410,25 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
     GS_RETURN_IF_ERROR(sdk::topological_order(graph, TopoSortMode::kStableRDFS, &order));
     for (size_t r = 0; r < n; ++r) m->rank[m->position[order[r]->id()]] = static_cast<int64_t>(r);
   }
+  // The list in rank order, labels spaced out.
+  std::vector<Id> by_rank(n);
+  for (size_t c = 0; c < n; ++c) by_rank[static_cast<size_t>(m->rank[c])] = static_cast<Id>(c);
+  m->prev.assign(n, kNone);
+  m->next.assign(n, kNone);
+  for (size_t r = 0; r < n; ++r) {
+    const Id c = by_rank[r];
+    m->rank[c] = static_cast<int64_t>(r + 1) * Impl::kSpacing;
+    if (r > 0) {
+      m->prev[c] = by_rank[r - 1];
+      m->next[by_rank[r - 1]] = c;
+    }
+  }
+  if (n > 0) {
+    m->first_live = by_rank.front();
+    m->last_live = by_rank.back();
+  }
+  m->first.resize(n);
+  std::iota(m->first.begin(), m->first.end(), 0);
   *out = std::unique_ptr<ClusterGraph>(new ClusterGraph(std::move(m)));
   return Status::ok();
 }
@@ -406,11 +481,12 @@ std::vector<ClusterGraph::Id> ClusterGraph::predecessors(Id c) const {
 std::vector<ClusterGraph::Id> ClusterGraph::topological_order() const {
   std::vector<Id> v;
   v.reserve(impl_->live_count);
-  for (Id c = 0; c < impl_->live.size(); ++c) {
-    if (impl_->live[c]) v.push_back(c);
-  }
-  std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
+  for (Id c = impl_->first_live; c != kNone; c = impl_->next[c]) v.push_back(c);
   return v;
+}
+
+Node* ClusterGraph::first_member(Id c) const {
+  return impl_->nodes[impl_->first[c]];
 }
 
 bool ClusterGraph::reachable(Id from, Id to) const {
@@ -467,6 +543,13 @@ Status ClusterGraph::check_invariants() const {
     }
   }
   if (live != m.live_count) return Status::internal("cluster graph: live count is off");
+  size_t listed = 0;
+  for (Id c = m.first_live; c != kNone; c = m.next[c], ++listed) {
+    if (!m.live[c] || listed > live) return Status::internal("cluster graph: the order list is off");
+    if (m.next[c] != kNone && (m.prev[m.next[c]] != c || m.rank[m.next[c]] <= m.rank[c]))
+      return Status::internal("cluster graph: the order list's labels do not increase");
+  }
+  if (listed != live) return Status::internal("cluster graph: the order list misses a cluster");
   std::vector<Id> ready;
   for (Id c = 0; c < m.live.size(); ++c) {
     if (m.live[c] && indeg[c] == 0) ready.push_back(c);

@@ -192,5 +192,42 @@ TEST(ClusterGraphTest, OrderFollowsMergesAgainstTheInitialRanks) {
   EXPECT_LT(cg->rank(xz), cg->rank(cg->cluster_of(g->find_node("w"))));
 }
 
+TEST(ClusterGraphTest, RepeatedMovesIntoOneGapRelabelTheNeighbourhood) {
+  // z, a, then for each i: q_i1 -> q_i2 fed by a, p_i, and b_i fed by a and p_i. Merging a with b_i moves p_i
+  // (the smaller side of the window) right before a, into the gap p_(i-1) left: the gap halves every time
+  // until the labels must be spread out again. The order must stay exact through that.
+  constexpr int kRounds = 60;
+  auto g = Graph::create("g");
+  testing::add(*g, "z", "Op");
+  testing::add(*g, "a", "Op");
+  for (int i = 0; i < kRounds; ++i) {
+    const std::string k = std::to_string(i);
+    testing::add(*g, "q1_" + k, "Op", {"a"});
+    testing::add(*g, "q2_" + k, "Op", {"q1_" + k});
+    testing::add(*g, "p" + k, "Op");
+    testing::add(*g, "b" + k, "Op", {"a", "p" + k});
+  }
+  std::unique_ptr<ClusterGraph> cg;
+  ASSERT_TRUE(ClusterGraph::build(*g, &cg).is_ok());
+  Id a = cg->cluster_of(g->find_node("a"));
+  for (int i = 0; i < kRounds; ++i) {
+    a = cg->try_merge(a, cg->cluster_of(g->find_node("b" + std::to_string(i))));
+    ASSERT_NE(a, ClusterGraph::kNone) << i;
+    ASSERT_TRUE(cg->check_invariants().is_ok()) << i << ": " << cg->check_invariants().message();
+  }
+  // z, then every p in merge order, then the merged cluster, then the q chains.
+  std::vector<std::string> order;
+  for (Id c : cg->topological_order()) order.push_back(cg->first_member(c)->name());
+  ASSERT_EQ(order.size(), static_cast<size_t>(2 + 3 * kRounds));
+  EXPECT_EQ(order[0], "z");
+  for (int i = 0; i < kRounds; ++i) EXPECT_EQ(order[1 + i], "p" + std::to_string(i));
+  EXPECT_EQ(order[1 + kRounds], "a");
+  int64_t previous = INT64_MIN;
+  for (Id c : cg->topological_order()) {
+    EXPECT_GT(cg->rank(c), previous);
+    previous = cg->rank(c);
+  }
+}
+
 }  // namespace
 }  // namespace graphsplit::sdk

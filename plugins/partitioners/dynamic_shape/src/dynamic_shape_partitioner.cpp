@@ -47,6 +47,36 @@ bool is_special(const Node& n) {
   return !n.subgraphs().empty() || kTypes.count(n.type());
 }
 
+// A set of the nodes of one graph, by node id: the classification asks "is it dynamic?" for every node and
+// every edge, and a hash set made that a third of the partitioner's time on large graphs. Sorting the graph
+// renumbers its nodes, hence rekey().
+class NodeFlags {
+ public:
+  void reset(size_t id_bound) {
+    bits_.assign(id_bound, 0);
+    members_.clear();
+  }
+  void rekey(size_t id_bound) {
+    bits_.assign(id_bound, 0);
+    for (const Node* n : members_) bits_[static_cast<size_t>(n->id())] = 1;
+  }
+  bool count(const Node* n) const {
+    const auto id = static_cast<size_t>(n->id());
+    return id < bits_.size() && bits_[id];
+  }
+  void insert(const Node* n) {
+    const auto id = static_cast<size_t>(n->id());
+    if (id >= bits_.size()) bits_.resize(id + 1, 0);
+    if (!bits_[id]) members_.push_back(n);
+    bits_[id] = 1;
+  }
+  bool empty() const { return members_.empty(); }
+
+ private:
+  std::vector<char> bits_;
+  std::vector<const Node*> members_;
+};
+
 class Partition {
  public:
   Partition(Graph& graph, sdk::PassContext& ctx, std::vector<std::string>* decisions)
@@ -111,6 +141,7 @@ class Partition {
     for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
     graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
     GS_RETURN_IF_ERROR(sort_graph());
+    unknown_.rekey(graph_.id_bound());
     // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do
     // not, they are forced dynamic and the graph is classified and merged again. Each round only adds marks.
     for (int round = 0;; ++round) {
@@ -122,7 +153,6 @@ class Partition {
       else
         normal_merge();
       if (!split_handles() || round > 64) break;
-      unknown_.clear();
       no_tiling_.clear();
       subgraph_unknown_.clear();
       kind_.clear();
@@ -270,6 +300,7 @@ class Partition {
   }
 
   void classify() {
+    unknown_.reset(graph_.id_bound());
     for (Node* n : graph_.nodes()) {
       std::string why;
       if (is_unknown(*n, &why)) {
@@ -306,7 +337,9 @@ class Partition {
   }
 
   void init_kinds() {
-    for (Node* n : graph_.node_list()) {
+    const std::vector<Node*> nodes = graph_.node_list();
+    kind_.assign(nodes.size(), Kind::kKnown);
+    for (Node* n : nodes) {
       const ClusterGraph::Id c = clusters_->cluster_of(n);
       bool has_data_in = false;
       for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
@@ -327,7 +360,7 @@ class Partition {
     }
   }
 
-  Kind kind(ClusterGraph::Id c) const { return kind_.at(c); }
+  Kind kind(ClusterGraph::Id c) const { return kind_[c]; }
 
   void set_merged(ClusterGraph::Id survivor, Kind k) { kind_[survivor] = k; }
 
@@ -368,19 +401,21 @@ class Partition {
 
   // A TryMerge pass: every cluster C passing `visit` in rank order absorbs each input I passing `input` whose
   // edge is the only path between them.
-  // A ref-variable cluster: one Variable/VariableV2/RefData node with `ref_var_src_var_name`, fed by one cluster.
-  // GE merges it into that input (its producer), whatever the kinds (reference 3.4).
+  // A ref-variable cluster: one Variable/VariableV2/RefData node with `ref_var_src_var_name`, fed by one
+  // cluster. GE merges it into that input (its producer), whatever the kinds (reference 3.4).
   bool merge_ref_variable(ClusterGraph::Id c) {
     if (clusters_->size(c) != 1) return false;
-    const Node* n = clusters_->members(c).front();
+    const Node* n = clusters_->first_member(c);
     if ((n->type() != "Variable" && n->type() != "VariableV2" && n->type() != "RefData") ||
         n->attrs().get_string("ref_var_src_var_name").empty()) {
       return false;
     }
     const std::vector<ClusterGraph::Id> inputs = clusters_->predecessors(c);
     if (inputs.size() != 1 || !mergeable(inputs[0])) return false;
-    const Kind merged = kind(inputs[0]) == Kind::kUnknown || kind(c) == Kind::kUnknown ? Kind::kUnknown : kind(inputs[0]);
-    const ClusterGraph::Id m = clusters_->try_merge(inputs[0], c);  // a single input: the edge is the only path
+    const Kind merged =
+        kind(inputs[0]) == Kind::kUnknown || kind(c) == Kind::kUnknown ? Kind::kUnknown : kind(inputs[0]);
+    const ClusterGraph::Id m =
+        clusters_->try_merge(inputs[0], c);  // a single input: the edge is the only path
     if (m == ClusterGraph::kNone) return false;
     set_merged(m, merged);
     return true;
@@ -400,10 +435,11 @@ class Partition {
         const ClusterGraph::Id m = clusters_->try_merge(cur, i);
         if (m == ClusterGraph::kNone) {
           ++refused_;
-          const std::vector<Node*> a = clusters_->members(i), b = clusters_->members(cur);
-          decide("CYCLE", {a.front(), b.front()},
-                 "not merged: another path joins the cluster of '" + a.front()->name() + "' to that of '" +
-                     b.front()->name() + "'");
+          const Node* a = clusters_->first_member(i);
+          const Node* b = clusters_->first_member(cur);
+          decide("CYCLE", {a, b},
+                 "not merged: another path joins the cluster of '" + a->name() + "' to that of '" +
+                     b->name() + "'");
           continue;
         }
         set_merged(m, merged);
@@ -624,10 +660,11 @@ class Partition {
   std::vector<sdk::EngineRef> engines_;
   int64_t limit_ = 4;
   bool stable_ = false;
-  std::unordered_set<Node*> unknown_, no_tiling_;
+  NodeFlags unknown_;                    // nodes of graph_ classified dynamic
+  std::unordered_set<Node*> no_tiling_;  // may hold nodes of nested graphs
   std::unordered_map<const Graph*, bool> subgraph_unknown_;
   std::unique_ptr<ClusterGraph> clusters_;
-  std::unordered_map<ClusterGraph::Id, Kind> kind_;
+  std::vector<Kind> kind_;  // by cluster id
   std::unordered_set<const Graph*> framed_;
   size_t refused_ = 0;
 };

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -86,6 +87,34 @@ TEST(DynamicShapePartitionerTest, Dsp15ShortStaticEndsJoinTheDynamicMiddle) {
   EXPECT_EQ(g->subgraphs()[0]->name(), "g1_sub_0_unknow");
   EXPECT_TRUE(g->subgraphs()[0]->attrs().get_bool("_memory_discontiguous_allocation", false));
   EXPECT_TRUE(g->attrs().get_bool("_dynamic_shape_partitioned", false));
+}
+
+TEST(DynamicShapePartitionerTest, NodesCreatedOutOfOrderAreClassifiedAfterTheSortRenumbersThem) {
+  // The chain x -> s1..s5 -> u (dynamic output) -> t1..t8 -> out, created back to front, so that sorting the
+  // graph renumbers every node: the classification must follow the nodes, not their old numbers. t1 reads u's
+  // dynamic tensor, so it is dynamic too.
+  auto g = new_root();
+  std::vector<std::string> chain = {"x",  "s1", "s2", "s3", "s4", "s5", "u", "t1",
+                                    "t2", "t3", "t4", "t5", "t6", "t7", "t8"};
+  std::map<std::string, Node*> nodes;
+  Node* out = g->add_node("out", "NetOutput", 1, 0);
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const bool data = *it == "x";
+    nodes[*it] = g->add_node(*it, data ? "Data" : "Relu", data ? 0 : 1, 0);
+    nodes[*it]->add_output(desc(*it == "u" ? kDynamic : kStatic), *it);
+  }
+  for (size_t i = 1; i < chain.size(); ++i)
+    ASSERT_TRUE(g->add_edge({nodes[chain[i - 1]], 0}, {nodes[chain[i]], 0}).is_ok());
+  ASSERT_TRUE(g->add_edge({nodes["t8"], 0}, {out, 0}).is_ok());
+  ASSERT_TRUE(partition(*g).is_ok());
+  ASSERT_EQ(g->subgraphs().size(), 3u);
+  EXPECT_EQ(members(*g->subgraphs()[0]), (std::vector<std::string>{"s1", "s2", "s3", "s4", "s5"}));
+  EXPECT_FALSE(unknown(*g->subgraphs()[0]));
+  EXPECT_EQ(members(*g->subgraphs()[1]), (std::vector<std::string>{"u", "t1"}));
+  EXPECT_TRUE(unknown(*g->subgraphs()[1]));
+  EXPECT_EQ(members(*g->subgraphs()[2]),
+            (std::vector<std::string>{"t2", "t3", "t4", "t5", "t6", "t7", "t8"}));
+  EXPECT_FALSE(unknown(*g->subgraphs()[2]));
 }
 
 TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {

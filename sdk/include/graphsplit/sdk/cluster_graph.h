@@ -1,10 +1,10 @@
 // The cluster engine shared by every partitioner (design guide, section 6).
 //
 // A ClusterGraph starts with one cluster per node of a graph and merges clusters while keeping the quotient
-// graph acyclic. It maintains an exact topological order of the clusters incrementally (Pearce-Kelly, as
-// XLA's GraphCycles): an edge that agrees with the order costs O(1); one that does not triggers a search
-// bounded by the rank window it disturbs. Reachability questions are answered inside that window too, so no
-// step is quadratic and nothing is precomputed. Nodes map to clusters through union-find.
+// graph acyclic. It maintains an exact topological order of the clusters incrementally, in the spirit of
+// Pearce-Kelly (as XLA's GraphCycles): a merge reorders only the rank window the merged clusters span, in one
+// step, and reachability questions are answered inside that window too, so no step is quadratic and nothing
+// is precomputed. Nodes map to clusters through union-find; a rank index gives the order without sorting.
 //
 // Determinism: clusters are numbered by the node order of the graph at build time, adjacency lists are
 // sorted, and nothing depends on hash order or pointer values.
@@ -41,6 +41,8 @@ class GS_SDK_API ClusterGraph final {
   // Members in the graph's node order.
   std::vector<Node*> members(Id c) const;
   size_t size(Id c) const;
+  // The member earliest in the graph's node order (what members(c).front() gives, in O(1)).
+  Node* first_member(Id c) const;
   // Neighbouring clusters, in topological (rank) order.
   std::vector<Id> successors(Id c) const;
   std::vector<Id> predecessors(Id c) const;
