@@ -87,6 +87,33 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
     }
   }
   summary->set_boundary_edges(r.boundary_edges_size());
+  // The engine partitioner's subgraphs exist between its split and its merge-back; each partitioned graph keeps
+  // the list ("name|engine|stream label|node count").
+  for (const sdk::Graph* g : graphs) {
+    const sdk::AttrValue* parts = g->attrs().get("_engine_partitions");
+    if (!parts || !parts->as_strings()) continue;
+    for (const std::string& entry : *parts->as_strings()) {
+      std::vector<std::string> f;
+      for (size_t start = 0;;) {
+        const size_t bar = entry.find('|', start);
+        f.push_back(entry.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+        if (bar == std::string::npos) break;
+        start = bar + 1;
+      }
+      if (f.size() != 4) continue;
+      report::GraphEntry* e = r.add_graphs();
+      e->set_name(f[0]);
+      e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
+      e->set_kind("engine_subgraph");
+      e->set_unknown_shape(g->attrs().get_bool("_is_unknown_shape", false));
+      e->set_engine(f[1]);
+      if (!f[2].empty()) e->set_stream_label(f[2]);
+      e->set_parent_graph(g->name());
+      e->set_node_count(std::stoll(f[3]));
+      (*summary->mutable_by_kind())["engine_subgraph"] += 1;
+      summary->set_engine_subgraphs(summary->engine_subgraphs() + 1);
+    }
+  }
   if (const sdk::AttrValue* d = root.attrs().get("_dsp_decisions"); d && d->as_strings()) {
     for (const std::string& s : *d->as_strings()) {
       const size_t a = s.find('|'), b = s.find('|', a == std::string::npos ? 0 : a + 1);

@@ -328,6 +328,16 @@ Graph* Graph::add_subgraph(std::string name, Node* parent_node) {
   return raw;
 }
 
+Graph* Graph::add_detached_subgraph(std::string name) {
+  if (!is_root() || subgraph_by_name_.count(name) || name == name_) return nullptr;
+  auto g = std::unique_ptr<Graph>(new Graph(std::move(name), this, nullptr));
+  Graph* raw = g.get();
+  owned_subgraphs_.push_back(std::move(g));
+  subgraph_list_.push_back(raw);
+  subgraph_by_name_.emplace(std::string_view(raw->name_), raw);
+  return raw;
+}
+
 Graph* Graph::find_subgraph(std::string_view name) const {
   auto it = subgraph_by_name_.find(name);
   return it == subgraph_by_name_.end() ? nullptr : it->second;

@@ -180,6 +180,10 @@ Status verify_structure(const Graph& root) {
     }
   }
   for (const Graph* s : subs) {
+    if (s->is_detached()) {
+      return Status::failed_precondition("IR verification failed: subgraph '" + s->name() +
+                                         "' is a detached work graph that was never put back");
+    }
     if (!referenced.count(s)) {
       return Status::failed_precondition("IR verification failed: subgraph '" + s->name() +
                                          "' is registered but no node references it (unreachable)");
@@ -212,6 +216,19 @@ Status verify(const Graph& root) {
   for (const Graph* g : root.subgraphs())
     GS_RETURN_IF_ERROR(topological_order(*g, TopoSortMode::kBFS, &scratch));
   return Status::ok();
+}
+
+Status verify_graph(const Graph& graph) {
+  GS_RETURN_IF_ERROR(verify_edges(graph));
+  for (const Node* n : graph.nodes()) {
+    for (const Graph* sub : n->subgraphs()) {
+      if (!graph.root()->owns_graph(sub) || sub == graph.root())
+        return fail(graph, n, "references a graph that is not registered on its root");
+      GS_RETURN_IF_ERROR(verify_subgraph_io(graph, n, *sub));
+    }
+  }
+  std::vector<Node*> scratch;
+  return topological_order(graph, TopoSortMode::kBFS, &scratch);
 }
 
 }  // namespace graphsplit::sdk

@@ -19,4 +19,9 @@ namespace graphsplit::sdk {
 // The message names the graph and the offending node.
 GS_SDK_API Status verify(const Graph& root);
 
+// The checks that concern one graph alone: its edges, names and acyclicity, and the inputs and outputs of its
+// call nodes against the subgraphs they reference. For a graph that is not (yet) in its final place, e.g. a
+// detached engine subgraph handed to an engine's optimize hook.
+GS_SDK_API Status verify_graph(const Graph& graph);
+
 }  // namespace graphsplit::sdk

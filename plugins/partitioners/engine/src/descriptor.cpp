@@ -1,0 +1,27 @@
+#include "engine_partitioner.h"
+#include "graphsplit/sdk/plugin.h"
+
+namespace {
+
+// Also reads the GE option ge.topoSortingMode (3 = adjacent merging, and the sort used before and after).
+constexpr gs_option_desc kOptions[] = {
+    {"modes", GS_OPT_LIST, "[\"composite\", \"atomic\"]", 1, 0, nullptr,
+     "The passes to run, in order, as GE: \"composite\" (clusters by composite engine; skipped when none is "
+     "registered), then \"atomic\" (one engine per subgraph)",
+     nullptr},
+    {"composite_engines", GS_OPT_LIST, "[]", 1, 0, nullptr,
+     "Composite mode: the atomic->composite registry, as \"ATOMIC=COMPOSITE\" entries", nullptr},
+    {"threads", GS_OPT_INT, "1", 0, 256, nullptr,
+     "Workers for the per-subgraph optimise hooks (0 = one per core); the result never depends on it", nullptr},
+};
+constexpr gs_component_desc kComponents[] = {
+    GS_PARTITIONER_COMPONENT("engine",
+                             "GE's EnginePartitioner: engine subgraphs with End/PlaceHolder pairs, each "
+                             "optimised by its engine, then merged back",
+                             graphsplit::plugins::engine_partition::EnginePartitioner, GS_OPTIONS(kOptions),
+                             "engine"),
+};
+
+}  // namespace
+
+GS_DEFINE_PLUGIN("partition_engine", "0.1.0", kComponents)

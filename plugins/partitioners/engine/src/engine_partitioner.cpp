@@ -1,0 +1,535 @@
+#include "engine_partitioner.h"
+
+#include <algorithm>
+#include <atomic>
+#include <numeric>
+#include <set>
+#include <thread>
+#include <unordered_map>
+
+#include "graphsplit/sdk/cluster_graph.h"
+#include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/ir/verify.h"
+
+namespace graphsplit::plugins::engine_partition {
+namespace {
+
+using sdk::AttrValue;
+using sdk::ClusterGraph;
+using sdk::Graph;
+using sdk::Node;
+using sdk::Status;
+
+// GE's data-like nodes: without inputs they go to the default data engine and end in the input graph.
+bool is_data_like_source(const Node& n) {
+  static const std::set<std::string_view> kTypes = {
+      "Data", "RefData", "AippData", "Const", "Constant", "Variable", "VariableV2", "VarHandleOp", "FileConstant"};
+  if (!kTypes.count(n.type())) return false;
+  for (const sdk::OutPort& p : n.inputs()) {
+    if (p.node) return false;
+  }
+  return n.control_inputs().empty();
+}
+
+std::string engine_key(const Node& n, Mode mode) {
+  return n.attrs().get_string(mode == Mode::kComposite ? kCompositeEngineAttr : kEngineAttr);
+}
+
+// Clusters of one graph: the cluster engine does the cycle check exactly (GE bounds a DFS per edge instead).
+class Splitter {
+ public:
+  Splitter(Graph& graph, const Options& options) : graph_(graph), options_(options) {}
+
+  Status run(int64_t partition_index, int64_t* next_pair, GraphPartition* out) {
+    nodes_ = graph_.node_list();
+    GS_RETURN_IF_ERROR(classify());
+    GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
+    if (options_.stable)
+      merge_stable();
+    else
+      merge_normal();
+    number();
+    make_pairs(next_pair, out);
+    return move_out(partition_index, out);
+  }
+
+ private:
+  Status classify() {
+    key_.resize(nodes_.size());
+    data_.assign(nodes_.size(), 0);
+    std::unordered_map<std::string, int> ids;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      Node* n = nodes_[i];
+      std::string engine;
+      if (is_data_like_source(*n)) {
+        data_[i] = 1;
+        engine = std::string(kDefaultDataEngine);
+        n->attrs().remove(kUserStreamLabel);  // GE clears it on data nodes only
+      } else {
+        engine = engine_key(*n, options_.mode);
+        if (engine.empty() && options_.mode == Mode::kAtomic) {
+          return Status::failed_precondition("engine partition of graph '" + graph_.name() + "': node '" +
+                                             n->name() + "' (" + n->type() +
+                                             ") has no _op_engine_name; run placement.engine_place first");
+        }
+      }
+      engine_.push_back(engine);
+      label_.push_back(n->attrs().get_string(kStreamLabel));
+      const std::string key = engine + '\n' + label_.back();
+      key_[i] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
+    }
+    return Status::ok();
+  }
+
+  int key(ClusterGraph::Id c) const { return key_[c]; }  // a cluster keeps its first node's key
+  bool data_cluster(ClusterGraph::Id c) const { return data_[c]; }
+
+  bool mergeable(ClusterGraph::Id a, ClusterGraph::Id b) const {
+    return a != b && key(a) == key(b) && !data_cluster(a) && !data_cluster(b);
+  }
+
+  // GE's rule: each cluster, in order, absorbs its input clusters, those with the fewest consumers first, as
+  // long as engine and stream label agree and no second path joins them.
+  void merge_normal() {
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      if (!clusters_->is_live(c)) continue;
+      std::vector<ClusterGraph::Id> parents = clusters_->predecessors(c);
+      std::stable_sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
+        return clusters_->successors(a).size() < clusters_->successors(b).size();
+      });
+      ClusterGraph::Id cur = c;
+      for (ClusterGraph::Id p : parents) {
+        if (!clusters_->is_live(p) || !mergeable(p, cur)) continue;
+        const int k = key(cur);
+        const ClusterGraph::Id m = clusters_->try_merge(p, cur);
+        if (m == ClusterGraph::kNone) continue;
+        key_[m] = k;
+        cur = m;
+      }
+    }
+  }
+
+  // ge.topoSortingMode = 3: neighbours in node order (data nodes aside) merge, from the last pair down.
+  void merge_stable() {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (!data_[i]) order.push_back(i);
+    }
+    for (size_t i = order.size(); i-- > 1;) {
+      const ClusterGraph::Id a = clusters_->cluster_of_position(order[i - 1]);
+      const ClusterGraph::Id b = clusters_->cluster_of_position(order[i]);
+      if (!mergeable(a, b)) continue;
+      const int k = key(a);
+      const ClusterGraph::Id m = clusters_->try_merge(a, b);
+      if (m != ClusterGraph::kNone) key_[m] = k;
+    }
+  }
+
+  // GE's numbering: walking the nodes, each cluster met first gets new_sub_graph<K>; non-data clusters also get
+  // the next rank, data clusters all share the input graph (rank 0).
+  void number() {
+    part_of_cluster_.assign(nodes_.size(), -1);
+    sub_number_.clear();
+    int k = 0;
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const ClusterGraph::Id c = clusters_->cluster_of_position(i);
+      if (part_of_cluster_[c] != -1) continue;
+      const int number = k++;
+      if (data_cluster(c)) {
+        if (input_part_ == -1) {
+          input_part_ = static_cast<int>(parts_.size());
+          parts_.push_back({-1, std::string(kInputGraphEngine), std::string(), {}});
+        }
+        part_of_cluster_[c] = input_part_;
+        continue;
+      }
+      part_of_cluster_[c] = static_cast<int>(parts_.size());
+      parts_.push_back({number, engine_[i], label_[i], {}});
+    }
+    part_of_node_.assign(graph_.id_bound(), -1);
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      part_of_node_[static_cast<size_t>(nodes_[i]->id())] = part_of_cluster_[clusters_->cluster_of_position(i)];
+  }
+
+  int part(const Node* n) const { return part_of_node_[static_cast<size_t>(n->id())]; }
+  std::string part_name(int p) const {
+    return parts_[p].number < 0 ? std::string("inputNodeGraph") : "new_sub_graph" + std::to_string(parts_[p].number);
+  }
+  void assign(Node* n, int p) {
+    if (static_cast<size_t>(n->id()) >= part_of_node_.size()) part_of_node_.resize(n->id() + 1, -1);
+    part_of_node_[static_cast<size_t>(n->id())] = p;
+  }
+
+  // One End/PlaceHolder pair per crossing edge, data or control, with GE's attributes; no fan-out sharing.
+  void make_pairs(int64_t* next_pair, GraphPartition* out) {
+    for (Node* consumer : nodes_) {
+      const int dst = part(consumer);
+      for (size_t i = 0; i < consumer->num_inputs(); ++i) {
+        const sdk::OutPort src = consumer->input(i);
+        if (!src.node || part(src.node) == dst) continue;
+        auto [end, placeholder] = add_pair(src.node, consumer, src.index, (*next_pair)++);
+        graph_.disconnect_input({consumer, static_cast<int32_t>(i)});
+        (void)graph_.add_edge(src, {end, 0});
+        (void)graph_.add_edge({placeholder, 0}, {consumer, static_cast<int32_t>(i)});
+        ++out->pairs;
+      }
+      for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
+        if (part(producer) == dst) continue;
+        auto [end, placeholder] = add_pair(producer, consumer, -1, (*next_pair)++);
+        (void)graph_.remove_control_edge(producer, consumer);
+        (void)graph_.add_control_edge(producer, end);
+        (void)graph_.add_control_edge(placeholder, consumer);
+        ++out->pairs;
+      }
+    }
+  }
+
+  std::pair<Node*, Node*> add_pair(Node* producer, Node* consumer, int32_t anchor, int64_t index) {
+    const int src = part(producer), dst = part(consumer);
+    const std::string engine_src = parts_[src].engine, engine_dst = parts_[dst].engine;
+    Node* end = graph_.add_node(graph_.unique_node_name(part_name(src) + "_End" + std::to_string(index)),
+                                std::string(sdk::op::kEnd), 1, 0);
+    Node* ph =
+        graph_.add_node(graph_.unique_node_name(part_name(dst) + "_PlaceHolder" + std::to_string(index)),
+                        std::string(sdk::op::kPlaceHolder), 0, 0);
+    ph->add_output(anchor >= 0 ? producer->output_desc(anchor) : sdk::TensorDesc{},
+                   anchor >= 0 ? producer->output_name(anchor) : std::string());
+    end->attrs().set(std::string(kPeerIndex), AttrValue::Int(index));
+    end->attrs().set(std::string(kParentOpType), AttrValue::String(consumer->type()));
+    end->attrs().set(std::string(kRearEngine), AttrValue::String(engine_key_of(*consumer)));
+    ph->attrs().set(std::string(kPeerIndex), AttrValue::Int(index));
+    ph->attrs().set(std::string(kParentOpType), AttrValue::String(producer->type()));
+    ph->attrs().set(std::string(kParentNodeName), AttrValue::String(producer->name()));
+    ph->attrs().set(std::string(kFrontEngine), AttrValue::String(engine_key_of(*producer)));
+    ph->attrs().set(std::string(kParentId), AttrValue::String(part_name(src) + ":" + std::to_string(producer->id())));
+    ph->attrs().set(std::string(kAnchorIndex), AttrValue::Int(anchor));
+    ph->attrs().set(std::string(kPeerNodeName), AttrValue::String(end->name()));
+    assign(end, src);
+    assign(ph, dst);
+    return {end, ph};
+  }
+
+  std::string engine_key_of(const Node& n) const {
+    return is_data_like_source(n) ? std::string(kDefaultDataEngine) : engine_key(n, options_.mode);
+  }
+
+  Status move_out(int64_t partition_index, GraphPartition* out) {
+    Graph& tree = *graph_.root();
+    // Ranks: the input graph first, then the others as they were met.
+    std::vector<int> rank(parts_.size());
+    int next_rank = 1;
+    for (size_t p = 0; p < parts_.size(); ++p) rank[p] = static_cast<int>(p) == input_part_ ? 0 : next_rank++;
+    std::vector<std::vector<Node*>> members(parts_.size());
+    // Pairs first in a subgraph's order is no requirement; node order is kept, PlaceHolders lead.
+    for (Node* n : graph_.node_list()) {
+      if (n->type() == sdk::op::kPlaceHolder && n->attrs().has(kPeerIndex)) members[part(n)].push_back(n);
+    }
+    for (Node* n : graph_.node_list()) {
+      if (!(n->type() == sdk::op::kPlaceHolder && n->attrs().has(kPeerIndex))) members[part(n)].push_back(n);
+    }
+    std::vector<size_t> by_rank(parts_.size());
+    std::iota(by_rank.begin(), by_rank.end(), size_t{0});
+    std::sort(by_rank.begin(), by_rank.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+    for (size_t p : by_rank) {
+      const std::string base = "partition" + std::to_string(partition_index) + "_rank" + std::to_string(rank[p]) +
+                               "_" + part_name(static_cast<int>(p));
+      Graph* sub = tree.add_detached_subgraph(tree.unique_subgraph_name(base));
+      sub->attrs().set(std::string(kParentGraphName), AttrValue::String(graph_.name()));
+      if (graph_.is_root()) sub->attrs().set(std::string(kIsRootGraph), AttrValue::Bool(true));
+      if (const AttrValue* v = graph_.attrs().get("_is_unknown_shape")) sub->attrs().set("_is_unknown_shape", *v);
+      if (const AttrValue* v = graph_.attrs().get("_session_graph_id"))
+        sub->attrs().set("_session_graph_id", *v);
+      GS_RETURN_IF_ERROR(graph_.move_nodes_to(members[p], sub));
+      out->subgraphs.push_back({sub, parts_[p].engine, parts_[p].label, rank[p]});
+    }
+    out->source = &graph_;
+    return Status::ok();
+  }
+
+  struct Part {
+    int number;  // K of new_sub_graph<K>; -1 for the input graph
+    std::string engine, label;
+    std::vector<Node*> unused;
+  };
+
+  Graph& graph_;
+  const Options& options_;
+  std::vector<Node*> nodes_;
+  std::vector<int> key_;
+  std::vector<char> data_;
+  std::vector<std::string> engine_, label_;
+  std::unique_ptr<ClusterGraph> clusters_;
+  std::vector<int> part_of_cluster_, part_of_node_;
+  std::vector<int> sub_number_;
+  std::vector<Part> parts_;
+  int input_part_ = -1;
+};
+
+// GE's composite assignment (reference 4.2): deepest graphs first; a node with subgraphs takes the composite
+// engine its subgraphs' operators share, NetOutput gets "", the others map atomic -> composite.
+void assign_composite(Graph& root, const Options& options) {
+  std::vector<Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  auto depth = [](const Graph* g) {
+    int d = 0;
+    for (; !g->is_root() && g->parent_node(); g = g->parent_graph()) ++d;
+    return d;
+  };
+  std::stable_sort(graphs.begin(), graphs.end(), [&](Graph* a, Graph* b) { return depth(a) > depth(b); });
+  for (Graph* g : graphs) {
+    for (Node* n : g->nodes()) {
+      std::string composite;
+      if (n->type() == sdk::op::kNetOutput) {
+        composite.clear();
+      } else if (!n->subgraphs().empty()) {
+        std::set<std::string> seen;
+        bool empty = false;
+        for (const Graph* sub : n->subgraphs()) {
+          size_t ops = 0;
+          for (const Node* inner : sub->nodes()) {
+            if (inner->type() == sdk::op::kNetOutput || inner->type() == "NoOp" || is_data_like_source(*inner))
+              continue;
+            ++ops;
+            seen.insert(inner->attrs().get_string(kCompositeEngineAttr));
+          }
+          empty = empty || ops == 0;
+        }
+        if (!empty && seen.size() == 1) composite = *seen.begin();
+      } else {
+        auto it = options.composite_map.find(n->attrs().get_string(kEngineAttr));
+        if (it != options.composite_map.end()) composite = it->second;
+      }
+      if (composite.empty() && n->type() != sdk::op::kNetOutput) {
+        n->attrs().remove(kCompositeEngineAttr);
+        n->attrs().remove(kCompositeKernelLibAttr);
+      } else {
+        n->attrs().set(std::string(kCompositeEngineAttr), AttrValue::String(composite));
+        n->attrs().set(std::string(kCompositeKernelLibAttr), AttrValue::String(composite));
+      }
+    }
+  }
+}
+
+// Each engine optimises its own subgraphs, on `threads` workers. A failure is reported for the first failing
+// subgraph in rank order, whatever thread met it, so the message never depends on scheduling.
+Status optimise(const GraphPartition& p, const std::vector<sdk::EngineRef>& engines, sdk::PassContext& ctx,
+                int64_t threads, size_t* changed_count) {
+  struct Job {
+    sdk::Engine* engine;
+    const EngineSubgraph* sub;
+  };
+  std::vector<Job> jobs;
+  for (const EngineSubgraph& s : p.subgraphs) {
+    for (const sdk::EngineRef& e : engines) {
+      if (e.name == s.engine && e.engine) jobs.push_back({e.engine, &s});
+    }
+  }
+  std::vector<Status> results(jobs.size(), Status::ok());
+  std::vector<char> job_changed(jobs.size(), 0);
+  auto run_job = [&](size_t i) {
+    bool c = false;
+    Status s;
+    try {
+      s = jobs[i].engine->optimize(*jobs[i].sub->graph, ctx, &c);
+    } catch (const std::exception& e) {
+      s = Status::internal(std::string("threw: ") + e.what());
+    } catch (...) {
+      s = Status::internal("threw a non-standard exception");
+    }
+    if (s.is_ok()) {
+      const Status v = sdk::verify_graph(*jobs[i].sub->graph);
+      if (!v.is_ok()) s = Status::internal("left a broken subgraph: " + v.message());
+    }
+    results[i] = s;
+    job_changed[i] = c;
+  };
+  if (threads == 1 || jobs.size() < 2) {
+    for (size_t i = 0; i < jobs.size(); ++i) run_job(i);
+  } else {
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> pool;
+    for (int64_t t = 0; t < std::min<int64_t>(threads, static_cast<int64_t>(jobs.size())); ++t) {
+      pool.emplace_back([&] {
+        for (size_t i; (i = next.fetch_add(1)) < jobs.size();) run_job(i);
+      });
+    }
+    for (std::thread& t : pool) t.join();
+  }
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (!results[i].is_ok()) {
+      return Status(results[i].code(), "engine '" + jobs[i].sub->engine + "' optimising subgraph '" +
+                                           jobs[i].sub->graph->name() + "' of graph '" + p.source->name() +
+                                           "': " + results[i].message());
+    }
+    *changed_count += job_changed[i] ? 1 : 0;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status split(Graph& graph, const Options& options, sdk::TopoSortMode sort_mode, int64_t partition_index,
+             int64_t* next_pair, GraphPartition* out) {
+  *out = GraphPartition{};
+  GS_RETURN_IF_ERROR(sdk::topological_sort(graph, sort_mode));
+  if (graph.num_nodes() == 0) {
+    out->source = &graph;
+    return Status::ok();
+  }
+  return Splitter(graph, options).run(partition_index, next_pair, out);
+}
+
+Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& engines,
+                  sdk::TopoSortMode sort_mode) {
+  Graph& graph = *partition.source;
+  Graph& tree = *graph.root();
+  std::vector<std::string> summary;
+  for (const EngineSubgraph& s : partition.subgraphs) {
+    // What an optimiser added inherits the subgraph's stream label and engine (GE re-runs placement here).
+    const sdk::EngineRef* ref = nullptr;
+    for (const sdk::EngineRef& e : engines) {
+      if (e.name == s.engine) ref = &e;
+    }
+    size_t count = 0;
+    for (Node* n : s.graph->nodes()) {
+      if (n->attrs().has(kPeerIndex) && (n->type() == sdk::op::kEnd || n->type() == sdk::op::kPlaceHolder))
+        continue;
+      ++count;
+      if (!s.stream_label.empty() && !n->attrs().has(kStreamLabel))
+        n->attrs().set(std::string(kStreamLabel), AttrValue::String(s.stream_label));
+      if (ref && n->attrs().get_string(kEngineAttr).empty()) {
+        n->attrs().set(std::string(kEngineAttr), AttrValue::String(s.engine));
+        if (ref->table) n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(ref->table->kernel_lib()));
+      }
+    }
+    summary.push_back(s.graph->name() + "|" + s.engine + "|" + s.stream_label + "|" + std::to_string(count));
+    const Status moved = s.graph->move_nodes_to(s.graph->node_list(), &graph);
+    if (!moved.is_ok()) {
+      return Status::failed_precondition("engine partition: merging subgraph '" + s.graph->name() +
+                                         "' back into '" + graph.name() + "': " + moved.message());
+    }
+  }
+  // Every End meets its PlaceHolder, in pair order.
+  std::map<int64_t, std::pair<Node*, Node*>> pairs;
+  for (Node* n : graph.nodes()) {
+    const bool end = n->type() == sdk::op::kEnd, ph = n->type() == sdk::op::kPlaceHolder;
+    if ((!end && !ph) || !n->attrs().has(kPeerIndex)) continue;
+    auto& slot = pairs[n->attrs().get_int(kPeerIndex, -1)];
+    (end ? slot.first : slot.second) = n;
+  }
+  for (auto& [index, pair] : pairs) {
+    auto [end, ph] = pair;
+    if (!end || !ph) {
+      return Status::failed_precondition("engine partition of graph '" + graph.name() + "': pair " +
+                                         std::to_string(index) + " lost its " + (end ? "PlaceHolder" : "End") +
+                                         " during optimisation");
+    }
+    const sdk::OutPort source = end->num_inputs() ? end->input(0) : sdk::OutPort{};
+    Node* control_source = end->control_inputs().empty() ? nullptr : end->control_inputs().front();
+    for (size_t o = 0; o < ph->num_outputs(); ++o) {
+      for (const sdk::InPort& c : std::vector<sdk::InPort>(ph->consumers(o))) {
+        if (!source.node) {
+          return Status::failed_precondition("engine partition of graph '" + graph.name() + "': PlaceHolder '" +
+                                             ph->name() + "' feeds data but its End '" + end->name() +
+                                             "' has no data input");
+        }
+        graph.disconnect_input(c);
+        GS_RETURN_IF_ERROR(graph.add_edge(source, c));
+      }
+    }
+    Node* from = source.node ? source.node : control_source;
+    for (Node* c : std::vector<Node*>(ph->control_outputs())) {
+      if (from) GS_RETURN_IF_ERROR(graph.add_control_edge(from, c));
+    }
+    graph.remove_node(end);
+    graph.remove_node(ph);
+  }
+  for (const EngineSubgraph& s : partition.subgraphs) tree.remove_subgraph(s.graph);
+  if (!summary.empty()) graph.attrs().set(std::string(kEnginePartitions), AttrValue::Strings(std::move(summary)));
+  return sdk::topological_sort(graph, sort_mode);
+}
+
+Status EnginePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* changed) {
+  *changed = false;
+  const sdk::OptionValues& own = ctx.options();
+  std::vector<std::string> modes = {"composite", "atomic"};
+  if (const AttrValue* list = own.get("modes"); list && list->as_strings()) modes = *list->as_strings();
+  for (const std::string& m : modes) {
+    if (m != "composite" && m != "atomic") {
+      return Status::invalid_argument("engine partitioner: option 'modes' holds '" + m +
+                                      "'; the modes are \"composite\" and \"atomic\"");
+    }
+    bool c = false;
+    GS_RETURN_IF_ERROR(run_mode(root, ctx, m == "composite" ? Mode::kComposite : Mode::kAtomic, &c));
+    *changed = *changed || c;
+  }
+  return Status::ok();
+}
+
+Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode, bool* changed) {
+  *changed = false;
+  Options options;
+  const sdk::OptionValues& own = ctx.options();
+  options.mode = mode;
+  const sdk::OptionValues& ge = ctx.ge_options();
+  options.stable = ge.get_string("ge.topoSortingMode") == "3";
+  sdk::TopoSortMode sort_mode = sdk::kDefaultTopoSortMode;
+  if (auto m = sdk::parse_topo_sorting_mode(ge.get_string("ge.topoSortingMode"))) sort_mode = *m;
+  if (options.mode == Mode::kComposite) {
+    if (root.attrs().get_bool("_single_op_scene", false)) return Status::ok();
+    if (const AttrValue* list = own.get("composite_engines"); list && list->as_strings()) {
+      for (const std::string& entry : *list->as_strings()) {
+        const size_t eq = entry.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == entry.size()) {
+          return Status::invalid_argument("engine partitioner: composite_engines entry '" + entry +
+                                          "' is not ATOMIC=COMPOSITE");
+        }
+        options.composite_map[entry.substr(0, eq)] = entry.substr(eq + 1);
+      }
+    }
+    if (options.composite_map.empty()) {
+      ctx.log(sdk::LogLevel::kInfo, "composite mode skipped: no composite engine is registered");
+      return Status::ok();
+    }
+    assign_composite(root, options);
+  }
+
+  const int64_t partition_index = root.attrs().get_int(kPartitionCounter, 0);
+  root.attrs().set(std::string(kPartitionCounter), AttrValue::Int(partition_index + 1));
+  // The root, then every graph of its flat list, as GE does; the list is taken before anything is added.
+  std::vector<Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  // One graph at a time: split, optimise, merge back; so that an optimiser looking into an If branch or a
+  // PartitionedCall body finds it whole.
+  const std::vector<sdk::EngineRef> engines = ctx.engines();
+  int64_t threads = own.get_int("threads", 1);
+  if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
+  int64_t next_pair = 0;
+  size_t partitioned = 0, subgraphs = 0, pairs = 0, optimised = 0;
+  for (Graph* g : graphs) {
+    if (g->attrs().get_bool(kNoNeedPartition, false) || g->attrs().get_bool(kNoNeedPartitionAndMerge, false) ||
+        g->attrs().get_bool(kNoNeedMerge, false)) {
+      ctx.log(sdk::LogLevel::kInfo, "graph '" + g->name() + "' is marked not to be partitioned; left as it is");
+      continue;
+    }
+    GraphPartition p;
+    GS_RETURN_IF_ERROR(split(*g, options, sort_mode, partition_index, &next_pair, &p));
+    if (p.subgraphs.empty()) continue;
+    size_t changed_here = 0;
+    GS_RETURN_IF_ERROR(optimise(p, engines, ctx, threads, &changed_here));
+    GS_RETURN_IF_ERROR(merge_back(p, engines, sort_mode));
+    ++partitioned;
+    subgraphs += p.subgraphs.size();
+    pairs += static_cast<size_t>(p.pairs);
+    optimised += changed_here;
+  }
+  *changed = partitioned > 0;
+  ctx.log(sdk::LogLevel::kInfo, std::string(options.mode == Mode::kComposite ? "composite" : "atomic") +
+                                    " engine partition: " + std::to_string(partitioned) + " graphs, " +
+                                    std::to_string(subgraphs) + " engine subgraphs, " + std::to_string(pairs) +
+                                    " End/PlaceHolder pairs, " + std::to_string(optimised) +
+                                    " subgraphs changed by their engine, merged back");
+  return Status::ok();
+}
+
+}  // namespace graphsplit::plugins::engine_partition
