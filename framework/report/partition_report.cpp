@@ -87,8 +87,8 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
     }
   }
   summary->set_boundary_edges(r.boundary_edges_size());
-  // The engine partitioner's subgraphs exist between its split and its merge-back; each partitioned graph keeps
-  // the list ("name|engine|stream label|node count").
+  // The engine partitioner's subgraphs exist between its split and its merge-back; each partitioned graph
+  // keeps the list ("name|engine|stream label|node count").
   for (const sdk::Graph* g : graphs) {
     const sdk::AttrValue* parts = g->attrs().get("_engine_partitions");
     if (!parts || !parts->as_strings()) continue;

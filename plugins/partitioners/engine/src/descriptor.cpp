@@ -12,7 +12,8 @@ constexpr gs_option_desc kOptions[] = {
     {"composite_engines", GS_OPT_LIST, "[]", 1, 0, nullptr,
      "Composite mode: the atomic->composite registry, as \"ATOMIC=COMPOSITE\" entries", nullptr},
     {"threads", GS_OPT_INT, "1", 0, 256, nullptr,
-     "Workers for the per-subgraph optimise hooks (0 = one per core); the result never depends on it", nullptr},
+     "Workers for the per-subgraph optimise hooks (0 = one per core); the result never depends on it",
+     nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
     GS_PARTITIONER_COMPONENT("engine",

@@ -22,8 +22,9 @@ using sdk::Status;
 
 // GE's data-like nodes: without inputs they go to the default data engine and end in the input graph.
 bool is_data_like_source(const Node& n) {
-  static const std::set<std::string_view> kTypes = {
-      "Data", "RefData", "AippData", "Const", "Constant", "Variable", "VariableV2", "VarHandleOp", "FileConstant"};
+  static const std::set<std::string_view> kTypes = {"Data",       "RefData",     "AippData",
+                                                    "Const",      "Constant",    "Variable",
+                                                    "VariableV2", "VarHandleOp", "FileConstant"};
   if (!kTypes.count(n.type())) return false;
   for (const sdk::OutPort& p : n.inputs()) {
     if (p.node) return false;
@@ -125,8 +126,8 @@ class Splitter {
     }
   }
 
-  // GE's numbering: walking the nodes, each cluster met first gets new_sub_graph<K>; non-data clusters also get
-  // the next rank, data clusters all share the input graph (rank 0).
+  // GE's numbering: walking the nodes, each cluster met first gets new_sub_graph<K>; non-data clusters also
+  // get the next rank, data clusters all share the input graph (rank 0).
   void number() {
     part_of_cluster_.assign(nodes_.size(), -1);
     sub_number_.clear();
@@ -148,12 +149,14 @@ class Splitter {
     }
     part_of_node_.assign(graph_.id_bound(), -1);
     for (size_t i = 0; i < nodes_.size(); ++i)
-      part_of_node_[static_cast<size_t>(nodes_[i]->id())] = part_of_cluster_[clusters_->cluster_of_position(i)];
+      part_of_node_[static_cast<size_t>(nodes_[i]->id())] =
+          part_of_cluster_[clusters_->cluster_of_position(i)];
   }
 
   int part(const Node* n) const { return part_of_node_[static_cast<size_t>(n->id())]; }
   std::string part_name(int p) const {
-    return parts_[p].number < 0 ? std::string("inputNodeGraph") : "new_sub_graph" + std::to_string(parts_[p].number);
+    return parts_[p].number < 0 ? std::string("inputNodeGraph")
+                                : "new_sub_graph" + std::to_string(parts_[p].number);
   }
   void assign(Node* n, int p) {
     if (static_cast<size_t>(n->id()) >= part_of_node_.size()) part_of_node_.resize(n->id() + 1, -1);
@@ -201,7 +204,8 @@ class Splitter {
     ph->attrs().set(std::string(kParentOpType), AttrValue::String(producer->type()));
     ph->attrs().set(std::string(kParentNodeName), AttrValue::String(producer->name()));
     ph->attrs().set(std::string(kFrontEngine), AttrValue::String(engine_key_of(*producer)));
-    ph->attrs().set(std::string(kParentId), AttrValue::String(part_name(src) + ":" + std::to_string(producer->id())));
+    ph->attrs().set(std::string(kParentId),
+                    AttrValue::String(part_name(src) + ":" + std::to_string(producer->id())));
     ph->attrs().set(std::string(kAnchorIndex), AttrValue::Int(anchor));
     ph->attrs().set(std::string(kPeerNodeName), AttrValue::String(end->name()));
     assign(end, src);
@@ -231,12 +235,13 @@ class Splitter {
     std::iota(by_rank.begin(), by_rank.end(), size_t{0});
     std::sort(by_rank.begin(), by_rank.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
     for (size_t p : by_rank) {
-      const std::string base = "partition" + std::to_string(partition_index) + "_rank" + std::to_string(rank[p]) +
-                               "_" + part_name(static_cast<int>(p));
+      const std::string base = "partition" + std::to_string(partition_index) + "_rank" +
+                               std::to_string(rank[p]) + "_" + part_name(static_cast<int>(p));
       Graph* sub = tree.add_detached_subgraph(tree.unique_subgraph_name(base));
       sub->attrs().set(std::string(kParentGraphName), AttrValue::String(graph_.name()));
       if (graph_.is_root()) sub->attrs().set(std::string(kIsRootGraph), AttrValue::Bool(true));
-      if (const AttrValue* v = graph_.attrs().get("_is_unknown_shape")) sub->attrs().set("_is_unknown_shape", *v);
+      if (const AttrValue* v = graph_.attrs().get("_is_unknown_shape"))
+        sub->attrs().set("_is_unknown_shape", *v);
       if (const AttrValue* v = graph_.attrs().get("_session_graph_id"))
         sub->attrs().set("_session_graph_id", *v);
       GS_RETURN_IF_ERROR(graph_.move_nodes_to(members[p], sub));
@@ -287,7 +292,8 @@ void assign_composite(Graph& root, const Options& options) {
         for (const Graph* sub : n->subgraphs()) {
           size_t ops = 0;
           for (const Node* inner : sub->nodes()) {
-            if (inner->type() == sdk::op::kNetOutput || inner->type() == "NoOp" || is_data_like_source(*inner))
+            if (inner->type() == sdk::op::kNetOutput || inner->type() == "NoOp" ||
+                is_data_like_source(*inner))
               continue;
             ++ops;
             seen.insert(inner->attrs().get_string(kCompositeEngineAttr));
@@ -399,7 +405,8 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
         n->attrs().set(std::string(kStreamLabel), AttrValue::String(s.stream_label));
       if (ref && n->attrs().get_string(kEngineAttr).empty()) {
         n->attrs().set(std::string(kEngineAttr), AttrValue::String(s.engine));
-        if (ref->table) n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(ref->table->kernel_lib()));
+        if (ref->table)
+          n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(ref->table->kernel_lib()));
       }
     }
     summary.push_back(s.graph->name() + "|" + s.engine + "|" + s.stream_label + "|" + std::to_string(count));
@@ -421,17 +428,17 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
     auto [end, ph] = pair;
     if (!end || !ph) {
       return Status::failed_precondition("engine partition of graph '" + graph.name() + "': pair " +
-                                         std::to_string(index) + " lost its " + (end ? "PlaceHolder" : "End") +
-                                         " during optimisation");
+                                         std::to_string(index) + " lost its " +
+                                         (end ? "PlaceHolder" : "End") + " during optimisation");
     }
     const sdk::OutPort source = end->num_inputs() ? end->input(0) : sdk::OutPort{};
     Node* control_source = end->control_inputs().empty() ? nullptr : end->control_inputs().front();
     for (size_t o = 0; o < ph->num_outputs(); ++o) {
       for (const sdk::InPort& c : std::vector<sdk::InPort>(ph->consumers(o))) {
         if (!source.node) {
-          return Status::failed_precondition("engine partition of graph '" + graph.name() + "': PlaceHolder '" +
-                                             ph->name() + "' feeds data but its End '" + end->name() +
-                                             "' has no data input");
+          return Status::failed_precondition("engine partition of graph '" + graph.name() +
+                                             "': PlaceHolder '" + ph->name() + "' feeds data but its End '" +
+                                             end->name() + "' has no data input");
         }
         graph.disconnect_input(c);
         GS_RETURN_IF_ERROR(graph.add_edge(source, c));
@@ -445,7 +452,8 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
     graph.remove_node(ph);
   }
   for (const EngineSubgraph& s : partition.subgraphs) tree.remove_subgraph(s.graph);
-  if (!summary.empty()) graph.attrs().set(std::string(kEnginePartitions), AttrValue::Strings(std::move(summary)));
+  if (!summary.empty())
+    graph.attrs().set(std::string(kEnginePartitions), AttrValue::Strings(std::move(summary)));
   return sdk::topological_sort(graph, sort_mode);
 }
 
@@ -507,9 +515,10 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   int64_t next_pair = 0;
   size_t partitioned = 0, subgraphs = 0, pairs = 0, optimised = 0;
   for (Graph* g : graphs) {
-    if (g->attrs().get_bool(kNoNeedPartition, false) || g->attrs().get_bool(kNoNeedPartitionAndMerge, false) ||
-        g->attrs().get_bool(kNoNeedMerge, false)) {
-      ctx.log(sdk::LogLevel::kInfo, "graph '" + g->name() + "' is marked not to be partitioned; left as it is");
+    if (g->attrs().get_bool(kNoNeedPartition, false) ||
+        g->attrs().get_bool(kNoNeedPartitionAndMerge, false) || g->attrs().get_bool(kNoNeedMerge, false)) {
+      ctx.log(sdk::LogLevel::kInfo,
+              "graph '" + g->name() + "' is marked not to be partitioned; left as it is");
       continue;
     }
     GraphPartition p;
@@ -524,11 +533,11 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
     optimised += changed_here;
   }
   *changed = partitioned > 0;
-  ctx.log(sdk::LogLevel::kInfo, std::string(options.mode == Mode::kComposite ? "composite" : "atomic") +
-                                    " engine partition: " + std::to_string(partitioned) + " graphs, " +
-                                    std::to_string(subgraphs) + " engine subgraphs, " + std::to_string(pairs) +
-                                    " End/PlaceHolder pairs, " + std::to_string(optimised) +
-                                    " subgraphs changed by their engine, merged back");
+  ctx.log(sdk::LogLevel::kInfo,
+          std::string(options.mode == Mode::kComposite ? "composite" : "atomic") +
+              " engine partition: " + std::to_string(partitioned) + " graphs, " + std::to_string(subgraphs) +
+              " engine subgraphs, " + std::to_string(pairs) + " End/PlaceHolder pairs, " +
+              std::to_string(optimised) + " subgraphs changed by their engine, merged back");
   return Status::ok();
 }
 

@@ -62,15 +62,15 @@ struct EngineSubgraph {
 
 // What split() made of one graph.
 struct GraphPartition {
-  sdk::Graph* source = nullptr;  // emptied by split(), refilled by merge_back()
+  sdk::Graph* source = nullptr;           // emptied by split(), refilled by merge_back()
   std::vector<EngineSubgraph> subgraphs;  // by rank
   int64_t pairs = 0;                      // End/PlaceHolder pairs made
 };
 
-// Splits `graph` (sorted first by `sort_mode`) into engine subgraphs. `partition_index` is GE's T, `next_pair`
-// numbers the pairs (GE's P) and moves on.
-sdk::Status split(sdk::Graph& graph, const Options& options, sdk::TopoSortMode sort_mode, int64_t partition_index,
-                  int64_t* next_pair, GraphPartition* out);
+// Splits `graph` (sorted first by `sort_mode`) into engine subgraphs. `partition_index` is GE's T,
+// `next_pair` numbers the pairs (GE's P) and moves on.
+sdk::Status split(sdk::Graph& graph, const Options& options, sdk::TopoSortMode sort_mode,
+                  int64_t partition_index, int64_t* next_pair, GraphPartition* out);
 // Puts every node back, joining each End to the consumers of its PlaceHolder, and removes the subgraphs.
 sdk::Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& engines,
                        sdk::TopoSortMode sort_mode);
