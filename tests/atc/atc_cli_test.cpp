@@ -1,5 +1,6 @@
 // atc end to end: the real binary on real and deliberately broken inputs. Every failure must be one line on
 // stderr naming the file or option, exit code 1, and no output file.
+#include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -7,13 +8,11 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 
 #include "../framework/onnx_builders.h"
 #include "report/partition.pb.h"
-
-#include <google/protobuf/util/json_util.h>
-#include <map>
 
 namespace graphsplit {
 namespace {
@@ -377,13 +376,13 @@ TEST_F(AtcTest, PartitionReportOnRealModels) {
     EXPECT_NE(json.find("\"unknown_shape\": true"), std::string::npos);
     EXPECT_NE(json.find("\"parent_node\": null"), std::string::npos);
     EXPECT_NE(json.find("\"code\": \"SHAPE_UNKNOWN\""), std::string::npos);
-    // The engine partitioner cut every graph into engine subgraphs and merged them back: per graph, the engine
-    // subgraphs hold exactly its nodes, each on one engine the pipeline knows (or the input graph).
+    // The engine partitioner cut every graph into engine subgraphs and merged them back: per graph, the
+    // engine subgraphs hold exactly its nodes, each on one engine the pipeline knows (or the input graph).
     report::PartitionReport parsed;
     ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok());
     std::map<std::string, int64_t> graph_nodes, engine_nodes;
-    const std::set<std::string> known = {"inputNodesSubGraph", "DNN_VM_GE_LOCAL", "AIcoreEngine", "DNN_VM_AICPU",
-                                         "DNN_VM_DVPP", "DNN_VM_HOST_CPU"};
+    const std::set<std::string> known = {"inputNodesSubGraph", "DNN_VM_GE_LOCAL", "AIcoreEngine",
+                                         "DNN_VM_AICPU",       "DNN_VM_DVPP",     "DNN_VM_HOST_CPU"};
     for (const report::GraphEntry& e : parsed.graphs()) {
       if (e.kind() != "engine_subgraph") {
         graph_nodes[e.name()] = e.node_count();
@@ -403,13 +402,15 @@ TEST_F(AtcTest, AFailingEngineOptimiseHookStopsAtcWithTheEngineAndSubgraphAndWri
   m.mutable_graph()->mutable_node(1)->set_op_type("Relu");
   const std::string model = write_model("relu.onnx", m);
   for (const char* behaviour : {"fail", "break"}) {
-    std::ofstream(path("p.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"fusing_test\", "
-                                     "\"partition_engine\"]\n[engines.FUSING_TEST]\noptions = { behaviour = \""
-                                  << behaviour
-                                  << "\" }\n[[pipeline]]\npass = \"placement.engine_place\"\n[[pipeline]]\n"
-                                     "partition = \"engine\"\n";
-    expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml"),
-                 "engine 'FUSING_TEST' optimising subgraph 'partition0_rank1_new_sub_graph1' of graph 'tiny'");
+    std::ofstream(path("p.toml"))
+        << "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"fusing_test\", "
+           "\"partition_engine\"]\n[engines.FUSING_TEST]\noptions = { behaviour = \""
+        << behaviour
+        << "\" }\n[[pipeline]]\npass = \"placement.engine_place\"\n[[pipeline]]\n"
+           "partition = \"engine\"\n";
+    expect_error(
+        "--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml"),
+        "engine 'FUSING_TEST' optimising subgraph 'partition0_rank1_new_sub_graph1' of graph 'tiny'");
     fs::remove(path("p.toml"));
   }
 }

@@ -86,6 +86,9 @@ class Partition {
     const sdk::OptionValues& ge = ctx_.ge_options();
     limit_ = ge.get_int("ge.exec.static_model_ops_lower_limit", 4);
     stable_ = ge.get_string("ge.topoSortingMode") == "3";
+    // GE's known-first strategy (selected when ffts+ is on) has its own default limit, 6.
+    known_first_ = !stable_ && ctx_.options().get_string("strategy") == "known_first";
+    if (known_first_ && limit_ != -1) limit_ = ctx_.options().get_int("known_first_limit", 6);
     if (graph_.attrs().get_bool(kNoNeedPartition, false)) {
       ctx_.log(sdk::LogLevel::kInfo, "skipped '" + graph_.name() + "': _no_need_dynamic_shape_partition");
       return Status::ok();
@@ -150,6 +153,8 @@ class Partition {
       merge_control_flow_groups();
       if (stable_)
         stable_merge();
+      else if (known_first_)
+        known_first_merge();
       else
         normal_merge();
       if (!split_handles() || round > 64) break;
@@ -493,6 +498,16 @@ class Partition {
     try_merge_pass([](Kind k) { return k == Kind::kUnknown; }, [](Kind k) { return k == Kind::kUnknown; });
   }
 
+  // Known-first (GE's ffts+ strategy): static clusters grow first, then small ones are demoted and the
+  // dynamic ones merge; there is no path absorption, so a static run between two dynamic clusters stays
+  // static when it is large enough.
+  void known_first_merge() {
+    try_merge_pass([](Kind k) { return k == Kind::kKnown; }, [](Kind k) { return k == Kind::kKnown; });
+    demote();
+    merge_input_nodes();
+    try_merge_pass([](Kind k) { return k == Kind::kUnknown; }, [](Kind k) { return k == Kind::kUnknown; });
+  }
+
   // Stable mode (ge.topoSortingMode = 3): runs of one kind in node order merge; a short static run between
   // dynamic ones goes dynamic and joins both neighbours. Unlike GE, every merge goes through the cycle check
   // (R9), and a lone static cluster at the end of a dynamic run is demoted too (R13); runs count nodes (R14).
@@ -660,6 +675,7 @@ class Partition {
   std::vector<sdk::EngineRef> engines_;
   int64_t limit_ = 4;
   bool stable_ = false;
+  bool known_first_ = false;
   NodeFlags unknown_;                    // nodes of graph_ classified dynamic
   std::unordered_set<Node*> no_tiling_;  // may hold nodes of nested graphs
   std::unordered_map<const Graph*, bool> subgraph_unknown_;

@@ -117,6 +117,50 @@ TEST(DynamicShapePartitionerTest, NodesCreatedOutOfOrderAreClassifiedAfterTheSor
   EXPECT_FALSE(unknown(*g->subgraphs()[2]));
 }
 
+TEST(DynamicShapePartitionerTest, KnownFirstStrategyHasNoPathAbsorption) {
+  // u1 (forced dynamic) feeds u2 (forced dynamic) directly and through six static nodes. Normal mode: u2
+  // absorbs u1 and the static run between them, one dynamic subgraph. Known-first (GE's ffts+ order): the run
+  // merges first, stays static (6 >= its default limit 6), and u1 and u2 cannot merge past it: three
+  // subgraphs.
+  auto build = [] {
+    auto g = new_root();
+    add(*g, "x", "Data", {});
+    add(*g, "u1", "Relu", {"x"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+    add(*g, "k1", "Relu", {"u1"});
+    for (int i = 2; i <= 6; ++i) add(*g, "k" + std::to_string(i), "Relu", {"k" + std::to_string(i - 1)});
+    add(*g, "u2", "Add", {"u1", "k6"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+    net_output(*g, {"u2"});
+    return g;
+  };
+  auto normal = build();
+  ASSERT_TRUE(partition(*normal).is_ok());
+  ASSERT_EQ(normal->subgraphs().size(), 1u);
+  EXPECT_EQ(members(*normal->subgraphs()[0]),
+            (std::vector<std::string>{"u1", "k1", "k2", "k3", "k4", "k5", "k6", "u2"}));
+
+  auto known_first = build();
+  const std::string toml =
+      "schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"]\n[[pipeline]]\n"
+      "partition = \"dynamic_shape\"\noptions = { strategy = \"known_first\" }\n";
+  ASSERT_TRUE(testing::run_pipeline(*known_first, toml, {GRAPHSPLIT_PLUGIN_DIR}).is_ok());
+  ASSERT_EQ(known_first->subgraphs().size(), 3u);
+  EXPECT_EQ(members(*known_first->subgraphs()[0]), std::vector<std::string>{"u1"});
+  EXPECT_TRUE(unknown(*known_first->subgraphs()[0]));
+  EXPECT_EQ(members(*known_first->subgraphs()[1]),
+            (std::vector<std::string>{"k1", "k2", "k3", "k4", "k5", "k6"}));
+  EXPECT_FALSE(unknown(*known_first->subgraphs()[1]));
+  EXPECT_EQ(members(*known_first->subgraphs()[2]), std::vector<std::string>{"u2"});
+
+  // With five static nodes the run is below 6 and is demoted; then it joins the dynamic clusters.
+  auto small = build();
+  const std::string toml5 =
+      "schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"]\n[[pipeline]]\n"
+      "partition = \"dynamic_shape\"\noptions = { strategy = \"known_first\", known_first_limit = 7 }\n";
+  ASSERT_TRUE(testing::run_pipeline(*small, toml5, {GRAPHSPLIT_PLUGIN_DIR}).is_ok());
+  ASSERT_EQ(small->subgraphs().size(), 1u);
+  EXPECT_TRUE(unknown(*small->subgraphs()[0]));
+}
+
 TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
   // x -> s1 -> s2 -> s3 -> s4 -> s5 -> s6 -> out, with s1 -> u (forced dynamic, static shapes) -> s6. s6
   // cannot join the static chain (the path through u), so it is a lone static node, demoted, and joins u.
