@@ -9,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om_io.h"
 #include "options.h"
@@ -136,6 +137,22 @@ std::vector<std::string> plugin_paths(const AtcOptions& o) {
   return out;
 }
 
+// GE's V rules on the gear options, before any file is read; with gears, the options reach the multi-batch
+// pass as GE options.
+Status gear_options(const AtcOptions& o, std::vector<std::pair<std::string, std::string>>* ge) {
+  sdk::GearOptionText text{o.input_shape, o.dynamic_batch_size, o.dynamic_image_size, o.dynamic_dims,
+                           o.input_format};
+  sdk::GearRequest request;
+  GS_RETURN_IF_ERROR(sdk::parse_gear_options(text, &request));
+  if (request.kind == sdk::GearKind::kNone) return Status::ok();
+  ge->emplace_back("ge.inputShape", o.input_shape);
+  if (!o.dynamic_batch_size.empty()) ge->emplace_back("ge.dynamicBatchSize", o.dynamic_batch_size);
+  if (!o.dynamic_image_size.empty()) ge->emplace_back("ge.dynamicImageSize", o.dynamic_image_size);
+  if (!o.dynamic_dims.empty()) ge->emplace_back("ge.dynamicDims", o.dynamic_dims);
+  if (!o.input_format.empty()) ge->emplace_back("ge.inputFormat", o.input_format);
+  return Status::ok();
+}
+
 Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_ptr<Pipeline>* out,
                       std::vector<Diagnostic>* diags) {
   PipelineConfig config;
@@ -143,7 +160,16 @@ Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_
   PipelineSettings settings;
   settings.plugin_paths = plugin_paths(o);
   settings.builtin_paths = builtin_plugin_paths();
+  GS_RETURN_IF_ERROR(gear_options(o, &settings.ge_overrides));
   GS_RETURN_IF_ERROR(parse_ge_options(o.ge_options, &settings.ge_overrides));
+  if (!o.model.empty()) {
+    // The multi-batch pass re-infers each gear's shapes through the same import.
+    settings.reimport = [&o](const sdk::InputDims& inputs, std::unique_ptr<sdk::Graph>* root) {
+      OnnxImportOptions import;
+      for (const auto& [name, dims] : inputs) import.input_shapes.push_back({name, dims});
+      return import_onnx_file(o.model, import, root);
+    };
+  }
   settings.verify_each = o.verify_each;
 #ifndef NDEBUG
   if (!settings.verify_each) settings.verify_each = true;
@@ -263,6 +289,7 @@ int main(int argc, char** argv) {
   AtcOptions options;
   register_core_options(app, options);
   register_pipeline_options(app, options);
+  register_gear_options(app, options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -49,6 +49,17 @@ void register_pipeline_options(CLI::App& app, AtcOptions& o) {
                  "Run the IR verifier after every entry (true/false; default on in Debug builds)");
 }
 
+void register_gear_options(CLI::App& app, AtcOptions& o) {
+  app.add_option("--dynamic_batch_size", o.dynamic_batch_size,
+                 "Batch gears, e.g. \"1,4,8,16\"; needs --input_shape with -1 as dimension 0");
+  app.add_option("--dynamic_image_size", o.dynamic_image_size,
+                 "Image-size gears, e.g. \"224,224;448,448\"; needs --input_shape with -1 as H and W and "
+                 "--input_format");
+  app.add_option("--dynamic_dims", o.dynamic_dims,
+                 "Gears of every -1 of --input_shape in order, e.g. \"1,640,640;4,960,960\"");
+  app.add_option("--input_format", o.input_format, "Layout of the inputs: NCHW, NHWC or ND");
+}
+
 sdk::Status parse_ge_options(const std::vector<std::string>& values,
                              std::vector<std::pair<std::string, std::string>>* out) {
   for (const std::string& value : values) {

@@ -41,10 +41,17 @@ struct AtcOptions {
   std::string dump_placement;
   std::string explain;
   std::string partition_report;
+
+  // Dynamic gears (GE's multi-batch).
+  std::string dynamic_batch_size;
+  std::string dynamic_image_size;
+  std::string dynamic_dims;
+  std::string input_format;
 };
 
 void register_core_options(CLI::App& app, AtcOptions& options);
 void register_pipeline_options(CLI::App& app, AtcOptions& options);
+void register_gear_options(CLI::App& app, AtcOptions& options);
 
 // Splits --options values ("k=v;k=v") into pairs; a value may be empty, a key may not.
 sdk::Status parse_ge_options(const std::vector<std::string>& values,

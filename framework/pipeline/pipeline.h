@@ -2,6 +2,7 @@
 // order of the [[pipeline]] array, with timing, per-entry verification and graph dumps.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,6 +24,8 @@ struct PipelineSettings {
   std::optional<bool> verify_each;
   std::optional<bool> timing;
   std::optional<std::string> dump_graph;
+  // What PassContext::reimport_with_input_shapes does (atc: import the model again with those shapes).
+  std::function<sdk::Status(const sdk::InputDims&, std::unique_ptr<sdk::Graph>*)> reimport;
 };
 
 struct EntryReport {
@@ -71,6 +74,7 @@ class Pipeline {
   bool verify_each_ = false;
   bool timing_ = false;
   std::string dump_dir_;
+  std::function<sdk::Status(const sdk::InputDims&, std::unique_ptr<sdk::Graph>*)> reimport_;
 };
 
 // Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the

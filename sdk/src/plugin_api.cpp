@@ -4,12 +4,16 @@
 
 #include "graphsplit/sdk/context.h"
 #include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/pass.h"
 
 namespace graphsplit::sdk {
 
 PluginContext::~PluginContext() = default;
 PassContext::~PassContext() = default;
+Status PassContext::reimport_with_input_shapes(const InputDims&, std::unique_ptr<Graph>*) const {
+  return Status::unsupported("this host cannot re-run shape inference (it has no model source)");
+}
 Pass::~Pass() = default;
 Partitioner::~Partitioner() = default;
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../framework/onnx_builders.h"
+#include "model/om_io.h"
 #include "report/partition.pb.h"
 
 namespace graphsplit {
@@ -203,7 +204,7 @@ TEST_F(AtcTest, BadOptionValues) {
                "--framework=3 is not supported");
   expect_error("--model=" + model + " --output=" + path("o") + " --mode=7", "--mode=7 is not supported");
   expect_error("--model=" + model + " --output=" + path("o") + " --input_shape=x:1,two",
-               "dimension 'two' of input 'x' is not an integer");
+               "E10014: --input_shape dimension 'two' of input 'x' is not a number");
   expect_error("--model=" + model + " --output=" + path("o") + " --input_shape=q:1,4",
                "--input_shape names 'q', which is not an input of the model (inputs: x)");
   expect_error("--model=" + model, "--output is required");
@@ -425,6 +426,145 @@ TEST_F(AtcTest, UnplaceableNodeFailsWithEZ3003AndWritesNothing) {
   expect_error(
       "--model=" + model + " --output=" + path("o") + " --options='ge.exec.exclude_engines=AiCpu|HostCpu'",
       "EZ3003: no engine can run node 'sigmoid' (NonZero) in graph 'tiny'");
+}
+
+// ---- dynamic gears (multibatch.clone)
+
+const sdk::Node* find_case(const sdk::Graph& root) {
+  std::vector<const sdk::Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  for (const sdk::Graph* g : graphs) {
+    for (const sdk::Node* n : g->nodes()) {
+      if (n->type() == "Case" && n->attrs().get_bool("mbatch-inserted-node", false)) return n;
+    }
+  }
+  return nullptr;
+}
+
+// Every output descriptor of a graph and of the graphs nested under it that is not static.
+size_t dynamic_values(const sdk::Graph& g) {
+  size_t count = 0;
+  for (const sdk::Node* n : g.nodes()) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) count += n->output_desc(o).is_static() ? 0 : 1;
+    for (const sdk::Graph* sub : n->subgraphs()) count += dynamic_values(*sub);
+  }
+  return count;
+}
+
+TEST_F(AtcTest, GearOptionErrorsCarryGeCodesAndWriteNothing) {
+  const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx";
+  const std::string out = " --output=" + path("o");
+  expect_error(
+      "--model=" + model + out + " --input_shape=x:-1,3,-1,-1 --dynamic_batch_size=1,2 --dynamic_dims=1,2,3",
+      "E10009: --dynamic_batch_size, --dynamic_image_size and --dynamic_dims exclude each other");
+  expect_error("--model=" + model + out + " --dynamic_batch_size=1,2", "E10004: --input_shape is required");
+  expect_error("--model=" + model + out + " --input_shape=x:-1,3,-1,-1 --dynamic_dims='1,640,640;1,640'",
+               "E10003: --dynamic_dims gear '1,640' has 2 values but --input_shape has 3 -1 dimensions");
+  expect_error("--model=" + model + out + " --input_shape=x:-1,3,640,640 --dynamic_batch_size=4",
+               "E10035: --dynamic_batch_size gives 1 gear(s); at least 2 are needed");
+  expect_error("--model=" + model + out + " --input_shape=x:1,3,-1,-1 --dynamic_image_size='640,640;960,960'",
+               "E10003: --dynamic_image_size needs --input_format=NCHW or NHWC");
+  expect_error("--model=" + model + out + " --input_shape=image:-1,3,640,640 --dynamic_batch_size=1,2",
+               "--input_shape names 'image', which is not an input of the model (inputs: x)");
+}
+
+TEST_F(AtcTest, DynamicDimsOnPpOcrDetGiveOneStaticBranchPerGear) {
+  const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx";
+  ASSERT_TRUE(fs::exists(model)) << "run scripts/fetch_models.sh";
+  const std::string args =
+      "--model=" + model + " --input_shape=x:-1,3,-1,-1 --dynamic_dims='1,640,640;1,960,960;4,640,640'";
+  Result r = atc(args + " --output=" + path("det") + " --partition_report=" + path("r.json"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(read_om_file(path("det.om"), &root).is_ok());
+  EXPECT_TRUE(root->attrs().get_bool("_enable_dynamic_batch", false));
+  const sdk::Node* c = find_case(*root);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->attrs().get_int("_batch_num", 0), 3);
+  EXPECT_EQ(c->attrs().get_string("mbatch_dynamic_type"), "DYNAMIC_DIMS");
+  const std::vector<std::vector<int64_t>> gears = {{1, 640, 640}, {1, 960, 960}, {4, 640, 640}};
+  const std::vector<sdk::Graph*> branches = c->subgraphs();
+  ASSERT_EQ(branches.size(), 3u);
+  for (size_t g = 0; g < 3; ++g) {
+    SCOPED_TRACE(g);
+    const sdk::AttrValue* pred = c->attrs().get("_pred_value_" + std::to_string(g));
+    ASSERT_TRUE(pred && pred->as_ints());
+    EXPECT_EQ(*pred->as_ints(), gears[g]);
+    EXPECT_EQ(branches[g]->name(), "Batch_" + std::to_string(g));
+    EXPECT_FALSE(branches[g]->attrs().get_bool("_is_unknown_shape", true));
+    EXPECT_EQ(dynamic_values(*branches[g]), 0u) << "a branch must be fully static";
+    bool found = false;
+    for (const sdk::Node* n : branches[g]->nodes()) {
+      if (n->name() == "x_ascend_mbatch_batch_" + std::to_string(g)) {
+        found = true;
+        EXPECT_EQ(n->output_desc(0).shape.dims(),
+                  (std::vector<int64_t>{gears[g][0], 3, gears[g][1], gears[g][2]}));
+      }
+    }
+    EXPECT_TRUE(found);
+  }
+  // The root Data takes the gear with the most elements (4x3x640x640).
+  EXPECT_EQ(root->find_node("x")->output_desc(0).shape.dims(), (std::vector<int64_t>{4, 3, 640, 640}));
+  EXPECT_NE(slurp(path("r.json")).find("\"case_branch\": \"3\""), std::string::npos);
+  // Deterministic.
+  ASSERT_EQ(atc(args + " --output=" + path("again")).code, 0);
+  EXPECT_EQ(slurp(path("det.om")), slurp(path("again.om")));
+}
+
+TEST_F(AtcTest, DynamicBatchSizeOnACnnGivesFourStaticBranches) {
+  const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx";
+  Result r = atc("--model=" + model + " --output=" + path("b") +
+                 " --input_shape=x:-1,3,320,320 --dynamic_batch_size=1,4,8,16");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(read_om_file(path("b.om"), &root).is_ok());
+  const sdk::Node* c = find_case(*root);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->attrs().get_string("mbatch_dynamic_type"), "DYNAMIC_BATCH");
+  ASSERT_EQ(c->subgraphs().size(), 4u);
+  const int64_t batches[] = {1, 4, 8, 16};
+  for (size_t g = 0; g < 4; ++g) {
+    EXPECT_EQ(dynamic_values(*c->subgraphs()[g]), 0u) << g;
+    // The model's output in this branch: batch b, one channel, the full 320x320 map.
+    for (const sdk::Node* n : c->subgraphs()[g]->nodes()) {
+      if (n->type() != "NetOutput") continue;
+      const sdk::OutPort p = n->input(0);
+      EXPECT_EQ(p.node->output_desc(p.index).shape.dims(), (std::vector<int64_t>{batches[g], 1, 320, 320}));
+    }
+  }
+  EXPECT_EQ(root->find_node("x")->output_desc(0).shape.dims(), (std::vector<int64_t>{16, 3, 320, 320}));
+}
+
+TEST_F(AtcTest, SileroWithDynamicDimsKeepsItsIfNodesInsideEachBranch) {
+  const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/silero_vad_v5.onnx";
+  Result r = atc("--model=" + model + " --output=" + path("s") +
+                 " --input_shape='input:1,-1;state:2,1,128;sr:' --dynamic_dims='512;1024;1536'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(read_om_file(path("s.om"), &root).is_ok());
+  const sdk::Node* c = find_case(*root);
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ(c->subgraphs().size(), 3u);
+  // Every If of the model appears once per branch, its branches registered under the branch's copy.
+  size_t ifs = 0;
+  for (const sdk::Graph* g : root->subgraphs()) {
+    if (g->parent_node() && g->parent_node()->type() == "If") {
+      ++ifs;
+      const sdk::Graph* up = g;
+      while (up->parent_node() && up->parent_node() != c) up = up->parent_node()->owner();
+      EXPECT_EQ(up->parent_node(), c) << g->name() << " is not nested in a gear branch";
+    }
+  }
+  EXPECT_EQ(ifs, 3u * 50u);
+  for (size_t g = 0; g < 3; ++g) {
+    const sdk::Node* input = nullptr;
+    for (const sdk::Node* n : c->subgraphs()[g]->nodes()) {
+      if (n->name() == "input_ascend_mbatch_batch_" + std::to_string(g)) input = n;
+    }
+    ASSERT_NE(input, nullptr) << g;
+    EXPECT_EQ(input->output_desc(0).shape.dims(),
+              (std::vector<int64_t>{1, 512 * static_cast<int64_t>(g + 1)}));
+  }
 }
 
 }  // namespace

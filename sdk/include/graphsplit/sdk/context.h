@@ -2,18 +2,26 @@
 // valid only during the call that received the context (design guide, section 3.7).
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "graphsplit/sdk/export.h"
 #include "graphsplit/sdk/log.h"
 #include "graphsplit/sdk/op_table.h"
 #include "graphsplit/sdk/options.h"
+#include "graphsplit/sdk/status.h"
 
 namespace graphsplit::sdk {
 
 class Engine;
+class Graph;
+
+// Input name -> static dims (empty = scalar).
+using InputDims = std::vector<std::pair<std::string, std::vector<int64_t>>>;
 
 // Given to a component's constructor.
 class GS_SDK_API PluginContext {
@@ -45,6 +53,10 @@ class GS_SDK_API PassContext {
   // The enabled engines.
   virtual std::vector<EngineRef> engines() const = 0;
   virtual void log(LogLevel level, std::string_view message) const = 0;
+  // The host's shape inference, run again: the model being compiled imported anew with these input shapes,
+  // through the same operator-schema inference as the first import (a pass that needs static shapes per
+  // gear copies them by node name). Default, and a host without a model source: unsupported.
+  virtual Status reimport_with_input_shapes(const InputDims& inputs, std::unique_ptr<Graph>* root) const;
 };
 
 }  // namespace graphsplit::sdk
