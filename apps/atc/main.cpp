@@ -163,11 +163,14 @@ Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_
   GS_RETURN_IF_ERROR(gear_options(o, &settings.ge_overrides));
   GS_RETURN_IF_ERROR(parse_ge_options(o.ge_options, &settings.ge_overrides));
   if (!o.model.empty()) {
-    // The multi-batch pass re-infers each gear's shapes through the same import.
-    settings.reimport = [&o](const sdk::InputDims& inputs, std::unique_ptr<sdk::Graph>* root) {
-      OnnxImportOptions import;
-      for (const auto& [name, dims] : inputs) import.input_shapes.push_back({name, dims});
-      return import_onnx_file(o.model, import, root);
+    // The multi-batch pass re-runs the import's shape inference per gear; the model is parsed once, on first
+    // use.
+    auto inferencer = std::make_shared<std::unique_ptr<ShapeInferencer>>();
+    settings.infer_shapes = [&o, inferencer](const sdk::InputDims& inputs, sdk::ValueDescs* out) {
+      if (!*inferencer) GS_RETURN_IF_ERROR(ShapeInferencer::open(o.model, inferencer.get()));
+      std::vector<InputShapeOverride> shapes;
+      for (const auto& [name, dims] : inputs) shapes.push_back({name, dims});
+      return (*inferencer)->infer(shapes, out);
     };
   }
   settings.verify_each = o.verify_each;

@@ -120,6 +120,7 @@ class TensorReader {
   TensorReader(std::string source, std::string base_dir)
       : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
 
+
   Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
     const int32_t dt = t.data_type();
     if (dt <= 0 || dt > sdk::kMaxDataType) {
@@ -785,6 +786,88 @@ Status import_onnx_file(const std::string& path, const OnnxImportOptions& option
   GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
   const fs::path p(path);
   return import_onnx_bytes(bytes, path, p.has_parent_path() ? p.parent_path().string() : ".", options, root);
+}
+
+// ------------------------------------------------------------------ shape inference for other input shapes
+
+namespace {
+
+// Tensors up to this size keep their data: shape computation (Reshape targets, Resize scales, Slice bounds)
+// reads small constants; weights are never needed to infer a shape.
+constexpr size_t kKeptTensorBytes = 4096;
+
+void strip_tensor(onnx::TensorProto* t) {
+  if (t->has_raw_data() && t->raw_data().size() > kKeptTensorBytes) t->set_raw_data(std::string());
+}
+
+void strip_graph(onnx::GraphProto* g) {
+  for (auto& t : *g->mutable_initializer()) strip_tensor(&t);
+  for (auto& n : *g->mutable_node()) {
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_t()) strip_tensor(a.mutable_t());
+      if (a.has_g()) strip_graph(a.mutable_g());
+      for (auto& sub : *a.mutable_graphs()) strip_graph(&sub);
+    }
+  }
+}
+
+void collect_types(const onnx::GraphProto& g, sdk::ValueDescs* out) {
+  for (const auto& t : g.initializer()) {
+    sdk::TensorDesc d;
+    d.dtype = static_cast<sdk::DataType>(t.data_type());
+    d.shape = sdk::Shape(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
+    (*out)[t.name()] = d;
+  }
+  for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+    for (const auto& vi : *list) {
+      if (vi.has_type()) (*out)[vi.name()] = desc_of(&vi.type());
+    }
+  }
+  for (const auto& n : g.node()) {
+    for (const auto& a : n.attribute()) {
+      if (a.has_t() && n.op_type() == "Constant" && n.output_size() == 1) {
+        sdk::TensorDesc d;
+        d.dtype = static_cast<sdk::DataType>(a.t().data_type());
+        d.shape = sdk::Shape(std::vector<int64_t>(a.t().dims().begin(), a.t().dims().end()));
+        (*out)[n.output(0)] = d;
+      }
+      if (a.has_g()) collect_types(a.g(), out);
+      for (const auto& sub : a.graphs()) collect_types(sub, out);
+    }
+  }
+}
+
+}  // namespace
+
+struct ShapeInferencer::Impl {
+  std::string source;
+  onnx::ModelProto stripped;
+};
+
+ShapeInferencer::ShapeInferencer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ShapeInferencer::~ShapeInferencer() = default;
+
+Status ShapeInferencer::open(const std::string& path, std::unique_ptr<ShapeInferencer>* out) {
+  std::string bytes;
+  GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
+  auto impl = std::make_unique<Impl>();
+  impl->source = path;
+  if (!impl->stripped.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::invalid_argument(path + ": not a valid ONNX model (protobuf parse failed)");
+  }
+  GS_RETURN_IF_ERROR(check_model_header(impl->stripped, path));
+  strip_graph(impl->stripped.mutable_graph());
+  *out = std::unique_ptr<ShapeInferencer>(new ShapeInferencer(std::move(impl)));
+  return Status::ok();
+}
+
+Status ShapeInferencer::infer(const std::vector<InputShapeOverride>& input_shapes, sdk::ValueDescs* out) const {
+  onnx::ModelProto model = impl_->stripped;
+  GS_RETURN_IF_ERROR(apply_input_shapes(&model, input_shapes, impl_->source));
+  infer_shapes(&model, impl_->source);
+  out->clear();
+  collect_types(model.graph(), out);
+  return Status::ok();
 }
 
 }  // namespace graphsplit

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graphsplit/sdk/context.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/status.h"
 
@@ -32,5 +33,20 @@ sdk::Status import_onnx_file(const std::string& path, const OnnxImportOptions& o
 // `source` names the model in messages; `base_dir` resolves external tensor data.
 sdk::Status import_onnx_bytes(std::string_view bytes, const std::string& source, const std::string& base_dir,
                               const OnnxImportOptions& options, std::unique_ptr<sdk::Graph>* root);
+
+// The model's shape inference run again with other input shapes (the multi-batch pass asks once per gear):
+// parsed once; tensors over 4 KiB lose their bytes first, since no shape computation reads weights. Gives the
+// descriptor of every value by name, the same names the import gives nodes' outputs.
+class ShapeInferencer {
+ public:
+  static sdk::Status open(const std::string& path, std::unique_ptr<ShapeInferencer>* out);
+  ~ShapeInferencer();
+  sdk::Status infer(const std::vector<InputShapeOverride>& input_shapes, sdk::ValueDescs* out) const;
+
+ private:
+  struct Impl;
+  explicit ShapeInferencer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace graphsplit

@@ -27,14 +27,13 @@ std::string plugin_label(const LoadedLibrary& lib) {
 
 class HostPassContext final : public sdk::PassContext {
  public:
-  using Reimport = std::function<Status(const sdk::InputDims&, std::unique_ptr<sdk::Graph>*)>;
+  using Infer = std::function<Status(const sdk::InputDims&, sdk::ValueDescs*)>;
   HostPassContext(std::string who, const sdk::OptionValues& options, const sdk::OptionValues& ge,
-                  std::vector<sdk::EngineRef> engines, const Reimport* reimport = nullptr)
-      : who_(std::move(who)), options_(options), ge_(ge), engines_(std::move(engines)), reimport_(reimport) {}
-  Status reimport_with_input_shapes(const sdk::InputDims& inputs,
-                                    std::unique_ptr<sdk::Graph>* root) const override {
-    if (!reimport_ || !*reimport_) return sdk::PassContext::reimport_with_input_shapes(inputs, root);
-    return (*reimport_)(inputs, root);
+                  std::vector<sdk::EngineRef> engines, const Infer* infer = nullptr)
+      : who_(std::move(who)), options_(options), ge_(ge), engines_(std::move(engines)), infer_(infer) {}
+  Status infer_value_shapes(const sdk::InputDims& inputs, sdk::ValueDescs* out) const override {
+    if (!infer_ || !*infer_) return sdk::PassContext::infer_value_shapes(inputs, out);
+    return (*infer_)(inputs, out);
   }
   const sdk::OptionValues& options() const override { return options_; }
   const sdk::OptionValues& ge_options() const override { return ge_; }
@@ -46,7 +45,7 @@ class HostPassContext final : public sdk::PassContext {
   const sdk::OptionValues& options_;
   const sdk::OptionValues& ge_;
   std::vector<sdk::EngineRef> engines_;
-  const Reimport* reimport_;
+  const Infer* infer_;
 };
 
 std::string literal(const AttrValue& v) {
@@ -275,7 +274,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   p->verify_each_ = settings.verify_each.value_or(config.debug.verify_each);
   p->timing_ = settings.timing.value_or(config.debug.timing != "off");
   p->dump_dir_ = settings.dump_graph.value_or(config.debug.dump_graph);
-  p->reimport_ = settings.reimport;
+  p->infer_shapes_ = settings.infer_shapes;
   *out = std::move(p);
   return Status::ok();
 }
@@ -311,7 +310,7 @@ Status Pipeline::run(sdk::Graph& root) {
       reports_.push_back(report);
       continue;
     }
-    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &reimport_);
+    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_);
     const std::string what = "pipeline entry " + std::to_string(index) + " (" + stage->label + ")";
     bool changed = false;
     const auto start = std::chrono::steady_clock::now();

@@ -24,8 +24,8 @@ struct PipelineSettings {
   std::optional<bool> verify_each;
   std::optional<bool> timing;
   std::optional<std::string> dump_graph;
-  // What PassContext::reimport_with_input_shapes does (atc: import the model again with those shapes).
-  std::function<sdk::Status(const sdk::InputDims&, std::unique_ptr<sdk::Graph>*)> reimport;
+  // What PassContext::infer_value_shapes does (atc: the model's shape inference with those input shapes).
+  std::function<sdk::Status(const sdk::InputDims&, sdk::ValueDescs*)> infer_shapes;
 };
 
 struct EntryReport {
@@ -74,7 +74,7 @@ class Pipeline {
   bool verify_each_ = false;
   bool timing_ = false;
   std::string dump_dir_;
-  std::function<sdk::Status(const sdk::InputDims&, std::unique_ptr<sdk::Graph>*)> reimport_;
+  std::function<sdk::Status(const sdk::InputDims&, sdk::ValueDescs*)> infer_shapes_;
 };
 
 // Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the

@@ -11,7 +11,7 @@ namespace graphsplit::sdk {
 
 PluginContext::~PluginContext() = default;
 PassContext::~PassContext() = default;
-Status PassContext::reimport_with_input_shapes(const InputDims&, std::unique_ptr<Graph>*) const {
+Status PassContext::infer_value_shapes(const InputDims&, ValueDescs*) const {
   return Status::unsupported("this host cannot re-run shape inference (it has no model source)");
 }
 Pass::~Pass() = default;

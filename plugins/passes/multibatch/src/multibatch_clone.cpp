@@ -45,7 +45,9 @@ class Cloner {
 
   Status clone(const Graph& src, Graph& dst, const std::map<const Node*, int64_t>& data_index,
                const Node* skip = nullptr) {
-    std::map<const Node*, Node*> copy;
+    std::vector<Node*> copy(src.id_bound(), nullptr);  // by source node id
+    auto copy_of = [&](const Node* n) { return copy[static_cast<size_t>(n->id())]; };
+    created_.push_back(&dst);
     std::vector<const Node*> nodes;
     for (const Node* n : src.nodes()) {
       if (n != skip) nodes.push_back(n);
@@ -63,22 +65,21 @@ class Cloner {
         c->attrs().set(key, value);
       }
       if (to_data) c->attrs().set(std::string(sdk::attr::kParentNodeIndex), AttrValue::Int(it->second));
-      copy[n] = c;
-      origin_[c] = {&src, n->name()};
+      copy[static_cast<size_t>(n->id())] = c;
     }
     for (const Node* n : nodes) {
-      Node* c = copy.at(n);
+      Node* c = copy_of(n);
       if (data_index.count(n)) continue;
       for (size_t i = 0; i < n->num_inputs(); ++i) {
         const sdk::OutPort p = n->input(i);
         if (p.node)
-          GS_RETURN_IF_ERROR(dst.add_edge({copy.at(p.node), p.index}, {c, static_cast<int32_t>(i)}));
+          GS_RETURN_IF_ERROR(dst.add_edge({copy_of(p.node), p.index}, {c, static_cast<int32_t>(i)}));
       }
-      for (const Node* ctrl : n->control_inputs()) GS_RETURN_IF_ERROR(dst.add_control_edge(copy.at(ctrl), c));
+      for (const Node* ctrl : n->control_inputs()) GS_RETURN_IF_ERROR(dst.add_control_edge(copy_of(ctrl), c));
     }
     // Nested graphs: the copies are registered under the copied parent nodes.
     for (const Node* n : nodes) {
-      Node* c = copy.at(n);
+      Node* c = copy_of(n);
       for (const auto& [key, value] : n->attrs().entries()) {
         if (Graph* g = value.as_graph()) {
           Graph* sub = tree_.add_subgraph(tree_.unique_subgraph_name(g->name() + suffix_), c);
@@ -100,24 +101,22 @@ class Cloner {
     return Status::ok();
   }
 
-  // Shapes from the gear's own import: the same node of the same graph (by name) gives its output
-  // descriptors. Returns how many outputs stay non-static.
-  size_t adopt_shapes(const Graph& gear_root, const Graph& original_root) {
+  // Shapes from the gear's own inference: each copied output takes the descriptor of the value of its name.
+  // Returns how many outputs stay non-static.
+  size_t adopt_shapes(const sdk::ValueDescs& values) {
     size_t unknown = 0;
-    for (auto& [copy, from] : origin_) {
-      const Graph* g =
-          from.first == &original_root ? &gear_root : gear_root.find_subgraph(from.first->name());
-      const Node* twin = g ? g->find_node(from.second) : nullptr;
-      if (twin && twin->num_outputs() == copy->num_outputs()) {
+    for (Graph* g : created_) {
+      for (Node* copy : g->nodes()) {
         for (size_t o = 0; o < copy->num_outputs(); ++o) {
-          sdk::TensorDesc d = twin->output_desc(o);
-          d.format = copy->output_desc(o).format;
-          copy->mutable_output_desc(o) = d;
+          auto it = values.find(copy->output_name(o));
+          if (it != values.end() && it->second.kind == copy->output_desc(o).kind) {
+            sdk::TensorDesc d = it->second;
+            d.format = copy->output_desc(o).format;
+            copy->mutable_output_desc(o) = d;
+          }
+          const sdk::TensorDesc& d = copy->output_desc(o);
+          if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) ++unknown;
         }
-      }
-      for (size_t o = 0; o < copy->num_outputs(); ++o) {
-        const sdk::TensorDesc& d = copy->output_desc(o);
-        if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) ++unknown;
       }
     }
     return unknown;
@@ -126,7 +125,7 @@ class Cloner {
  private:
   Graph& tree_;
   std::string suffix_;
-  std::map<Node*, std::pair<const Graph*, std::string>> origin_;
+  std::vector<Graph*> created_;  // the copies made, nested ones included
 };
 
 sdk::Tensor int32_tensor(std::vector<int64_t> dims, const std::vector<int64_t>& values) {
@@ -203,14 +202,14 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
     }
   }
 
-  // One import per gear: the host's shape inference with that gear's static input shapes.
+  // The host's shape inference, once per gear, with that gear's static input shapes.
   const size_t gears = per_gear.size();
-  std::vector<std::unique_ptr<Graph>> gear_roots(gears);
+  std::vector<sdk::ValueDescs> gear_values(gears);
   for (size_t g = 0; g < gears; ++g) {
     sdk::InputDims dims;
     for (size_t i = 0; i < request.inputs.size(); ++i)
       dims.emplace_back(request.inputs[i].name, per_gear[g][i]);
-    const Status s = ctx.reimport_with_input_shapes(dims, &gear_roots[g]);
+    const Status s = ctx.infer_value_shapes(dims, &gear_values[g]);
     if (!s.is_ok())
       return Status(s.code(),
                     "multi-batch: shape inference for gear " + std::to_string(g) + ": " + s.message());
@@ -236,7 +235,7 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
     if (!branch) return Status::internal("multi-batch: cannot register branch Batch_" + std::to_string(g));
     Cloner cloner(root, kSuffix + std::to_string(g));
     GS_RETURN_IF_ERROR(cloner.clone(root, *branch, routed, case_node));
-    const size_t unknown = cloner.adopt_shapes(*gear_roots[g], root);
+    const size_t unknown = cloner.adopt_shapes(gear_values[g]);
     if (unknown > 0) {
       ctx.log(sdk::LogLevel::kWarning,
               "gear " + std::to_string(g) + ": " + std::to_string(unknown) +

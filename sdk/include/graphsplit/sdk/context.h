@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "graphsplit/sdk/log.h"
 #include "graphsplit/sdk/op_table.h"
 #include "graphsplit/sdk/options.h"
+#include "graphsplit/sdk/ir/types.h"
 #include "graphsplit/sdk/status.h"
 
 namespace graphsplit::sdk {
@@ -22,6 +24,8 @@ class Graph;
 
 // Input name -> static dims (empty = scalar).
 using InputDims = std::vector<std::pair<std::string, std::vector<int64_t>>>;
+// Value (tensor) name -> descriptor.
+using ValueDescs = std::unordered_map<std::string, TensorDesc>;
 
 // Given to a component's constructor.
 class GS_SDK_API PluginContext {
@@ -53,10 +57,11 @@ class GS_SDK_API PassContext {
   // The enabled engines.
   virtual std::vector<EngineRef> engines() const = 0;
   virtual void log(LogLevel level, std::string_view message) const = 0;
-  // The host's shape inference, run again: the model being compiled imported anew with these input shapes,
-  // through the same operator-schema inference as the first import (a pass that needs static shapes per
-  // gear copies them by node name). Default, and a host without a model source: unsupported.
-  virtual Status reimport_with_input_shapes(const InputDims& inputs, std::unique_ptr<Graph>* root) const;
+  // The host's shape inference run again on the model being compiled, with these input shapes: the
+  // descriptor of every value (by its name, as nodes' output names give it), through the same
+  // operator-schema inference as the import. For passes that need each gear's static shapes. Default, and a
+  // host without a model source: unsupported.
+  virtual Status infer_value_shapes(const InputDims& inputs, ValueDescs* out) const;
 };
 
 }  // namespace graphsplit::sdk

@@ -2,6 +2,8 @@
 // directly (no host, no dlopen). Conformance tests load the built library through the real host instead.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,7 +36,12 @@ class TestPassContext final : public PassContext {
   const OptionValues& ge_options() const override { return ge_; }
   std::vector<EngineRef> engines() const override { return engines_; }
   void log(LogLevel, std::string_view message) const override { messages.emplace_back(message); }
+  Status infer_value_shapes(const InputDims& inputs, ValueDescs* out) const override {
+    return infer ? infer(inputs, out) : PassContext::infer_value_shapes(inputs, out);
+  }
   mutable std::vector<std::string> messages;
+  // What infer_value_shapes does; unset = unsupported, as a host without a model.
+  std::function<Status(const InputDims&, ValueDescs*)> infer;
 
  private:
   OptionValues options_;
