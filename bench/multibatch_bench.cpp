@@ -80,7 +80,8 @@ void BM_MultiBatchClone(benchmark::State& state) {
     std::vector<InputShapeOverride> shapes;
     for (const auto& [name, dims] : inputs) shapes.push_back({name, dims});
     const sdk::Status s = inferencer->infer(shapes, out);
-    reimport_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    reimport_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return s;
   };
   sdk::testing::TestPluginContext pc("clone");
@@ -92,7 +93,8 @@ void BM_MultiBatchClone(benchmark::State& state) {
     std::unique_ptr<sdk::Graph> root;
     OnnxImportOptions options;
     options.input_shapes.push_back({"x", {-1, 64}});
-    if (!import_onnx_bytes(bytes, "big.onnx", ".", options, &root).is_ok()) state.SkipWithError("import failed");
+    if (!import_onnx_bytes(bytes, "big.onnx", ".", options, &root).is_ok())
+      state.SkipWithError("import failed");
     reimport_ms = 0;
     inferencer.reset();
     const size_t before = mallinfo2().uordblks;
@@ -113,7 +115,12 @@ void BM_MultiBatchClone(benchmark::State& state) {
   state.counters["heap_MB"] = static_cast<double>(heap) / 1e6;
 }
 
-BENCHMARK(BM_MultiBatchClone)->Args({10'000, 16})->Args({100'000, 4})->Args({100'000, 16})->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_MultiBatchClone)
+    ->Args({10'000, 16})
+    ->Args({100'000, 4})
+    ->Args({100'000, 16})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace
 

@@ -120,7 +120,6 @@ class TensorReader {
   TensorReader(std::string source, std::string base_dir)
       : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
 
-
   Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
     const int32_t dt = t.data_type();
     if (dt <= 0 || dt > sdk::kMaxDataType) {
@@ -861,7 +860,8 @@ Status ShapeInferencer::open(const std::string& path, std::unique_ptr<ShapeInfer
   return Status::ok();
 }
 
-Status ShapeInferencer::infer(const std::vector<InputShapeOverride>& input_shapes, sdk::ValueDescs* out) const {
+Status ShapeInferencer::infer(const std::vector<InputShapeOverride>& input_shapes,
+                              sdk::ValueDescs* out) const {
   onnx::ModelProto model = impl_->stripped;
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, input_shapes, impl_->source));
   infer_shapes(&model, impl_->source);

@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "graphsplit/sdk/export.h"
+#include "graphsplit/sdk/ir/types.h"
 #include "graphsplit/sdk/log.h"
 #include "graphsplit/sdk/op_table.h"
 #include "graphsplit/sdk/options.h"
-#include "graphsplit/sdk/ir/types.h"
 #include "graphsplit/sdk/status.h"
 
 namespace graphsplit::sdk {
