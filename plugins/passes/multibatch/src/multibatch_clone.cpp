@@ -1,9 +1,11 @@
 #include "multibatch_clone.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/ir/topo.h"
@@ -204,15 +206,32 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
 
   // The host's shape inference, once per gear, with that gear's static input shapes.
   const size_t gears = per_gear.size();
+  // The first gear alone (the host may set itself up), the others on every core: the runs are independent.
   std::vector<sdk::ValueDescs> gear_values(gears);
-  for (size_t g = 0; g < gears; ++g) {
+  std::vector<Status> inferred(gears, Status::ok());
+  auto infer = [&](size_t g) {
     sdk::InputDims dims;
     for (size_t i = 0; i < request.inputs.size(); ++i)
       dims.emplace_back(request.inputs[i].name, per_gear[g][i]);
-    const Status s = ctx.infer_value_shapes(dims, &gear_values[g]);
-    if (!s.is_ok())
-      return Status(s.code(),
-                    "multi-batch: shape inference for gear " + std::to_string(g) + ": " + s.message());
+    inferred[g] = ctx.infer_value_shapes(dims, &gear_values[g]);
+  };
+  infer(0);
+  if (inferred[0].is_ok() && gears > 1) {
+    std::atomic<size_t> next{1};
+    std::vector<std::thread> workers;
+    const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), gears - 1);
+    for (size_t t = 0; t < n; ++t) {
+      workers.emplace_back([&] {
+        for (size_t g; (g = next.fetch_add(1)) < gears;) infer(g);
+      });
+    }
+    for (std::thread& w : workers) w.join();
+  }
+  for (size_t g = 0; g < gears; ++g) {
+    if (!inferred[g].is_ok()) {
+      return Status(inferred[g].code(), "multi-batch: shape inference for gear " + std::to_string(g) + ": " +
+                                            inferred[g].message());
+    }
   }
 
   // Direct outputs: a NetOutput input fed straight by a Data is wired from the root Data, not through the

@@ -59,8 +59,9 @@ class GS_SDK_API PassContext {
   virtual void log(LogLevel level, std::string_view message) const = 0;
   // The host's shape inference run again on the model being compiled, with these input shapes: the
   // descriptor of every value (by its name, as nodes' output names give it), through the same
-  // operator-schema inference as the import. For passes that need each gear's static shapes. Default, and a
-  // host without a model source: unsupported.
+  // operator-schema inference as the import. For passes that need each gear's static shapes. After a first
+  // call returned, calls may run on several threads at once. Default, and a host without a model source:
+  // unsupported.
   virtual Status infer_value_shapes(const InputDims& inputs, ValueDescs* out) const;
 };
 
