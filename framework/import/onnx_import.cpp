@@ -108,6 +108,20 @@ sdk::TensorDesc desc_of(const onnx::TypeProto* t) {
   return d;
 }
 
+bool valid_utf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (len == 0 || i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
 template <class T>
 void append_le(std::string* out, T v) {
   char b[sizeof(T)];
@@ -303,6 +317,10 @@ class Importer {
       opsets_[is_default_domain(o.domain()) ? "" : o.domain()] = o.version();
   }
 
+  // Every check that needs no shapes, over every graph, before shape inference runs (so that a broken model
+  // is refused with one message, not after inference warnings about it).
+  Status check_all() const { return check_tree(model_.graph()); }
+
   Status run(std::unique_ptr<sdk::Graph>* out) {
     const onnx::GraphProto& g = model_.graph();
     auto root = sdk::Graph::create(g.name().empty() ? "main" : g.name());
@@ -333,7 +351,72 @@ class Importer {
     return "node '" + (ir ? ir->name() : n.name()) + "' (" + n.op_type() + ")";
   }
 
+  // Names must be UTF-8 (the .om stores them as protobuf strings); declared shapes must be countable.
+  Status check_graph_text(const onnx::GraphProto& g) const {
+    auto bad_name = [&](const std::string& what, const std::string& name) {
+      std::string shown;
+      for (unsigned char c : name)
+        shown += (c >= 0x20 && c < 0x7f) ? std::string(1, static_cast<char>(c)) : "?";
+      return err("graph '" + shown_graph(g) + "': " + what + " '" + shown + "' is not valid UTF-8");
+    };
+    if (!valid_utf8(g.name())) return bad_name("graph name", g.name());
+    for (const auto& n : g.node()) {
+      if (!valid_utf8(n.name())) return bad_name("node name", n.name());
+      if (!valid_utf8(n.op_type())) return bad_name("operator type", n.op_type());
+      for (const auto& v : n.input()) {
+        if (!valid_utf8(v)) return bad_name("value name", v);
+      }
+      for (const auto& v : n.output()) {
+        if (!valid_utf8(v)) return bad_name("value name", v);
+      }
+      for (const auto& a : n.attribute()) {
+        if (!valid_utf8(a.name())) return bad_name("attribute name", a.name());
+      }
+    }
+    for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
+      for (const auto& vi : *list) {
+        if (!valid_utf8(vi.name())) return bad_name("value name", vi.name());
+        if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+        const auto& shape = vi.type().tensor_type().shape();
+        int64_t elements = 1;
+        bool known = true;
+        for (const auto& d : shape.dim()) {
+          if (!d.has_dim_value()) {
+            known = false;
+            continue;
+          }
+          if (d.dim_value() < 0) {
+            return err("graph '" + shown_graph(g) + "': value '" + vi.name() + "' has negative dimension " +
+                       std::to_string(d.dim_value()));
+          }
+          if (known && d.dim_value() > 0 &&
+              elements > std::numeric_limits<int64_t>::max() / 16 / d.dim_value()) {
+            return err("graph '" + shown_graph(g) + "': value '" + vi.name() +
+                       "' declares a shape too large to address (more than 2^59 elements)");
+          }
+          if (known) elements *= d.dim_value();
+        }
+      }
+    }
+    return Status::ok();
+  }
+
+  Status check_tree(const onnx::GraphProto& g) const {
+    GS_RETURN_IF_ERROR(check_graph_text(g));
+    for (const auto& n : g.node()) {
+      GS_RETURN_IF_ERROR(check_operator(n));
+      for (const auto& a : n.attribute()) {
+        if (a.has_g()) GS_RETURN_IF_ERROR(check_tree(a.g()));
+        for (const auto& sub : a.graphs()) GS_RETURN_IF_ERROR(check_tree(sub));
+      }
+    }
+    return Status::ok();
+  }
+
+  static std::string shown_graph(const onnx::GraphProto& g) { return valid_utf8(g.name()) ? g.name() : "?"; }
+
   Status build_graph(const onnx::GraphProto& g, Scope* s, int64_t formal_parent_offset) {
+    GS_RETURN_IF_ERROR(check_graph_text(g));
     for (const auto& vi : g.input()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.value_info()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.output()) s->types.emplace(vi.name(), &vi.type());
@@ -442,7 +525,7 @@ class Importer {
     return Status::ok();
   }
 
-  Status check_operator(const onnx::NodeProto& n) {
+  Status check_operator(const onnx::NodeProto& n) const {
     const std::string domain = is_default_domain(n.domain()) ? "" : n.domain();
     auto opset = opsets_.find(domain);
     const std::string shown = domain.empty() ? std::string(kDefaultDomain) : domain;
@@ -455,9 +538,19 @@ class Importer {
       return err("node '" + n.name() + "' (" + n.op_type() + ") uses operator domain '" + shown +
                  "', which is not supported; supported: ai.onnx, ai.onnx.ml, ai.onnx.preview.training");
     }
-    if (!onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain)) {
+    const onnx::OpSchema* schema =
+        onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
+    if (!schema) {
       return err("node '" + n.name() + "': operator '" + n.op_type() + "' is not defined in domain '" +
                  shown + "' at opset " + std::to_string(opset->second));
+    }
+    // The schema's own check: input and output counts, attribute names, types and required attributes.
+    try {
+      schema->Verify(n);
+    } catch (const std::exception& e) {
+      std::string why = e.what();
+      if (const size_t cut = why.find("\n\n==>"); cut != std::string::npos) why.resize(cut);
+      return err("node '" + n.name() + "' (" + n.op_type() + "): " + why);
     }
     return Status::ok();
   }
@@ -771,9 +864,12 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Status::invalid_argument(
-        source + ": not a valid ONNX model (protobuf parse failed; truncated or not an .onnx file?)");
+        source +
+        ": not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or nested "
+        "deeper than protobuf's limit of 100 message levels)");
   }
   GS_RETURN_IF_ERROR(check_model_header(model, source));
+  GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all());
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
   if (options.infer_shapes) infer_shapes(&model, source);
   return Importer(source, base_dir, model).run(root);

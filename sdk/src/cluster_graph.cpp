@@ -70,11 +70,16 @@ struct ClusterGraph::Impl {
   // backward search from `to` grow one node at a time, so the work is bounded by the smaller side. Returns
   // whether they meet; `forward_finished` says which side ran out first when they do not... or when asked to
   // run to completion (complete = true), which side completed, with its marks left in place.
-  bool bidirectional(Id from, Id to, bool complete, bool* forward_finished) const {
+  // Each step expands the side whose next cluster has fewer edges to scan, so a hub (a cluster with thousands
+  // of inputs) is scanned only if the other side cannot finish first. `skip_direct` ignores the edge from ->
+  // to itself (is there another path?).
+  bool bidirectional(Id from, Id to, bool complete, bool* forward_finished, bool skip_direct = false) const {
     const int64_t lo = rank[from], hi = rank[to];
     const uint32_t ef = new_epoch(), eb = new_epoch2();
     stack.assign(1, from);
     stack2.assign(1, to);
+    visited_f.assign(1, from);
+    visited_b.assign(1, to);
     mark[from] = ef;
     mark2[to] = eb;
     bool met = false;
@@ -83,10 +88,15 @@ struct ClusterGraph::Impl {
         *forward_finished = true;
         return met;
       }
-      {
+      if (stack2.empty()) {
+        *forward_finished = false;
+        return met;
+      }
+      if (out[stack.back()].size() <= in[stack2.back()].size()) {
         const Id n = stack.back();
         stack.pop_back();
         for (Id w : out[n]) {
+          if (w == to && skip_direct && n == from) continue;
           if (w == to || mark2[w] == eb) {
             met = true;
             if (!complete) return true;
@@ -94,17 +104,14 @@ struct ClusterGraph::Impl {
           if (w != to && mark[w] != ef && rank[w] < hi) {
             mark[w] = ef;
             stack.push_back(w);
+            visited_f.push_back(w);
           }
         }
-      }
-      if (stack2.empty()) {
-        *forward_finished = false;
-        return met;
-      }
-      {
+      } else {
         const Id n = stack2.back();
         stack2.pop_back();
         for (Id w : in[n]) {
+          if (w == from && skip_direct && n == to) continue;
           if (w == from || mark[w] == ef) {
             met = true;
             if (!complete) return true;
@@ -112,11 +119,13 @@ struct ClusterGraph::Impl {
           if (w != from && mark2[w] != eb && rank[w] > lo) {
             mark2[w] = eb;
             stack2.push_back(w);
+            visited_b.push_back(w);
           }
         }
       }
     }
   }
+  mutable std::vector<Id> visited_f, visited_b;  // what each side of the last bidirectional search marked
 
   // Every cluster on a path from `from` to `to`, both included, sorted; empty when there is no path.
   std::vector<Id> on_paths(Id from, Id to) const {
@@ -124,37 +133,37 @@ struct ClusterGraph::Impl {
     bool forward_finished = false;
     if (!bidirectional(from, to, true, &forward_finished)) return {};
     // The finished side holds every cluster that side can reach in the window; the path set is the part of it
-    // that the other endpoint reaches too, found by a search restricted to those marks.
+    // that reaches the other endpoint, decided inside that side alone (in rank order, each cluster looks at
+    // its own edges), so a hub endpoint is never scanned.
     std::vector<Id> result;
+    auto by_rank = [&](Id x, Id y) { return rank[x] < rank[y]; };
     if (forward_finished) {
-      const uint32_t ef = epoch, eb = new_epoch2();
-      stack2.assign(1, to);
-      mark2[to] = eb;
+      const uint32_t ef = epoch, ep = new_epoch2();  // mark2 == ep: on a path to `to`
+      std::vector<Id> side = visited_f;
+      std::sort(side.begin(), side.end(), by_rank);
+      mark2[to] = ep;
       result.push_back(to);
-      while (!stack2.empty()) {
-        const Id n = stack2.back();
-        stack2.pop_back();
-        for (Id w : in[n]) {
-          if (mark[w] == ef && mark2[w] != eb) {
-            mark2[w] = eb;
-            stack2.push_back(w);
-            result.push_back(w);
+      for (auto it = side.rbegin(); it != side.rend(); ++it) {
+        for (Id w : out[*it]) {
+          if (w == to || (mark[w] == ef && mark2[w] == ep)) {
+            mark2[*it] = ep;
+            result.push_back(*it);
+            break;
           }
         }
       }
     } else {
-      const uint32_t eb = epoch2, ef = new_epoch();
-      stack.assign(1, from);
-      mark[from] = ef;
+      const uint32_t eb = epoch2, ep = new_epoch();  // mark == ep: reached from `from`
+      std::vector<Id> side = visited_b;
+      std::sort(side.begin(), side.end(), by_rank);
+      mark[from] = ep;
       result.push_back(from);
-      while (!stack.empty()) {
-        const Id n = stack.back();
-        stack.pop_back();
-        for (Id w : out[n]) {
-          if ((mark2[w] == eb || w == to) && mark[w] != ef) {
-            mark[w] = ef;
-            stack.push_back(w);
-            result.push_back(w);
+      for (Id x : side) {
+        for (Id w : in[x]) {
+          if (w == from || (mark2[w] == eb && mark[w] == ep)) {
+            mark[x] = ep;
+            result.push_back(x);
+            break;
           }
         }
       }
@@ -242,22 +251,11 @@ struct ClusterGraph::Impl {
     const uint32_t ev = new_epoch();  // found by either search
     deltab.clear();
     deltaf.clear();
-    stack.clear();
-    stack2.clear();
-    for (Id c : set) {
-      for (Id w : out[c]) {
-        if (mark2[w] != em && mark[w] != ev && rank[w] < hi) {
-          mark[w] = ev;
-          stack.push_back(w);
-        }
-      }
-      for (Id w : in[c]) {
-        if (mark2[w] != em && mark[w] != ev && rank[w] > lo) {
-          mark[w] = ev;
-          stack2.push_back(w);
-        }
-      }
-    }
+    // Both searches start from the members themselves (expanding a member scans its edges, so a hub member is
+    // scanned only when its side is the cheaper one); members found again are skipped, and only non-members
+    // count in F and B.
+    stack.assign(set.begin(), set.end());
+    stack2.assign(set.begin(), set.end());
     // Convexity keeps F and B disjoint, so one mark serves both.
     bool forward_done = false;
     while (true) {
@@ -265,22 +263,21 @@ struct ClusterGraph::Impl {
         forward_done = true;
         break;
       }
-      {
+      if (stack2.empty()) break;
+      if (out[stack.back()].size() <= in[stack2.back()].size()) {
         const Id n = stack.back();
         stack.pop_back();
-        deltaf.push_back(n);
+        if (mark2[n] != em) deltaf.push_back(n);
         for (Id w : out[n]) {
           if (mark2[w] != em && mark[w] != ev && rank[w] < hi) {
             mark[w] = ev;
             stack.push_back(w);
           }
         }
-      }
-      if (stack2.empty()) break;
-      {
+      } else {
         const Id n = stack2.back();
         stack2.pop_back();
-        deltab.push_back(n);
+        if (mark2[n] != em) deltab.push_back(n);
         for (Id w : in[n]) {
           if (mark2[w] != em && mark[w] != ev && rank[w] > lo) {
             mark[w] = ev;
@@ -339,9 +336,17 @@ struct ClusterGraph::Impl {
       first[survivor] = std::min(first[survivor], first[c]);
     }
     auto rebuild = [&](std::vector<Id>& own, std::vector<Id>& added) {
-      std::erase_if(own, [&](Id x) { return mark2[x] == em; });
+      // Members leave the survivor's list one by one (binary search): a hub survivor is not rescanned per
+      // fold.
+      for (Id c : set) {
+        if (c != survivor) erase_sorted(own, c);
+      }
       if (added.empty()) return;
       std::sort(added.begin(), added.end());
+      if (added.size() * 16 < own.size()) {
+        for (Id x : added) insert_sorted(own, x);  // a few into a hub's long list: no full merge
+        return;
+      }
       const size_t mid = own.size();
       own.insert(own.end(), added.begin(), added.end());
       std::inplace_merge(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(mid), own.end());
@@ -455,6 +460,13 @@ bool ClusterGraph::has_edge(Id from, Id to) const {
   return Impl::contains(impl_->out[from], to);
 }
 
+size_t ClusterGraph::num_successors(Id c) const {
+  return impl_->out[c].size();
+}
+size_t ClusterGraph::num_predecessors(Id c) const {
+  return impl_->in[c].size();
+}
+
 std::vector<Node*> ClusterGraph::members(Id c) const {
   std::vector<uint32_t> p;
   p.reserve(impl_->count[c]);
@@ -498,12 +510,9 @@ ClusterGraph::Id ClusterGraph::try_merge(Id a, Id b) {
   Impl& m = *impl_;
   if (m.rank[a] > m.rank[b]) std::swap(a, b);  // a before b
   if (Impl::contains(m.out[a], b)) {
-    // The edge must be the only path: take it away and look for another.
-    m.remove_edge(a, b);
-    const bool other_path = m.reachable(a, b);
-    Impl::insert_sorted(m.out[a], b);
-    Impl::insert_sorted(m.in[b], a);
-    if (other_path) return kNone;
+    // The edge must be the only path: look for another one, ignoring the edge itself.
+    bool forward_finished = false;
+    if (m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
   } else if (m.reachable(a, b)) {
     return kNone;  // b cannot reach a: a comes first in the order
   }

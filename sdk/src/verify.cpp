@@ -1,6 +1,7 @@
 #include "graphsplit/sdk/ir/verify.h"
 
 #include <algorithm>
+#include <iterator>
 #include <unordered_set>
 
 #include "graphsplit/sdk/ir/topo.h"
@@ -16,12 +17,19 @@ Status fail(const Graph& g, const Node* n, const std::string& what) {
   return Status::failed_precondition("IR verification failed: " + where(g, n) + ": " + what);
 }
 
+// Linear in the edges (a hub with 100k consumers must not cost 100k^2): every edge is seen from both ends,
+// counted per producer output, and the consumer lists are checked for duplicates after a sort.
 Status verify_edges(const Graph& g) {
   size_t seen = 0;
+  std::vector<std::vector<size_t>> uses(g.id_bound());  // per node id and output: inputs that name it
+  std::vector<std::pair<int64_t, int64_t>> ctrl_out, ctrl_in;
   for (const Node* n : g.nodes()) {
     ++seen;
     if (n->owner() != &g) return fail(g, n, "owner pointer does not point at this graph");
     if (g.find_node(n->name()) != n) return fail(g, n, "name index disagrees (duplicate or renamed node)");
+    uses[static_cast<size_t>(n->id())].resize(n->num_outputs(), 0);
+  }
+  for (const Node* n : g.nodes()) {
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const OutPort p = n->input(i);
       if (!p.node) continue;
@@ -35,15 +43,11 @@ Status verify_edges(const Graph& g) {
                     "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
                         " of node '" + p.node->name() + "'");
       }
-      const auto& cons = p.node->consumers(p.index);
-      if (std::count(cons.begin(), cons.end(), InPort{const_cast<Node*>(n), static_cast<int32_t>(i)}) != 1) {
-        return fail(g, n,
-                    "input " + std::to_string(i) + " is not listed exactly once among the consumers of '" +
-                        p.node->name() + "' output " + std::to_string(p.index));
-      }
+      ++uses[static_cast<size_t>(p.node->id())][static_cast<size_t>(p.index)];
     }
     for (size_t o = 0; o < n->num_outputs(); ++o) {
-      for (const InPort& c : n->consumers(o)) {
+      const auto& cons = n->consumers(o);
+      for (const InPort& c : cons) {
         if (!c.node || c.node->owner() != &g) {
           return fail(g, n, "output " + std::to_string(o) + " feeds a node of another graph");
         }
@@ -54,21 +58,52 @@ Status verify_edges(const Graph& g) {
                           std::to_string(c.index) + ", which does not point back");
         }
       }
+      if (cons.size() > 1) {
+        std::vector<std::pair<int64_t, int32_t>> keys;
+        keys.reserve(cons.size());
+        for (const InPort& c : cons) keys.emplace_back(c.node->id(), c.index);
+        std::sort(keys.begin(), keys.end());
+        if (std::adjacent_find(keys.begin(), keys.end()) != keys.end())
+          return fail(g, n, "output " + std::to_string(o) + " lists a consumer twice");
+      }
     }
     for (const Node* c : n->control_outputs()) {
       if (c->owner() != &g) return fail(g, n, "control edge to a node of another graph");
-      const auto& back = c->control_inputs();
-      if (std::count(back.begin(), back.end(), n) != 1) {
-        return fail(g, n, "control edge to '" + c->name() + "' is not mirrored exactly once");
-      }
+      ctrl_out.emplace_back(n->id(), c->id());
     }
     for (const Node* p : n->control_inputs()) {
       if (p->owner() != &g) return fail(g, n, "control edge from a node of another graph");
-      const auto& back = p->control_outputs();
-      if (std::count(back.begin(), back.end(), n) != 1) {
-        return fail(g, n, "control edge from '" + p->name() + "' is not mirrored exactly once");
+      ctrl_in.emplace_back(p->id(), n->id());
+    }
+  }
+  // Every input is listed among its producer's consumers: each consumer entry points back (above) and there
+  // are as many entries as inputs naming the output.
+  for (const Node* n : g.nodes()) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      if (uses[static_cast<size_t>(n->id())][o] != n->consumers(o).size()) {
+        return fail(g, n,
+                    "output " + std::to_string(o) + " has " + std::to_string(n->consumers(o).size()) +
+                        " consumers listed but " + std::to_string(uses[static_cast<size_t>(n->id())][o]) +
+                        " inputs read it");
       }
     }
+  }
+  std::sort(ctrl_out.begin(), ctrl_out.end());
+  std::sort(ctrl_in.begin(), ctrl_in.end());
+  if (ctrl_out != ctrl_in || std::adjacent_find(ctrl_out.begin(), ctrl_out.end()) != ctrl_out.end()) {
+    // Name one offending edge.
+    std::vector<std::pair<int64_t, int64_t>> diff;
+    std::set_symmetric_difference(ctrl_out.begin(), ctrl_out.end(), ctrl_in.begin(), ctrl_in.end(),
+                                  std::back_inserter(diff));
+    if (diff.empty()) diff.push_back(*std::adjacent_find(ctrl_out.begin(), ctrl_out.end()));
+    const Node* a = nullptr;
+    const Node* b = nullptr;
+    for (const Node* n : g.nodes()) {
+      if (n->id() == diff.front().first) a = n;
+      if (n->id() == diff.front().second) b = n;
+    }
+    return fail(g, a ? a : b,
+                "control edge to '" + (b ? b->name() : std::string("?")) + "' is not mirrored exactly once");
   }
   if (seen != g.num_nodes()) {
     return Status::failed_precondition("IR verification failed: graph '" + g.name() +

@@ -96,7 +96,7 @@ class Splitter {
       if (!clusters_->is_live(c)) continue;
       std::vector<ClusterGraph::Id> parents = clusters_->predecessors(c);
       std::stable_sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
-        return clusters_->successors(a).size() < clusters_->successors(b).size();
+        return clusters_->num_successors(a) < clusters_->num_successors(b);
       });
       ClusterGraph::Id cur = c;
       for (ClusterGraph::Id p : parents) {

@@ -47,6 +47,8 @@ class GS_SDK_API ClusterGraph final {
   std::vector<Id> successors(Id c) const;
   std::vector<Id> predecessors(Id c) const;
   bool has_edge(Id from, Id to) const;
+  size_t num_successors(Id c) const;
+  size_t num_predecessors(Id c) const;
   // Live clusters in a topological order of the quotient graph.
   std::vector<Id> topological_order() const;
   int64_t rank(Id c) const;
