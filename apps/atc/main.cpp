@@ -52,6 +52,8 @@ Status check_framework(const AtcOptions& o, const std::string& path) {
 Status load_model(const AtcOptions& o, const std::string& path, std::unique_ptr<sdk::Graph>* root) {
   GS_RETURN_IF_ERROR(check_framework(o, path));
   OnnxImportOptions import;
+  import.max_nodes = o.max_nodes;
+  import.max_nesting_depth = o.max_nesting_depth;
   if (!o.input_shape.empty()) GS_RETURN_IF_ERROR(parse_input_shape(o.input_shape, &import.input_shapes));
   return import_onnx_file(path, import, root);
 }

@@ -58,6 +58,14 @@ void register_gear_options(CLI::App& app, AtcOptions& o) {
   app.add_option("--dynamic_dims", o.dynamic_dims,
                  "Gears of every -1 of --input_shape in order, e.g. \"1,640,640;4,960,960\"");
   app.add_option("--input_format", o.input_format, "Layout of the inputs: NCHW, NHWC or ND");
+  app.add_option("--max_nodes", o.max_nodes,
+                 "Refuse models with more nodes, inputs and initializers than this, in all graphs")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40));
+  app.add_option("--max_nesting_depth", o.max_nesting_depth,
+                 "Refuse models whose subgraphs nest deeper than this (GE: 25)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000));
 }
 
 sdk::Status parse_ge_options(const std::vector<std::string>& values,

@@ -47,6 +47,10 @@ struct AtcOptions {
   std::string dynamic_image_size;
   std::string dynamic_dims;
   std::string input_format;
+
+  // Resource limits.
+  int64_t max_nodes = 20'000'000;
+  int max_nesting_depth = 25;
 };
 
 void register_core_options(CLI::App& app, AtcOptions& options);

@@ -319,7 +319,11 @@ class Importer {
 
   // Every check that needs no shapes, over every graph, before shape inference runs (so that a broken model
   // is refused with one message, not after inference warnings about it).
-  Status check_all() const { return check_tree(model_.graph()); }
+  Status check_all(const OnnxImportOptions& limits) const {
+    int64_t nodes = 0;
+    GS_RETURN_IF_ERROR(check_tree(model_.graph(), 0, limits, &nodes));
+    return Status::ok();
+  }
 
   Status run(std::unique_ptr<sdk::Graph>* out) {
     const onnx::GraphProto& g = model_.graph();
@@ -401,13 +405,22 @@ class Importer {
     return Status::ok();
   }
 
-  Status check_tree(const onnx::GraphProto& g) const {
+  Status check_tree(const onnx::GraphProto& g, int depth, const OnnxImportOptions& limits, int64_t* nodes) const {
+    if (depth > limits.max_nesting_depth) {
+      return err("graph '" + shown_graph(g) + "' is nested " + std::to_string(depth) +
+                 " levels deep; the limit is " + std::to_string(limits.max_nesting_depth) + " (--max_nesting_depth)");
+    }
+    *nodes += g.node_size() + g.input_size() + g.initializer_size();
+    if (*nodes > limits.max_nodes) {
+      return err("the model has more than " + std::to_string(limits.max_nodes) +
+                 " nodes, inputs and initializers; the limit is --max_nodes=" + std::to_string(limits.max_nodes));
+    }
     GS_RETURN_IF_ERROR(check_graph_text(g));
     for (const auto& n : g.node()) {
       GS_RETURN_IF_ERROR(check_operator(n));
       for (const auto& a : n.attribute()) {
-        if (a.has_g()) GS_RETURN_IF_ERROR(check_tree(a.g()));
-        for (const auto& sub : a.graphs()) GS_RETURN_IF_ERROR(check_tree(sub));
+        if (a.has_g()) GS_RETURN_IF_ERROR(check_tree(a.g(), depth + 1, limits, nodes));
+        for (const auto& sub : a.graphs()) GS_RETURN_IF_ERROR(check_tree(sub, depth + 1, limits, nodes));
       }
     }
     return Status::ok();
@@ -869,7 +882,7 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
         "deeper than protobuf's limit of 100 message levels)");
   }
   GS_RETURN_IF_ERROR(check_model_header(model, source));
-  GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all());
+  GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all(options));
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
   if (options.infer_shapes) infer_shapes(&model, source);
   return Importer(source, base_dir, model).run(root);

@@ -23,6 +23,11 @@ struct OnnxImportOptions {
   // Applied to the graph inputs before shape inference (atc --input_shape).
   std::vector<InputShapeOverride> input_shapes;
   bool infer_shapes = true;
+  // Resource limits (atc --max_nodes, --max_nesting_depth): a model past them is refused before anything is
+  // built. Nesting counts graphs below the root (an If in the root's If branch is depth 2); GE refuses more
+  // than 25 levels.
+  int64_t max_nodes = 20'000'000;
+  int max_nesting_depth = 25;
 };
 
 // The newest ai.onnx opset the linked libonnx knows.
