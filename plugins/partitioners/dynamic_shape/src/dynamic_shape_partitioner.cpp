@@ -141,7 +141,6 @@ class Partition {
       mark_subgraphs();
       return Status::ok();
     }
-    for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
     graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
     GS_RETURN_IF_ERROR(sort_graph());
     unknown_.rekey(graph_.id_bound());
@@ -165,6 +164,9 @@ class Partition {
     }
     GS_RETURN_IF_ERROR(clusters_->check_invariants());
     GS_RETURN_IF_ERROR(build());
+    // What stayed in the graph (Data, NetOutput, stage calls) and the new calls live in a dynamic graph; the
+    // framed nodes got their frame's flag (written once, not twice: on large graphs this is a second's work).
+    for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
     mark_subgraphs();
     transfer_const_control_edges();
     return Status::ok();
