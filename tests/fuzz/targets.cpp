@@ -1,0 +1,76 @@
+// Fuzz targets: each entry point takes arbitrary bytes and must return a Status, never crash, hang or
+// allocate without bound. Built two ways (fuzz/CMakeLists.txt): with libFuzzer (clang, GRAPHSPLIT_FUZZ=ON,
+// scripts/fuzz.sh) for long runs, and with smoke_driver.cpp into the normal test suite for a bounded run on
+// every build.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/log.h"
+#include "config/config.h"
+#include "config/op_table_loader.h"
+#include "graphsplit/sdk/gears.h"
+#include "import/onnx_import.h"
+#include "model/om_io.h"
+
+namespace graphsplit::fuzz {
+namespace {
+// Warnings about each broken input would cost more than the input itself.
+const bool kQuiet = init_logging("null").is_ok();
+}  // namespace
+
+int onnx_import(const uint8_t* data, size_t size) {
+  std::unique_ptr<sdk::Graph> root;
+  OnnxImportOptions options;
+  options.max_nodes = 100000;  // keep one input's work bounded
+  (void)import_onnx_bytes(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.onnx",
+                          "/nonexistent", options, &root);
+  return 0;
+}
+
+int om_load(const uint8_t* data, size_t size) {
+  std::unique_ptr<sdk::Graph> root;
+  std::string json;
+  const std::string_view bytes(reinterpret_cast<const char*>(data), size);
+  if (parse_om(bytes, "fuzz.om", &root).is_ok()) (void)graph_to_json(*root, &json);
+  return 0;
+}
+
+int pipeline_toml(const uint8_t* data, size_t size) {
+  PipelineConfig config;
+  std::vector<Diagnostic> diags;
+  (void)parse_pipeline_config_text(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.toml",
+                                   &config, &diags);
+  return 0;
+}
+
+int op_table_toml(const uint8_t* data, size_t size) {
+  sdk::OpSupportTable table;
+  (void)parse_op_table(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.ops.toml", &table);
+  return 0;
+}
+
+// atc's gear options: the bytes split at '\n' into --input_shape, --dynamic_batch_size, --dynamic_image_size,
+// --dynamic_dims and --input_format.
+int gear_options(const uint8_t* data, size_t size) {
+  std::string text(reinterpret_cast<const char*>(data), size);
+  std::string parts[5];
+  size_t k = 0;
+  for (char c : text) {
+    if (c == '\n' && k < 4)
+      ++k;
+    else
+      parts[k] += c;
+  }
+  sdk::GearRequest request;
+  if (sdk::parse_gear_options({parts[0], parts[1], parts[2], parts[3], parts[4]}, &request).is_ok() &&
+      request.kind != sdk::GearKind::kNone) {
+    std::vector<std::vector<std::vector<int64_t>>> per_gear;
+    (void)sdk::distribute_gears(request, &per_gear);
+  }
+  return 0;
+}
+
+}  // namespace graphsplit::fuzz
