@@ -180,6 +180,17 @@ Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_
   if (!settings.verify_each) settings.verify_each = true;
 #endif
   if (o.timing) settings.timing = true;
+  settings.entry_time_limit_s = o.entry_timeout;
+  // Nothing is written before the pipeline ends, so stopping here leaves no output (a stale one is removed).
+  settings.on_time_limit = [output = o.output](const std::string& message) {
+    if (!output.empty()) {
+      std::error_code ec;
+      fs::remove(ends_with(output, ".om") ? output : output + ".om", ec);
+    }
+    std::fprintf(stderr, "atc: error: %s\n", message.c_str());
+    std::fflush(stderr);
+    std::_Exit(1);
+  };
   if (!o.dump_graph.empty()) settings.dump_graph = o.dump_graph;
   return Pipeline::create(config, settings, out, diags);
 }

@@ -45,6 +45,11 @@ void register_pipeline_options(CLI::App& app, AtcOptions& o) {
   app.add_option("--partition_report", o.partition_report,
                  "Write JSON: every graph (kind, static/dynamic, engine, stage, size), boundary edges and "
                  "partition decisions");
+  app.add_option("--entry_timeout", o.entry_timeout,
+                 "Seconds a pipeline entry may run; past it atc stops with an error naming the entry and its "
+                 "plugin (0 = no limit)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   app.add_option("--verify_each", o.verify_each,
                  "Run the IR verifier after every entry (true/false; default on in Debug builds)");
 }

@@ -36,6 +36,7 @@ struct AtcOptions {
   bool timing = false;
   std::string dump_graph;
   std::optional<bool> verify_each;
+  double entry_timeout = 0;  // seconds per pipeline entry; 0 = no limit
 
   // Explaining placement.
   std::string dump_placement;

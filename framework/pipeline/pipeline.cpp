@@ -4,9 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "common/atomic_file.h"
 #include "config/ge_options.h"
@@ -275,6 +279,8 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   p->timing_ = settings.timing.value_or(config.debug.timing != "off");
   p->dump_dir_ = settings.dump_graph.value_or(config.debug.dump_graph);
   p->infer_shapes_ = settings.infer_shapes;
+  p->entry_time_limit_s_ = settings.entry_time_limit_s;
+  p->on_time_limit_ = settings.on_time_limit;
   *out = std::move(p);
   return Status::ok();
 }
@@ -314,10 +320,37 @@ Status Pipeline::run(sdk::Graph& root) {
     const std::string what = "pipeline entry " + std::to_string(index) + " (" + stage->label + ")";
     bool changed = false;
     const auto start = std::chrono::steady_clock::now();
+    // The watchdog: a plugin call past the time limit is reported with its entry and plugin.
+    std::mutex watch_mutex;
+    std::condition_variable watch_cv;
+    bool finished = false;
+    std::thread watchdog;
+    if (entry_time_limit_s_ > 0) {
+      const std::string message = what + " (" + stage->info->library->label() +
+                                  ") exceeded the time limit of " +
+                                  std::to_string(static_cast<int64_t>(entry_time_limit_s_)) + " s";
+      watchdog = std::thread([&, message] {
+        std::unique_lock<std::mutex> lock(watch_mutex);
+        if (watch_cv.wait_for(lock, std::chrono::duration<double>(entry_time_limit_s_),
+                              [&] { return finished; }))
+          return;
+        if (on_time_limit_) on_time_limit_(message);
+        std::fprintf(stderr, "error: %s\n", message.c_str());
+        std::_Exit(1);
+      });
+    }
     Status s = guarded(*stage->info->library, what, [&] {
       return stage->entry.is_pass ? stage->pass->run(root, ctx, &changed)
                                   : stage->partitioner->partition(root, ctx, &changed);
     });
+    if (watchdog.joinable()) {
+      {
+        const std::lock_guard<std::mutex> lock(watch_mutex);
+        finished = true;
+      }
+      watch_cv.notify_all();
+      watchdog.join();
+    }
     report.milliseconds =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     report.ran = true;

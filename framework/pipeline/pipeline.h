@@ -26,6 +26,12 @@ struct PipelineSettings {
   std::optional<std::string> dump_graph;
   // What PassContext::infer_value_shapes does (atc: the model's shape inference with those input shapes).
   std::function<sdk::Status(const sdk::InputDims&, sdk::ValueDescs*)> infer_shapes;
+  // A plugin call that runs longer than this (seconds; 0 = no limit) cannot be stopped safely in-process: the
+  // watchdog reports the entry and its plugin through `on_time_limit`, which must not return (atc prints the
+  // error and exits 1; nothing has been written at that point). Without a callback the process exits 1 after
+  // printing the message.
+  double entry_time_limit_s = 0;
+  std::function<void(const std::string& message)> on_time_limit;
 };
 
 struct EntryReport {
@@ -75,6 +81,8 @@ class Pipeline {
   bool timing_ = false;
   std::string dump_dir_;
   std::function<sdk::Status(const sdk::InputDims&, sdk::ValueDescs*)> infer_shapes_;
+  double entry_time_limit_s_ = 0;
+  std::function<void(const std::string&)> on_time_limit_;
 };
 
 // Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the

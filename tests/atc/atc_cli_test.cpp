@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -414,6 +415,23 @@ TEST_F(AtcTest, AFailingEngineOptimiseHookStopsAtcWithTheEngineAndSubgraphAndWri
         "engine 'FUSING_TEST' optimising subgraph 'partition0_rank1_new_sub_graph1' of graph 'tiny'");
     fs::remove(path("p.toml"));
   }
+}
+
+TEST_F(AtcTest, AnEntryPastTheTimeLimitStopsAtcNamingTheEntryAndPlugin) {
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_node(1)->set_op_type("Relu");
+  const std::string model = write_model("relu.onnx", m);
+  std::ofstream(path("p.toml"))
+      << "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"fusing_test\", "
+         "\"partition_engine\"]\n[engines.FUSING_TEST]\noptions = { behaviour = \"sleep\" "
+         "}\n[[pipeline]]\npass = \"placement.engine_place\"\n[[pipeline]]\npartition = "
+         "\"engine\"\n";
+  const auto start = std::chrono::steady_clock::now();
+  expect_error(
+      "--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") + " --entry_timeout=1",
+      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI 1.0) exceeded "
+      "the time limit of 1 s");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
 }
 
 TEST_F(AtcTest, UnplaceableNodeFailsWithEZ3003AndWritesNothing) {

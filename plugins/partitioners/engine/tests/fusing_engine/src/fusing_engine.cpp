@@ -1,7 +1,9 @@
 // A test engine for the engine partitioner. Its optimise hook folds Relu(Relu(x)) into Relu(x), a rewrite
 // that keeps the result, so that tests can see an engine's change survive the merge-back. Option `behaviour`
 // makes it misbehave instead: "fail" returns an error, "throw" throws, "break" leaves a cycle behind.
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/plugin.h"
@@ -21,6 +23,10 @@ class FusingEngine final : public graphsplit::sdk::Engine {
     *changed = false;
     if (behaviour_ == "fail") return Status::internal("refusing on purpose");
     if (behaviour_ == "throw") throw std::runtime_error("thrown on purpose");
+    if (behaviour_ == "sleep") {  // a hook that never finishes in time (the host's --entry_timeout stops it)
+      std::this_thread::sleep_for(std::chrono::seconds(60));
+      return Status::ok();
+    }
     if (behaviour_ == "break") {
       std::vector<Node*> nodes = subgraph.node_list();
       if (nodes.size() >= 2) {
@@ -53,7 +59,8 @@ class FusingEngine final : public graphsplit::sdk::Engine {
 };
 
 constexpr gs_option_desc kOptions[] = {
-    {"behaviour", GS_OPT_ENUM, "\"fuse\"", 1, 0, "fuse|fail|throw|break", "What optimize() does", nullptr},
+    {"behaviour", GS_OPT_ENUM, "\"fuse\"", 1, 0, "fuse|fail|throw|break|sleep", "What optimize() does",
+     nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT("FUSING_TEST", "Test engine: fuses Relu(Relu(x)) in its optimise hook", FusingEngine,
