@@ -27,6 +27,7 @@
 
 #include "common/atomic_file.h"
 #include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/strings.h"
 
 namespace graphsplit {
 namespace {
@@ -106,20 +107,6 @@ sdk::TensorDesc desc_of(const onnx::TypeProto* t) {
     }
   }
   return d;
-}
-
-bool valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
 }
 
 template <class T>
@@ -363,23 +350,23 @@ class Importer {
         shown += (c >= 0x20 && c < 0x7f) ? std::string(1, static_cast<char>(c)) : "?";
       return err("graph '" + shown_graph(g) + "': " + what + " '" + shown + "' is not valid UTF-8");
     };
-    if (!valid_utf8(g.name())) return bad_name("graph name", g.name());
+    if (!sdk::is_valid_utf8(g.name())) return bad_name("graph name", g.name());
     for (const auto& n : g.node()) {
-      if (!valid_utf8(n.name())) return bad_name("node name", n.name());
-      if (!valid_utf8(n.op_type())) return bad_name("operator type", n.op_type());
+      if (!sdk::is_valid_utf8(n.name())) return bad_name("node name", n.name());
+      if (!sdk::is_valid_utf8(n.op_type())) return bad_name("operator type", n.op_type());
       for (const auto& v : n.input()) {
-        if (!valid_utf8(v)) return bad_name("value name", v);
+        if (!sdk::is_valid_utf8(v)) return bad_name("value name", v);
       }
       for (const auto& v : n.output()) {
-        if (!valid_utf8(v)) return bad_name("value name", v);
+        if (!sdk::is_valid_utf8(v)) return bad_name("value name", v);
       }
       for (const auto& a : n.attribute()) {
-        if (!valid_utf8(a.name())) return bad_name("attribute name", a.name());
+        if (!sdk::is_valid_utf8(a.name())) return bad_name("attribute name", a.name());
       }
     }
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const auto& vi : *list) {
-        if (!valid_utf8(vi.name())) return bad_name("value name", vi.name());
+        if (!sdk::is_valid_utf8(vi.name())) return bad_name("value name", vi.name());
         if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
         const auto& shape = vi.type().tensor_type().shape();
         int64_t elements = 1;
@@ -405,15 +392,18 @@ class Importer {
     return Status::ok();
   }
 
-  Status check_tree(const onnx::GraphProto& g, int depth, const OnnxImportOptions& limits, int64_t* nodes) const {
+  Status check_tree(const onnx::GraphProto& g, int depth, const OnnxImportOptions& limits,
+                    int64_t* nodes) const {
     if (depth > limits.max_nesting_depth) {
       return err("graph '" + shown_graph(g) + "' is nested " + std::to_string(depth) +
-                 " levels deep; the limit is " + std::to_string(limits.max_nesting_depth) + " (--max_nesting_depth)");
+                 " levels deep; the limit is " + std::to_string(limits.max_nesting_depth) +
+                 " (--max_nesting_depth)");
     }
     *nodes += g.node_size() + g.input_size() + g.initializer_size();
     if (*nodes > limits.max_nodes) {
-      return err("the model has more than " + std::to_string(limits.max_nodes) +
-                 " nodes, inputs and initializers; the limit is --max_nodes=" + std::to_string(limits.max_nodes));
+      return err(
+          "the model has more than " + std::to_string(limits.max_nodes) +
+          " nodes, inputs and initializers; the limit is --max_nodes=" + std::to_string(limits.max_nodes));
     }
     GS_RETURN_IF_ERROR(check_graph_text(g));
     for (const auto& n : g.node()) {
@@ -426,7 +416,9 @@ class Importer {
     return Status::ok();
   }
 
-  static std::string shown_graph(const onnx::GraphProto& g) { return valid_utf8(g.name()) ? g.name() : "?"; }
+  static std::string shown_graph(const onnx::GraphProto& g) {
+    return sdk::is_valid_utf8(g.name()) ? g.name() : "?";
+  }
 
   Status build_graph(const onnx::GraphProto& g, Scope* s, int64_t formal_parent_offset) {
     GS_RETURN_IF_ERROR(check_graph_text(g));

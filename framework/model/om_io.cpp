@@ -7,6 +7,7 @@
 
 #include "common/atomic_file.h"
 #include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/strings.h"
 #include "model/om.pb.h"
 
 namespace graphsplit {
@@ -14,20 +15,6 @@ namespace {
 
 using sdk::AttrValue;
 using sdk::Status;
-
-bool is_valid_utf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (len == 0 || i + len > s.size()) return false;
-    for (size_t k = 1; k < len; ++k) {
-      if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-    }
-    i += len;
-  }
-  return true;
-}
 
 // ------------------------------------------------------------------ IR -> proto
 
@@ -59,7 +46,7 @@ void to_proto(const AttrValue& v, om::AttrValue* p) {
       break;
     case K::kString: {
       const std::string& s = std::get<3>(st);
-      if (is_valid_utf8(s))
+      if (sdk::is_valid_utf8(s))
         p->set_s(s);
       else
         p->set_raw(s);
@@ -76,7 +63,7 @@ void to_proto(const AttrValue& v, om::AttrValue* p) {
       break;
     case K::kStrings: {
       const auto& list = std::get<7>(st);
-      if (std::all_of(list.begin(), list.end(), [](const std::string& x) { return is_valid_utf8(x); })) {
+      if (std::all_of(list.begin(), list.end(), [](const std::string& x) { return sdk::is_valid_utf8(x); })) {
         auto* l = p->mutable_strings();
         for (const std::string& x : list) l->add_values(x);
       } else {

@@ -2,6 +2,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include "graphsplit/sdk/strings.h"
 #include "report/partition.pb.h"
 
 namespace graphsplit {
@@ -93,13 +94,7 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
     const sdk::AttrValue* parts = g->attrs().get("_engine_partitions");
     if (!parts || !parts->as_strings()) continue;
     for (const std::string& entry : *parts->as_strings()) {
-      std::vector<std::string> f;
-      for (size_t start = 0;;) {
-        const size_t bar = entry.find('|', start);
-        f.push_back(entry.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
-        if (bar == std::string::npos) break;
-        start = bar + 1;
-      }
+      const std::vector<std::string> f = sdk::split(entry, '|');
       if (f.size() != 4) continue;
       report::GraphEntry* e = r.add_graphs();
       e->set_name(f[0]);

@@ -4,22 +4,13 @@
 #include <charconv>
 #include <set>
 
+#include "graphsplit/sdk/strings.h"
+
 namespace graphsplit::sdk {
 namespace {
 
 Status err(const std::string& code, const std::string& what) {
   return Status::invalid_argument(code + ": " + what);
-}
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t end = s.find(sep, start);
-    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return out;
-    start = end + 1;
-  }
 }
 
 std::string trim(const std::string& s) {

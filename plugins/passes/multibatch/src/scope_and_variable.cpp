@@ -5,6 +5,7 @@
 #include <set>
 
 #include "graphsplit/sdk/partition_frames.h"
+#include "graphsplit/sdk/strings.h"
 
 namespace graphsplit::plugins::multibatch {
 namespace {
@@ -12,22 +13,12 @@ namespace {
 using sdk::AttrValue;
 using sdk::Graph;
 using sdk::Node;
+using sdk::split;
 using sdk::Status;
 
 constexpr const char* kScopeIndex = "_subgraph_multi_dims_index";
 constexpr const char* kScopeShape = "_subgraph_multi_dims_input_shape";
 constexpr const char* kScopeDims = "_subgraph_multi_dims_input_dims";
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t end = s.find(sep, start);
-    out.push_back(s.substr(start, end == std::string::npos ? std::string::npos : end - start));
-    if (end == std::string::npos) return out;
-    start = end + 1;
-  }
-}
 
 bool parse_int(std::string t, int64_t* v) {
   t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
