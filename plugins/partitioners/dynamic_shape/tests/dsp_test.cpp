@@ -40,13 +40,15 @@ Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
   return testing::add_net_output(g, inputs);
 }
 
-sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {},
-                      bool place = false) {
+// `options`: the partitioner's own options, as the inside of a TOML inline table.
+sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {}, bool place = false,
+                      const std::string& options = "") {
   const std::string text =
       std::string("schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"") +
       (place ? ", \"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", \"host_cpu\"" : "") + "]\n" +
       (place ? "[[pipeline]]\npass = \"placement.engine_place\"\n" : "") +
-      "[[pipeline]]\npartition = \"dynamic_shape\"\n";
+      "[[pipeline]]\npartition = \"dynamic_shape\"\n" +
+      (options.empty() ? "" : "options = { " + options + " }\n");
   return testing::run_pipeline(g, text, {GRAPHSPLIT_PLUGIN_DIR}, std::move(ge));
 }
 
@@ -139,10 +141,7 @@ TEST(DynamicShapePartitionerTest, KnownFirstStrategyHasNoPathAbsorption) {
             (std::vector<std::string>{"u1", "k1", "k2", "k3", "k4", "k5", "k6", "u2"}));
 
   auto known_first = build();
-  const std::string toml =
-      "schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"]\n[[pipeline]]\n"
-      "partition = \"dynamic_shape\"\noptions = { strategy = \"known_first\" }\n";
-  ASSERT_TRUE(testing::run_pipeline(*known_first, toml, {GRAPHSPLIT_PLUGIN_DIR}).is_ok());
+  ASSERT_TRUE(partition(*known_first, {}, false, "strategy = \"known_first\"").is_ok());
   ASSERT_EQ(known_first->subgraphs().size(), 3u);
   EXPECT_EQ(members(*known_first->subgraphs()[0]), std::vector<std::string>{"u1"});
   EXPECT_TRUE(unknown(*known_first->subgraphs()[0]));
@@ -153,10 +152,7 @@ TEST(DynamicShapePartitionerTest, KnownFirstStrategyHasNoPathAbsorption) {
 
   // With five static nodes the run is below 6 and is demoted; then it joins the dynamic clusters.
   auto small = build();
-  const std::string toml5 =
-      "schema_version = 1\n[plugins]\nrequired = [\"partition_dynamic_shape\"]\n[[pipeline]]\n"
-      "partition = \"dynamic_shape\"\noptions = { strategy = \"known_first\", known_first_limit = 7 }\n";
-  ASSERT_TRUE(testing::run_pipeline(*small, toml5, {GRAPHSPLIT_PLUGIN_DIR}).is_ok());
+  ASSERT_TRUE(partition(*small, {}, false, "strategy = \"known_first\", known_first_limit = 7").is_ok());
   ASSERT_EQ(small->subgraphs().size(), 1u);
   EXPECT_TRUE(unknown(*small->subgraphs()[0]));
 }
