@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/atomic_file.h"
+#include "common/install_paths.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "graphsplit/sdk/gears.h"
@@ -109,34 +110,12 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
   std::printf("wrote:     %s (%zu bytes)\n", om_path.c_str(), om_bytes);
 }
 
-fs::path exe_dir() {
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path(".") : self.parent_path();
-}
-
-std::vector<std::string> builtin_plugin_paths() {
-  return {(exe_dir() / ".." / "lib" / "graphsplit" / "plugins").lexically_normal().string()};
-}
-
 std::string pipeline_path(const AtcOptions& o) {
-  return o.pipeline.empty()
-             ? (exe_dir() / ".." / "share" / "graphsplit" / "pipeline.toml").lexically_normal().string()
-             : o.pipeline;
+  return o.pipeline.empty() ? default_pipeline_path() : o.pipeline;
 }
 
 std::vector<std::string> plugin_paths(const AtcOptions& o) {
-  std::vector<std::string> out;
-  for (const std::string& v : o.plugin_paths) {
-    size_t start = 0;
-    while (start <= v.size()) {
-      size_t end = v.find(':', start);
-      if (end == std::string::npos) end = v.size();
-      if (end > start) out.push_back(v.substr(start, end - start));
-      start = end + 1;
-    }
-  }
-  return out;
+  return split_search_paths(o.plugin_paths);
 }
 
 // GE's V rules on the gear options, before any file is read; with gears, the options reach the multi-batch

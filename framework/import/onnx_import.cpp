@@ -182,7 +182,7 @@ class TensorReader {
   Status read_typed(const onnx::TensorProto& t, const std::string& what, sdk::DataType dtype, int64_t count,
                     std::string* bytes) const {
     using D = sdk::DataType;
-    bytes->reserve(static_cast<size_t>(count * sdk::element_size(dtype)));
+    // No reserve from the declared shape: a corrupt tensor may declare 2^62 elements and hold three.
     switch (dtype) {
       case D::kFloat:
       case D::kComplex64: {
@@ -968,6 +968,42 @@ Status ShapeInferencer::infer(const std::vector<InputShapeOverride>& input_shape
   infer_shapes(&model, impl_->source);
   out->clear();
   collect_types(model.graph(), out);
+  return Status::ok();
+}
+
+Status parse_tensor_proto(std::string_view bytes, const std::string& source, sdk::Tensor* out, std::string* name) {
+  onnx::TensorProto t;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) || !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Status::invalid_argument(source + ": not an ONNX TensorProto (protobuf parse failed)");
+  if (t.data_type() == 0)
+    return Status::invalid_argument(source + ": not an ONNX TensorProto (no data type; a sequence or map .pb?)");
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return Status::invalid_argument(source + ": external tensor data is not supported in input files");
+  TensorReader reader(source, {});
+  GS_RETURN_IF_ERROR(reader.read(t, "tensor '" + t.name() + "'", out));
+  if (name) *name = t.name();
+  return Status::ok();
+}
+
+Status read_tensor_proto_file(const std::string& path, sdk::Tensor* out, std::string* name) {
+  std::string bytes;
+  GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
+  return parse_tensor_proto(bytes, path, out, name);
+}
+
+Status serialize_tensor_proto(const sdk::Tensor& tensor, const std::string& name, std::string* bytes) {
+  onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(static_cast<int32_t>(tensor.desc().dtype));
+  for (int64_t d : tensor.desc().shape.dims()) t.add_dims(d);
+  if (tensor.desc().dtype == sdk::DataType::kString) {
+    std::vector<std::string> values;
+    if (!tensor.strings(&values)) return Status::invalid_argument("tensor '" + name + "' has corrupt strings");
+    for (const std::string& v : values) t.add_string_data(v);
+  } else {
+    t.set_raw_data(std::string(tensor.bytes()));
+  }
+  if (!t.SerializeToString(bytes)) return Status::internal("tensor '" + name + "' could not be serialized");
   return Status::ok();
 }
 

@@ -54,4 +54,10 @@ class ShapeInferencer {
   std::unique_ptr<Impl> impl_;
 };
 
+// ONNX TensorProto files (.pb, as in the ONNX test data): one tensor each. `source` names it in messages.
+sdk::Status parse_tensor_proto(std::string_view bytes, const std::string& source, sdk::Tensor* out,
+                               std::string* name);
+sdk::Status read_tensor_proto_file(const std::string& path, sdk::Tensor* out, std::string* name);
+sdk::Status serialize_tensor_proto(const sdk::Tensor& tensor, const std::string& name, std::string* bytes);
+
 }  // namespace graphsplit

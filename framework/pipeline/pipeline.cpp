@@ -478,4 +478,10 @@ std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
   return out.str();
 }
 
+sdk::Engine* Pipeline::find_engine(const std::string& name) const {
+  for (const auto& e : engines_)
+    if (e->info->name == name) return e->handle.get();
+  return nullptr;
+}
+
 }  // namespace graphsplit

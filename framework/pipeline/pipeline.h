@@ -62,6 +62,9 @@ class Pipeline {
   const std::vector<std::string>& search_paths() const { return search_paths_; }
   bool timing_enabled() const { return timing_; }
   const sdk::OptionValues& ge_options() const { return ge_options_; }
+  // The enabled engine of that name (its component name, e.g. "AIcoreEngine"); nullptr if none. The runtime
+  // compiles and runs segments with these objects.
+  sdk::Engine* find_engine(const std::string& name) const;
 
  private:
   struct Engine;

@@ -191,13 +191,11 @@ Status Engine::optimize(Graph&, PassContext&, bool* changed) {
   return Status::ok();
 }
 
-Status Engine::compile(const Graph& subgraph, std::string*) {
+Status Engine::compile(const Graph& subgraph, std::unique_ptr<Executable>*) {
   return {StatusCode::kNotImplemented,
           "this engine does not compile subgraphs (subgraph '" + subgraph.name() + "')"};
 }
 
-Status Engine::execute(const std::string&, const std::vector<Tensor>&, std::vector<Tensor>*) {
-  return {StatusCode::kNotImplemented, "this engine does not execute subgraphs"};
-}
+Executable::~Executable() = default;
 
 }  // namespace graphsplit::sdk

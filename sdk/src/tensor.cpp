@@ -1,11 +1,27 @@
 #include "graphsplit/sdk/ir/tensor.h"
 
+#include <cstdint>
 #include <cstring>
 
 namespace graphsplit::sdk {
 
-Tensor::Tensor(TensorDesc desc, std::string bytes)
-    : desc_(std::move(desc)), data_(std::make_shared<const std::string>(std::move(bytes))) {}
+Tensor::Tensor(TensorDesc desc, std::string bytes) : desc_(std::move(desc)), size_(bytes.size()) {
+  auto owner = std::make_shared<const std::string>(std::move(bytes));
+  const char* p = owner->data();
+  data_ = std::shared_ptr<const char>(std::move(owner), p);
+}
+
+Tensor::Tensor(TensorDesc desc, std::shared_ptr<const char> data, size_t size)
+    : desc_(std::move(desc)), data_(std::move(data)), size_(size) {}
+
+Tensor Tensor::allocate(TensorDesc desc, size_t size, char** writable) {
+  // 64-byte alignment for vectorised kernels; make_shared_for_overwrite skips zero-filling.
+  std::shared_ptr<char[]> buffer = std::make_shared_for_overwrite<char[]>(size + 64);
+  auto address = reinterpret_cast<uintptr_t>(buffer.get());
+  char* aligned = buffer.get() + ((64 - address % 64) % 64);
+  *writable = aligned;
+  return Tensor(std::move(desc), std::shared_ptr<const char>(std::move(buffer), aligned), size);
+}
 
 Tensor Tensor::from_strings(TensorDesc desc, const std::vector<std::string>& values) {
   std::string bytes;
@@ -18,10 +34,6 @@ Tensor Tensor::from_strings(TensorDesc desc, const std::vector<std::string>& val
   }
   desc.dtype = DataType::kString;
   return Tensor(std::move(desc), std::move(bytes));
-}
-
-std::string_view Tensor::bytes() const {
-  return data_ ? std::string_view(*data_) : std::string_view();
 }
 
 bool Tensor::strings(std::vector<std::string>* out) const {

@@ -168,8 +168,8 @@ TEST_P(EngineConformance, CompileFailuresArriveAsStatus) {
   ASSERT_TRUE(create_with_defaults(*l->engine, &engine).is_ok());
   OneNode g =
       one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
-  std::string artifact;
-  sdk::Status s = guarded(*l->lib, "compile", [&] { return engine->compile(*g.root, &artifact); });
+  std::unique_ptr<sdk::Executable> executable;
+  sdk::Status s = guarded(*l->lib, "compile", [&] { return engine->compile(*g.root, &executable); });
   EXPECT_FALSE(
       s.is_ok());  // nothing compiles an unknown operator; the point is that it says so without throwing
   EXPECT_EQ(s.message().find("threw"), std::string::npos) << s.message();

@@ -56,8 +56,14 @@ int run_order(const std::vector<int>& order) {
   } ctx;
   bool changed = false;
   if (!pass->run(*graph, ctx, &changed).is_ok() || !changed) return 14;
-  auto artifact = std::make_unique<std::string>();
-  if (!engine->compile(*graph, artifact.get()).is_ok()) return 15;
+  // The executable goes before the engine, as the runtime does; the other objects go in every order.
+  std::unique_ptr<sdk::Executable> executable;
+  if (!engine->compile(*graph, &executable).is_ok()) return 15;
+  std::vector<sdk::Tensor> outputs;
+  if (!executable->run({sdk::Tensor(desc, std::string(16, '\0'))}, &outputs).is_ok() || outputs.size() != 1)
+    return 16;
+  auto artifact = std::make_unique<sdk::Tensor>(outputs[0]);
+  executable.reset();
 
   std::vector<std::function<void()>> release = {
       [&] { registry.reset(); }, [&] { engine.reset(); }, [&] { pass.reset(); },

@@ -3,7 +3,7 @@
 namespace graphsplit::plugins::ai_core {
 
 AiCoreEngine::AiCoreEngine(const sdk::PluginContext& ctx)
-    : sdk::Engine(ctx), max_rank_(ctx.options().get_int("max_rank", 8)) {}
+    : kernels::KernelEngine(ctx, "AIcoreEngine"), max_rank_(ctx.options().get_int("max_rank", 8)) {}
 
 sdk::SupportVerdict AiCoreEngine::check_support(const sdk::Node& node) const {
   sdk::SupportVerdict v = check_table(node);

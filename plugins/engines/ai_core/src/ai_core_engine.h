@@ -1,12 +1,12 @@
 #pragma once
 
-#include "graphsplit/sdk/engine.h"
+#include "graphsplit/kernels/kernel_engine.h"
 
 namespace graphsplit::plugins::ai_core {
 
 // AI Core: dense compute and vector ops. Beyond the table: no tensor may exceed `max_rank` dimensions, and
 // convolution/pooling rows need a 4-D or 5-D input of known rank.
-class AiCoreEngine final : public sdk::Engine {
+class AiCoreEngine final : public kernels::KernelEngine {
  public:
   explicit AiCoreEngine(const sdk::PluginContext& ctx);
   sdk::SupportVerdict check_support(const sdk::Node& node) const override;

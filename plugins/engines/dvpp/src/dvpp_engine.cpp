@@ -5,7 +5,7 @@
 namespace graphsplit::plugins::dvpp {
 
 DvppEngine::DvppEngine(const sdk::PluginContext& ctx)
-    : sdk::Engine(ctx),
+    : kernels::KernelEngine(ctx, "DNN_VM_DVPP"),
       max_resolution_(ctx.options().get_int("max_resolution", 4096)),
       max_channels_(ctx.options().get_int("max_channels", 4)) {}
 

@@ -3,11 +3,61 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <sstream>
 
 #include "graphsplit/sdk/ir/topo.h"
 
 namespace graphsplit::examples {
+namespace {
+
+// One instruction per node: op, destination slot, source slots. Slots 0..k-1 are the subgraph's inputs in
+// Data `index` order; `results` lists the output slots.
+struct Instruction {
+  std::string op;
+  size_t dst = 0;
+  std::vector<size_t> src;
+};
+
+class Program final : public sdk::Executable {
+ public:
+  size_t num_inputs = 0;
+  std::vector<Instruction> code;
+  std::vector<size_t> results;
+
+  sdk::Status run(const std::vector<sdk::Tensor>& inputs, std::vector<sdk::Tensor>* outputs) override {
+    if (inputs.size() != num_inputs) {
+      return sdk::Status::invalid_argument("the program expects " + std::to_string(num_inputs) +
+                                           " inputs, got " + std::to_string(inputs.size()));
+    }
+    std::vector<sdk::Tensor> slots(inputs);
+    auto value = [](const sdk::Tensor& t, size_t i) {
+      float f;
+      std::memcpy(&f, t.data() + i * sizeof(float), sizeof f);
+      return f;
+    };
+    for (const Instruction& ins : code) {
+      const sdk::Tensor& x = slots.at(ins.src.at(0));
+      char* out = nullptr;
+      sdk::Tensor result = sdk::Tensor::allocate(x.desc(), x.size_bytes(), &out);
+      for (size_t i = 0; i < x.size_bytes() / sizeof(float); ++i) {
+        float r = value(x, i);
+        if (ins.op == "Relu")
+          r = r > 0 ? r : 0;
+        else if (ins.op == "Add")
+          r += value(slots.at(ins.src.at(1)), i);
+        else
+          r *= value(slots.at(ins.src.at(1)), i);
+        std::memcpy(out + i * sizeof(float), &r, sizeof r);
+      }
+      if (slots.size() <= ins.dst) slots.resize(ins.dst + 1);
+      slots[ins.dst] = std::move(result);
+    }
+    outputs->clear();
+    for (size_t r : results) outputs->push_back(slots.at(r));
+    return sdk::Status::ok();
+  }
+};
+
+}  // namespace
 
 sdk::SupportVerdict TemplateEngine::check_support(const sdk::Node& node) const {
   sdk::SupportVerdict v = check_table(node);
@@ -21,14 +71,11 @@ sdk::SupportVerdict TemplateEngine::check_support(const sdk::Node& node) const {
   return v;
 }
 
-// Program text, one line per instruction: "<op> <dst> <src0> [<src1>]". Slots 0..k-1 are the subgraph's
-// inputs in Data `index` order; the last line "ret <slot>..." lists the outputs.
-sdk::Status TemplateEngine::compile(const sdk::Graph& subgraph, std::string* artifact) {
+sdk::Status TemplateEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) {
   std::vector<sdk::Node*> order;
   GS_RETURN_IF_ERROR(sdk::topological_order(subgraph, sdk::TopoSortMode::kStableRDFS, &order));
-  std::map<const sdk::Node*, int> slot;
-  int next = 0;
-  std::ostringstream program;
+  auto program = std::make_unique<Program>();
+  std::map<const sdk::Node*, size_t> slot;
   std::vector<const sdk::Node*> data;
   for (const sdk::Node* n : order) {
     if (n->type() == sdk::op::kData) data.push_back(n);
@@ -36,76 +83,24 @@ sdk::Status TemplateEngine::compile(const sdk::Graph& subgraph, std::string* art
   std::sort(data.begin(), data.end(), [](const sdk::Node* a, const sdk::Node* b) {
     return a->attrs().get_int("index", 0) < b->attrs().get_int("index", 0);
   });
-  for (const sdk::Node* d : data) slot[d] = next++;
-  program << "inputs " << data.size() << "\n";
+  for (const sdk::Node* d : data) slot[d] = program->num_inputs++;
+  size_t next = program->num_inputs;
   for (const sdk::Node* n : order) {
     if (n->type() == sdk::op::kData) continue;
     if (n->type() == sdk::op::kNetOutput) {
-      program << "ret";
-      for (const sdk::OutPort& p : n->inputs()) program << " " << slot.at(p.node);
-      program << "\n";
+      for (const sdk::OutPort& p : n->inputs()) program->results.push_back(slot.at(p.node));
       continue;
     }
     sdk::SupportVerdict v = check_support(*n);
     if (!v.supported)
       return sdk::Status::unsupported("node '" + n->name() + "' (" + n->type() + "): " + v.detail);
-    slot[n] = next++;
-    program << n->type() << " " << slot[n];
-    for (const sdk::OutPort& p : n->inputs()) program << " " << slot.at(p.node);
-    program << "\n";
+    Instruction ins{n->type(), next++, {}};
+    for (const sdk::OutPort& p : n->inputs()) ins.src.push_back(slot.at(p.node));
+    slot[n] = ins.dst;
+    program->code.push_back(std::move(ins));
   }
-  *artifact = program.str();
+  *out = std::move(program);
   return sdk::Status::ok();
-}
-
-sdk::Status TemplateEngine::execute(const std::string& artifact, const std::vector<sdk::Tensor>& inputs,
-                                    std::vector<sdk::Tensor>* outputs) {
-  std::istringstream program(artifact);
-  std::string word;
-  size_t n_inputs = 0;
-  program >> word >> n_inputs;
-  if (word != "inputs" || n_inputs != inputs.size()) {
-    return sdk::Status::invalid_argument("the program expects " + std::to_string(n_inputs) + " inputs, got " +
-                                         std::to_string(inputs.size()));
-  }
-  std::vector<sdk::Tensor> slots(inputs);
-  std::string line;
-  std::getline(program, line);
-  while (std::getline(program, line)) {
-    std::istringstream in(line);
-    std::string op;
-    in >> op;
-    std::vector<size_t> args;
-    for (size_t a; in >> a;) args.push_back(a);
-    if (op == "ret") {
-      outputs->clear();
-      for (size_t a : args) outputs->push_back(slots.at(a));
-      return sdk::Status::ok();
-    }
-    const sdk::Tensor& x = slots.at(args.at(1));
-    std::string out(x.bytes());
-    const size_t count = out.size() / sizeof(float);
-    auto value = [](std::string_view bytes, size_t i) {
-      float f;
-      std::memcpy(&f, bytes.data() + i * sizeof(float), sizeof f);
-      return f;
-    };
-    for (size_t i = 0; i < count; ++i) {
-      float r = value(x.bytes(), i);
-      if (op == "Relu")
-        r = r > 0 ? r : 0;
-      else if (op == "Add")
-        r += value(slots.at(args.at(2)).bytes(), i);
-      else if (op == "Mul")
-        r *= value(slots.at(args.at(2)).bytes(), i);
-      else
-        return sdk::Status::invalid_argument("unknown instruction '" + op + "'");
-      std::memcpy(out.data() + i * sizeof(float), &r, sizeof r);
-    }
-    if (slots.size() <= args.at(0)) slots.resize(args.at(0) + 1);
-    slots[args.at(0)] = sdk::Tensor(x.desc(), std::move(out));
-  }
-  return sdk::Status::invalid_argument("the program has no 'ret' line");
 }
 
 }  // namespace graphsplit::examples

@@ -1,5 +1,6 @@
 // A minimal engine: float32 Relu, Add and Mul without broadcasting. compile() turns a subgraph into a small
-// program (one instruction per node, in topological order); execute() interprets it.
+// program (one instruction per node, in topological order) whose run() interprets it. Real engines bind the shared
+// CPU kernels instead (graphsplit/kernels/kernels.h, as the built-in engines do).
 #pragma once
 
 #include "graphsplit/sdk/engine.h"
@@ -11,9 +12,7 @@ class TemplateEngine final : public sdk::Engine {
   explicit TemplateEngine(const sdk::PluginContext& ctx) : sdk::Engine(ctx) {}
 
   sdk::SupportVerdict check_support(const sdk::Node& node) const override;
-  sdk::Status compile(const sdk::Graph& subgraph, std::string* artifact) override;
-  sdk::Status execute(const std::string& artifact, const std::vector<sdk::Tensor>& inputs,
-                      std::vector<sdk::Tensor>* outputs) override;
+  sdk::Status compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) override;
 };
 
 }  // namespace graphsplit::examples

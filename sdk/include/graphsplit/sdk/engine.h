@@ -19,6 +19,26 @@ struct SupportVerdict {
   std::string detail;  // for messages and reports; never empty when supported is false
 };
 
+// One compiled engine subgraph. The host destroys it before the engine that made it, and keeps the plugin
+// loaded while it lives.
+class GS_SDK_API Executable {
+ public:
+  virtual ~Executable();
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+
+  // `inputs` in the subgraph's Data `index` order; `outputs` in its NetOutput's input order. Outputs stay
+  // valid after later runs (they never alias memory that run() reuses).
+  virtual Status run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) = 0;
+
+  // Bytes of the memory arena planned at compile time for a static-shape subgraph (0 if every value leaves
+  // it); -1 when shapes are resolved at run time.
+  virtual int64_t arena_bytes() const { return -1; }
+
+ protected:
+  Executable() = default;
+};
+
 class GS_SDK_API Engine {
  public:
   virtual ~Engine();
@@ -33,12 +53,9 @@ class GS_SDK_API Engine {
   // Optimises one subgraph placed on this engine. Default: nothing to do (*changed = false).
   virtual Status optimize(Graph& subgraph, PassContext& ctx, bool* changed);
 
-  // Compiles one subgraph into an artifact that execute() understands. Default: not_implemented.
-  virtual Status compile(const Graph& subgraph, std::string* artifact);
-
-  // Runs a compiled artifact. Default: not_implemented.
-  virtual Status execute(const std::string& artifact, const std::vector<Tensor>& inputs,
-                         std::vector<Tensor>* outputs);
+  // Compiles one standalone subgraph (Data nodes with `index`, Const, the engine's operators, one NetOutput)
+  // into something that runs. Called once per subgraph when a model is loaded. Default: not_implemented.
+  virtual Status compile(const Graph& subgraph, std::unique_ptr<Executable>* out);
 
  protected:
   // Copies what it needs from the context (the context itself is borrowed for the constructor only).

@@ -1,0 +1,39 @@
+#include "common/install_paths.h"
+
+#include <filesystem>
+
+namespace graphsplit {
+
+namespace fs = std::filesystem;
+
+std::string executable_dir() {
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
+std::vector<std::string> builtin_plugin_paths() {
+  return {(fs::path(executable_dir()) / ".." / "lib" / "graphsplit" / "plugins").lexically_normal().string()};
+}
+
+std::string default_pipeline_path() {
+  return (fs::path(executable_dir()) / ".." / "share" / "graphsplit" / "pipeline.toml")
+      .lexically_normal()
+      .string();
+}
+
+std::vector<std::string> split_search_paths(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const std::string& v : values) {
+    size_t start = 0;
+    while (start <= v.size()) {
+      size_t end = v.find(':', start);
+      if (end == std::string::npos) end = v.size();
+      if (end > start) out.push_back(v.substr(start, end - start));
+      start = end + 1;
+    }
+  }
+  return out;
+}
+
+}  // namespace graphsplit

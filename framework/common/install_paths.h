@@ -1,0 +1,16 @@
+// Where the executables find their plugins and default pipeline: relative to the executable, the same layout
+// in the build tree (build/bin, build/lib/graphsplit/plugins, build/share/graphsplit) as in an install.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace graphsplit {
+
+std::string executable_dir();
+std::vector<std::string> builtin_plugin_paths();
+std::string default_pipeline_path();
+// "a:b" values (repeatable options) -> folders.
+std::vector<std::string> split_search_paths(const std::vector<std::string>& values);
+
+}  // namespace graphsplit

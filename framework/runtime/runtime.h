@@ -1,0 +1,79 @@
+// The runtime: executes a compiled .om on the engine plugins.
+//
+// At load, every graph is cut into engine segments (maximal runs of consecutive operators of one engine in
+// topological order, control-flow nodes excluded) and each segment is compiled once by its engine. A run
+// walks the root graph: segments run on their engines; PartitionedCall, If, Case, Loop and Scan are
+// interpreted here, recursing into their subgraphs. Static-shape segments own a memory arena planned at
+// compile time.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/status.h"
+
+namespace graphsplit {
+
+struct RuntimeOptions {
+  // GE's ExpandPartitionedCallToParentGraph, generalised (reference R18): every PartitionedCall is replaced
+  // by its subgraph's nodes with `<call>_pre_noop` / `<call>_post_noop`, data outputs and control edges
+  // transferred.
+  bool expand_partitioned_calls = false;
+};
+
+struct RuntimeIo {
+  std::string name;
+  sdk::TensorDesc desc;
+};
+
+// One compiled engine segment and what it cost.
+struct SegmentStats {
+  std::string graph;
+  std::string engine;
+  std::string first_node;
+  size_t nodes = 0;
+  bool static_shape = false;  // an arena was planned
+  int64_t arena_bytes = 0;
+  uint64_t calls = 0;
+  double milliseconds = 0;
+};
+
+class Runtime {
+ public:
+  // Engine objects by GE engine name (`_op_engine_name`); nullptr if there is none.
+  using EngineLookup = std::function<sdk::Engine*(const std::string& name)>;
+
+  // Takes the model; compiles every segment. `source` names the model in messages.
+  static sdk::Status create(std::unique_ptr<sdk::Graph> root, const std::string& source,
+                            const EngineLookup& engines, const RuntimeOptions& options,
+                            std::unique_ptr<Runtime>* out);
+  ~Runtime();
+
+  // The inputs the caller supplies (root Data in `index` order; the gear shape input is filled in by the
+  // runtime) and the model outputs.
+  const std::vector<RuntimeIo>& inputs() const;
+  const std::vector<RuntimeIo>& outputs() const;
+
+  // Checks count, data type, rank and static dimensions of the inputs, then runs. Not reentrant.
+  sdk::Status run(const std::vector<sdk::Tensor>& inputs, std::vector<sdk::Tensor>* outputs);
+
+  const std::vector<SegmentStats>& segment_stats() const;
+  // Per segment and per engine: calls, total and mean milliseconds, arena bytes.
+  std::string timing_summary() const;
+  const sdk::Graph& graph() const;
+
+ private:
+  struct Impl;
+  explicit Runtime(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// Flattens every PartitionedCall of the model into its parent graph
+// (RuntimeOptions::expand_partitioned_calls).
+sdk::Status expand_partitioned_calls(sdk::Graph& root, size_t* expanded);
+
+}  // namespace graphsplit

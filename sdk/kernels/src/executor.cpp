@@ -1,0 +1,306 @@
+// compile_graph: binds kernels to a standalone graph and plans its memory.
+#include <algorithm>
+#include <map>
+
+#include "graphsplit/kernels/kernels.h"
+#include "graphsplit/sdk/ir/topo.h"
+#include "kernel.h"
+
+namespace graphsplit::kernels {
+namespace {
+
+constexpr int64_t kAlignment = 64;
+
+int opset_of(const sdk::Graph& graph) {
+  const sdk::AttrValue* v = graph.attrs().get("_onnx_opset_import");
+  if (!v || !v->as_strings()) return 17;
+  for (const std::string& entry : *v->as_strings()) {
+    auto colon = entry.rfind(':');
+    if (colon == std::string::npos) continue;
+    const std::string domain = entry.substr(0, colon);
+    if (domain.empty() || domain == "ai.onnx") return std::atoi(entry.c_str() + colon + 1);
+  }
+  return 17;
+}
+
+struct Step {
+  const sdk::Node* node = nullptr;
+  KernelFn fn = nullptr;
+  int opset = 17;
+  std::vector<int> in_slots;   // -1: omitted optional input
+  std::vector<int> out_slots;  // -1: output nobody reads
+  std::vector<int> release;    // slots whose last reader is this step
+};
+
+class GraphExecutable final : public sdk::Executable, private OutputAllocator {
+ public:
+  std::vector<int> input_slots;  // by Data index
+  std::vector<int> result_slots;
+  std::vector<std::pair<int, Tensor>> constants;
+  std::vector<Step> steps;
+  size_t num_slots = 0;
+  // Arena plan (static-shape graphs): byte offset per slot, -1 for values that live on the heap.
+  std::vector<int64_t> offset;
+  std::vector<int64_t> planned_bytes;
+  int64_t arena_size = -1;  // -1: shapes resolved at run time
+  std::shared_ptr<char[]> arena;
+  char* arena_base = nullptr;
+
+  int64_t arena_bytes() const override { return arena_size; }
+
+  Status run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) override {
+    if (inputs.size() != input_slots.size()) {
+      return Status::invalid_argument("the compiled subgraph takes " + std::to_string(input_slots.size()) +
+                                      " inputs, got " + std::to_string(inputs.size()));
+    }
+    std::vector<Tensor> values(num_slots);
+    for (size_t i = 0; i < inputs.size(); ++i) values[input_slots[i]] = inputs[i];
+    for (const auto& [slot, t] : constants) values[slot] = t;
+    KernelContext ctx;
+    std::vector<Tensor> produced;
+    ctx.outputs = &produced;
+    ctx.allocator = this;
+    for (const Step& step : steps) {
+      ctx.node = step.node;
+      ctx.opset = step.opset;
+      ctx.inputs.assign(step.in_slots.size(), nullptr);
+      for (size_t i = 0; i < step.in_slots.size(); ++i) {
+        if (step.in_slots[i] >= 0) ctx.inputs[i] = &values[step.in_slots[i]];
+      }
+      produced.clear();
+      current_ = &step;
+      Status s;
+      try {
+        s = step.fn(ctx);
+      } catch (const std::bad_alloc&) {
+        s = Status::resource_exhausted("out of memory");
+      } catch (const std::exception& e) {
+        s = Status::internal(std::string("kernel threw: ") + e.what());
+      }
+      if (!s.is_ok()) {
+        if (s.message().rfind("node '", 0) == 0) return s;
+        return {s.code(), "node '" + step.node->name() + "' (" + step.node->type() + "): " + s.message()};
+      }
+      for (size_t o = 0; o < step.out_slots.size(); ++o) {
+        if (step.out_slots[o] < 0) continue;
+        if (o >= produced.size() ||
+            (!produced[o].data() && produced[o].desc().dtype == DataType::kUndefined)) {
+          return Status::internal("node '" + step.node->name() + "' (" + step.node->type() + "): output " +
+                                  std::to_string(o) + " was not produced");
+        }
+        values[step.out_slots[o]] = std::move(produced[o]);
+      }
+      for (int r : step.release) values[r] = Tensor();
+    }
+    outputs->clear();
+    for (int r : result_slots) outputs->push_back(values[r]);
+    return Status::ok();
+  }
+
+ private:
+  const Step* current_ = nullptr;
+
+  Tensor allocate(size_t output, sdk::TensorDesc desc, size_t bytes, char** writable) override {
+    if (arena_base && output < current_->out_slots.size()) {
+      const int slot = current_->out_slots[output];
+      if (slot >= 0 && offset[slot] >= 0 && static_cast<int64_t>(bytes) <= planned_bytes[slot]) {
+        *writable = arena_base + offset[slot];
+        return Tensor(std::move(desc), std::shared_ptr<const char>(arena, *writable), bytes);
+      }
+    }
+    return Tensor::allocate(std::move(desc), bytes, writable);
+  }
+};
+
+// First-fit over a free list, in program order: a value is placed when produced and freed after its last
+// read.
+void plan_arena(GraphExecutable& exe, const std::vector<int64_t>& bytes_of_slot,
+                const std::vector<bool>& heap) {
+  exe.offset.assign(exe.num_slots, -1);
+  exe.planned_bytes = bytes_of_slot;
+  std::map<int64_t, int64_t> free_blocks;  // offset -> size
+  int64_t top = 0;
+  auto take = [&](int64_t size) {
+    for (auto it = free_blocks.begin(); it != free_blocks.end(); ++it) {
+      if (it->second < size) continue;
+      const int64_t at = it->first, rest = it->second - size;
+      free_blocks.erase(it);
+      if (rest > 0) free_blocks[at + size] = rest;
+      return at;
+    }
+    const int64_t at = top;
+    top += size;
+    return at;
+  };
+  auto give_back = [&](int64_t at, int64_t size) {
+    auto [it, inserted] = free_blocks.emplace(at, size);
+    (void)inserted;
+    auto next = std::next(it);
+    if (next != free_blocks.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_blocks.erase(next);
+    }
+    if (it != free_blocks.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_blocks.erase(it);
+      }
+    }
+  };
+  auto rounded = [](int64_t b) {
+    return (std::max<int64_t>(b, 1) + kAlignment - 1) / kAlignment * kAlignment;
+  };
+  for (const Step& step : exe.steps) {
+    for (int slot : step.out_slots) {
+      if (slot < 0 || heap[slot]) continue;
+      exe.offset[slot] = take(rounded(bytes_of_slot[slot]));
+    }
+    // Outputs nobody reads die at once; released inputs after.
+    for (int slot : step.out_slots) {
+      if (slot >= 0 && !heap[slot] &&
+          std::find(step.release.begin(), step.release.end(), slot) != step.release.end())
+        give_back(exe.offset[slot], rounded(bytes_of_slot[slot]));
+    }
+    for (int slot : step.release) {
+      if (exe.offset[slot] < 0 ||
+          std::find(step.out_slots.begin(), step.out_slots.end(), slot) != step.out_slots.end())
+        continue;
+      give_back(exe.offset[slot], rounded(bytes_of_slot[slot]));
+    }
+  }
+  exe.arena_size = top;
+  if (top > 0) {
+    exe.arena = std::make_shared_for_overwrite<char[]>(static_cast<size_t>(top + kAlignment));
+    auto address = reinterpret_cast<uintptr_t>(exe.arena.get());
+    exe.arena_base = exe.arena.get() + ((kAlignment - address % kAlignment) % kAlignment);
+  }
+}
+
+}  // namespace
+
+Status compile_graph(const sdk::Graph& graph, const std::function<Status(const sdk::Node&)>& accept,
+                     std::unique_ptr<sdk::Executable>* out) {
+  std::vector<sdk::Node*> order;
+  GS_RETURN_IF_ERROR(sdk::topological_order(graph, sdk::TopoSortMode::kStableRDFS, &order));
+  auto exe = std::make_unique<GraphExecutable>();
+  const int opset = opset_of(graph.is_root() ? graph : *graph.root());
+  std::map<std::pair<const sdk::Node*, int>, int> slot_of;
+  std::vector<const sdk::Node*> data;
+  const sdk::Node* net_output = nullptr;
+  std::vector<sdk::TensorDesc> slot_desc;
+  auto new_slot = [&](const sdk::Node* n, int o) {
+    const int s = static_cast<int>(exe->num_slots++);
+    slot_of[{n, o}] = s;
+    slot_desc.push_back(n->output_desc(o));
+    return s;
+  };
+  for (const sdk::Node* n : order) {
+    if (n->type() == sdk::op::kData) {
+      data.push_back(n);
+      new_slot(n, 0);
+    } else if (n->type() == sdk::op::kConst) {
+      const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
+      if (!v || !v->as_tensor()) return Status::invalid_argument("Const '" + n->name() + "' has no value");
+      exe->constants.emplace_back(new_slot(n, 0), *v->as_tensor());
+    } else if (n->type() == sdk::op::kNetOutput) {
+      if (net_output) return Status::invalid_argument("graph '" + graph.name() + "' has two NetOutput nodes");
+      net_output = n;
+    } else {
+      Step step;
+      step.node = n;
+      step.opset = opset;
+      const std::string domain = n->attrs().get_string(sdk::attr::kDomain);
+      step.fn = find_kernel(n->type(), domain);
+      if (!step.fn) {
+        return Status::unsupported("node '" + n->name() + "': no CPU kernel for operator " +
+                                   (domain.empty() ? "" : domain + "::") + n->type());
+      }
+      GS_RETURN_IF_ERROR(accept(*n));
+      for (size_t i = 0; i < n->num_inputs(); ++i) {
+        const sdk::OutPort p = n->input(i);
+        step.in_slots.push_back(p.valid() ? slot_of.at({p.node, p.index}) : -1);
+      }
+      for (size_t o = 0; o < n->num_outputs(); ++o)
+        step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
+      exe->steps.push_back(std::move(step));
+    }
+  }
+  std::sort(data.begin(), data.end(), [](const sdk::Node* a, const sdk::Node* b) {
+    return a->attrs().get_int(sdk::attr::kIndex, 0) < b->attrs().get_int(sdk::attr::kIndex, 0);
+  });
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (data[i]->attrs().get_int(sdk::attr::kIndex, -1) != static_cast<int64_t>(i))
+      return Status::invalid_argument("graph '" + graph.name() + "': Data indices are not 0.." +
+                                      std::to_string(data.size() - 1));
+    exe->input_slots.push_back(slot_of.at({data[i], 0}));
+  }
+  if (!net_output) return Status::invalid_argument("graph '" + graph.name() + "' has no NetOutput");
+  std::vector<bool> heap(exe->num_slots, false);
+  for (const sdk::OutPort& p : net_output->inputs()) {
+    if (!p.valid())
+      return Status::invalid_argument("graph '" + graph.name() + "': NetOutput has an open input");
+    const int s = slot_of.at({p.node, p.index});
+    exe->result_slots.push_back(s);
+    heap[s] = true;  // results outlive the run
+  }
+  // Last reader of every slot.
+  std::vector<int> last_reader(exe->num_slots, -1);
+  std::vector<bool> read(exe->num_slots, false);
+  for (size_t k = 0; k < exe->steps.size(); ++k) {
+    for (int s : exe->steps[k].in_slots) {
+      if (s >= 0) {
+        last_reader[s] = static_cast<int>(k);
+        read[s] = true;
+      }
+    }
+  }
+  for (size_t k = 0; k < exe->steps.size(); ++k) {
+    for (int& s : exe->steps[k].out_slots) {
+      if (!read[s] && !heap[s]) last_reader[s] = static_cast<int>(k);  // computed, never read
+    }
+  }
+  for (size_t s = 0; s < exe->num_slots; ++s) {
+    if (last_reader[s] >= 0 && !heap[s]) exe->steps[last_reader[s]].release.push_back(static_cast<int>(s));
+  }
+  // The arena exists when every computed value has a static shape; inputs and constants are never in it.
+  bool all_static = true;
+  std::vector<int64_t> bytes(exe->num_slots, 0);
+  for (const Step& step : exe->steps) {
+    for (int s : step.out_slots) {
+      const sdk::TensorDesc& d = slot_desc[s];
+      const int64_t size = sdk::element_size(d.dtype);
+      if (!d.is_static() || size == 0) {
+        all_static = false;
+        break;
+      }
+      bytes[s] = *d.shape.num_elements() * size;
+    }
+    if (!all_static) break;
+  }
+  if (all_static) plan_arena(*exe, bytes, heap);
+  *out = std::move(exe);
+  return Status::ok();
+}
+
+}  // namespace graphsplit::kernels
+
+#include "graphsplit/kernels/kernel_engine.h"
+
+namespace graphsplit::kernels {
+
+KernelEngine::KernelEngine(const sdk::PluginContext& context, std::string engine_name)
+    : sdk::Engine(context), engine_name_(std::move(engine_name)) {}
+
+Status KernelEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) {
+  return compile_graph(
+      subgraph,
+      [&](const sdk::Node& n) {
+        if (table().find(n.type())) return Status::ok();
+        return Status::unsupported("node '" + n.name() + "': engine " + engine_name_ +
+                                   " does not declare operator " + n.type() + " in its op table");
+      },
+      out);
+}
+
+}  // namespace graphsplit::kernels

@@ -1,0 +1,179 @@
+// What kernels see: their node, input tensors, a way to allocate outputs, and small helpers shared by all of
+// them. Internal to libgraphsplit_kernels.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/ir/tensor.h"
+#include "graphsplit/sdk/status.h"
+
+namespace graphsplit::kernels {
+
+using sdk::DataType;
+using sdk::Status;
+using sdk::Tensor;
+using Dims = std::vector<int64_t>;
+
+// IEEE half and bfloat16, computed through float.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  Half(float f);  // NOLINT(google-explicit-constructor): behaves as a narrower float
+  operator float() const;
+};
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  BFloat16(float f);  // NOLINT(google-explicit-constructor)
+  operator float() const;
+};
+
+// Where outputs live: the planned arena slot when the plan has one and the shape matches, else fresh memory.
+class OutputAllocator {
+ public:
+  virtual ~OutputAllocator() = default;
+  virtual Tensor allocate(size_t output, sdk::TensorDesc desc, size_t bytes, char** writable) = 0;
+};
+
+struct KernelContext {
+  const sdk::Node* node = nullptr;
+  int opset = 17;
+  std::vector<const Tensor*> inputs;  // nullptr: an omitted optional input
+  std::vector<Tensor>* outputs = nullptr;
+  OutputAllocator* allocator = nullptr;
+
+  size_t num_inputs() const { return inputs.size(); }
+  bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
+  const Tensor& in(size_t i) const { return *inputs[i]; }
+  size_t num_outputs() const { return node->num_outputs(); }
+  // Is output i consumed (ONNX optional outputs may be left unnamed)?
+  bool wants_output(size_t i) const { return i < node->num_outputs(); }
+
+  // A new output tensor of the given type and shape; returns its writable bytes.
+  char* allocate(size_t i, DataType dtype, const Dims& dims);
+  template <class T>
+  T* allocate_as(size_t i, DataType dtype, const Dims& dims) {
+    return reinterpret_cast<T*>(allocate(i, dtype, dims));
+  }
+  // Output i holds the given bytes (copied into place).
+  void set_output_copy(size_t i, const Tensor& source, const Dims& dims);
+
+  // Attributes with ONNX defaults.
+  int64_t attr_int(std::string_view key, int64_t fallback) const;
+  float attr_float(std::string_view key, float fallback) const;
+  std::string attr_string(std::string_view key, std::string fallback = {}) const;
+  std::optional<std::vector<int64_t>> attr_ints(std::string_view key) const;
+  std::optional<std::vector<float>> attr_floats(std::string_view key) const;
+  const Tensor* attr_tensor(std::string_view key) const;
+
+  Status error(const std::string& message) const;
+  // A documented gap of the kernel (a mode or attribute it does not implement), as opposed to bad input.
+  Status unsupported(const std::string& message) const;
+};
+
+using KernelFn = Status (*)(KernelContext&);
+
+// Registration happens in each source file's registration function (no static registries, design guide).
+struct KernelEntry {
+  const char* op_type;
+  KernelFn fn;
+};
+void register_elementwise(std::vector<KernelEntry>* table);
+void register_shape_ops(std::vector<KernelEntry>* table);
+void register_reductions(std::vector<KernelEntry>* table);
+void register_nn(std::vector<KernelEntry>* table);
+void register_misc(std::vector<KernelEntry>* table);
+KernelFn find_kernel(std::string_view op_type, std::string_view domain);
+
+// ---- helpers
+int64_t num_elements(const Dims& dims);
+const Dims& dims_of(const Tensor& t);
+DataType dtype_of(const Tensor& t);
+template <class T>
+const T* data_as(const Tensor& t) {
+  return reinterpret_cast<const T*>(t.data());
+}
+// Reads an integer tensor (int32/int64/uint8...) as int64 values.
+std::vector<int64_t> to_int64s(const Tensor& t);
+double scalar_as_double(const Tensor& t, size_t index = 0);
+// Normalises a possibly negative axis against `rank`; false if out of range.
+bool normalize_axis(int64_t* axis, int64_t rank);
+std::string dims_string(const Dims& dims);
+// Row-major strides.
+Dims strides_of(const Dims& dims);
+// Numpy-style broadcast; false if incompatible.
+bool broadcast_shape(const Dims& a, const Dims& b, Dims* out);
+
+// Calls f(T{}) for the C++ type of `dtype`. Returns unsupported for types outside `Types`.
+template <bool kAllowBool = true, class F>
+Status visit_numeric(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DataType::kFloat:
+      return f(float{});
+    case DataType::kDouble:
+      return f(double{});
+    case DataType::kFloat16:
+      return f(Half{});
+    case DataType::kBFloat16:
+      return f(BFloat16{});
+    case DataType::kInt8:
+      return f(int8_t{});
+    case DataType::kUint8:
+      return f(uint8_t{});
+    case DataType::kInt16:
+      return f(int16_t{});
+    case DataType::kUint16:
+      return f(uint16_t{});
+    case DataType::kInt32:
+      return f(int32_t{});
+    case DataType::kUint32:
+      return f(uint32_t{});
+    case DataType::kInt64:
+      return f(int64_t{});
+    case DataType::kUint64:
+      return f(uint64_t{});
+    case DataType::kBool:
+      if constexpr (kAllowBool) return f(bool{});
+      [[fallthrough]];
+    default:
+      return Status::unsupported("data type " + std::string(sdk::to_string(dtype)) + " is not supported");
+  }
+}
+// Numeric types without bool (arithmetic).
+template <class F>
+Status visit_arith(DataType dtype, F&& f) {
+  return visit_numeric<false>(dtype, std::forward<F>(f));
+}
+template <class F>
+Status visit_float(DataType dtype, F&& f) {
+  switch (dtype) {
+    case DataType::kFloat:
+      return f(float{});
+    case DataType::kDouble:
+      return f(double{});
+    case DataType::kFloat16:
+      return f(Half{});
+    case DataType::kBFloat16:
+      return f(BFloat16{});
+    default:
+      return Status::unsupported("data type " + std::string(sdk::to_string(dtype)) +
+                                 " is not supported (floating point only)");
+  }
+}
+template <class T>
+constexpr bool is_floatish() {
+  return std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+}
+// The type computations are done in: float for the 16-bit floats, T otherwise.
+template <class T>
+using Compute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+}  // namespace graphsplit::kernels

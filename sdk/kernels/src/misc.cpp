@@ -1,0 +1,532 @@
+// TopK, NonZero, NonMaxSuppression, OneHot, EyeLike, Trilu, Einsum, the recurrent layers and GE's MapIndex.
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+#include "kernel.h"
+
+namespace graphsplit::kernels {
+namespace {
+
+Status TopK(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (!normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
+  const int64_t k = ctx.opset < 10 ? ctx.attr_int("k", 0) : to_int64s(ctx.in(1)).at(0);
+  if (k < 0 || k > d[axis]) return ctx.error("k = " + std::to_string(k) + " is out of range");
+  const bool largest = ctx.attr_int("largest", 1) != 0, sorted = ctx.attr_int("sorted", 1) != 0;
+  (void)sorted;  // always sorted: a valid order for sorted = 0 too
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= d[a];
+  for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  Dims out = d;
+  out[axis] = k;
+  return visit_arith(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* pv = ctx.allocate_as<T>(0, dtype_of(x), out);
+    int64_t* pi = ctx.allocate_as<int64_t>(1, DataType::kInt64, out);
+    std::vector<int64_t> order(static_cast<size_t>(d[axis]));
+    for (int64_t r = 0; r < outer; ++r)
+      for (int64_t i = 0; i < inner; ++i) {
+        auto at = [&](int64_t j) { return static_cast<C>(px[(r * d[axis] + j) * inner + i]); };
+        std::iota(order.begin(), order.end(), 0);
+        // Ties: the lower index first (ONNX).
+        std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int64_t a, int64_t b) {
+          const C va = at(a), vb = at(b);
+          if (va != vb) return largest ? va > vb : va < vb;
+          return a < b;
+        });
+        for (int64_t j = 0; j < k; ++j) {
+          pv[(r * k + j) * inner + i] = T(at(order[j]));
+          pi[(r * k + j) * inner + i] = order[j];
+        }
+      }
+    return Status::ok();
+  });
+}
+
+Status NonZero(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  const int64_t n = num_elements(d);
+  std::vector<int64_t> hits;
+  GS_RETURN_IF_ERROR(visit_numeric(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    const T* p = data_as<T>(x);
+    for (int64_t i = 0; i < n; ++i)
+      if (static_cast<C>(p[i]) != C(0)) hits.push_back(i);
+    return Status::ok();
+  }));
+  const auto rank = static_cast<int64_t>(d.size()), count = static_cast<int64_t>(hits.size());
+  int64_t* o = ctx.allocate_as<int64_t>(0, DataType::kInt64, {rank, count});
+  const Dims s = strides_of(d);
+  for (int64_t j = 0; j < count; ++j) {
+    int64_t rem = hits[j];
+    for (int64_t a = 0; a < rank; ++a) {
+      o[a * count + j] = rem / s[a];
+      rem %= s[a];
+    }
+  }
+  return Status::ok();
+}
+
+Status NonMaxSuppression(KernelContext& ctx) {
+  const Tensor& boxes = ctx.in(0);
+  const Tensor& scores = ctx.in(1);
+  const Dims& bd = dims_of(boxes);
+  const Dims& sd = dims_of(scores);
+  if (bd.size() != 3 || sd.size() != 3 || bd[2] != 4 || bd[0] != sd[0] || bd[1] != sd[2])
+    return ctx.error("boxes [B,N,4] and scores [B,C,N] do not match");
+  const int64_t max_out = ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) ? to_int64s(ctx.in(2))[0] : 0;
+  const double iou_th =
+      ctx.has_input(3) && num_elements(dims_of(ctx.in(3))) ? scalar_as_double(ctx.in(3)) : 0.0;
+  const bool has_score_th = ctx.has_input(4) && num_elements(dims_of(ctx.in(4))) > 0;
+  const double score_th = has_score_th ? scalar_as_double(ctx.in(4)) : 0.0;
+  const bool center = ctx.attr_int("center_point_box", 0) != 0;
+  const int64_t B = bd[0], N = bd[1], C = sd[1];
+  std::vector<int64_t> selected;
+  auto box = [&](int64_t b, int64_t i, double out[4]) {
+    double v[4];
+    for (int k = 0; k < 4; ++k) v[k] = scalar_as_double(boxes, static_cast<size_t>((b * N + i) * 4 + k));
+    if (center) {
+      out[0] = v[1] - v[3] / 2;
+      out[1] = v[0] - v[2] / 2;
+      out[2] = v[1] + v[3] / 2;
+      out[3] = v[0] + v[2] / 2;
+    } else {
+      out[0] = std::min(v[0], v[2]);
+      out[1] = std::min(v[1], v[3]);
+      out[2] = std::max(v[0], v[2]);
+      out[3] = std::max(v[1], v[3]);
+    }
+  };
+  auto iou = [&](int64_t b, int64_t i, int64_t j) {
+    double p[4], q[4];
+    box(b, i, p);
+    box(b, j, q);
+    const double ih = std::max(0.0, std::min(p[2], q[2]) - std::max(p[0], q[0]));
+    const double iw = std::max(0.0, std::min(p[3], q[3]) - std::max(p[1], q[1]));
+    const double inter = ih * iw;
+    const double uni = (p[2] - p[0]) * (p[3] - p[1]) + (q[2] - q[0]) * (q[3] - q[1]) - inter;
+    return uni <= 0 ? 0.0 : inter / uni;
+  };
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < C; ++c) {
+      std::vector<int64_t> cand;
+      for (int64_t i = 0; i < N; ++i) {
+        const double s = scalar_as_double(scores, static_cast<size_t>((b * C + c) * N + i));
+        if (!has_score_th || s > score_th) cand.push_back(i);
+      }
+      std::stable_sort(cand.begin(), cand.end(), [&](int64_t i, int64_t j) {
+        return scalar_as_double(scores, static_cast<size_t>((b * C + c) * N + i)) >
+               scalar_as_double(scores, static_cast<size_t>((b * C + c) * N + j));
+      });
+      std::vector<int64_t> keep;
+      for (int64_t i : cand) {
+        if (static_cast<int64_t>(keep.size()) >= max_out) break;
+        bool ok = true;
+        for (int64_t j : keep)
+          if (iou(b, i, j) > iou_th) {
+            ok = false;
+            break;
+          }
+        if (ok) keep.push_back(i);
+      }
+      for (int64_t i : keep) selected.insert(selected.end(), {b, c, i});
+    }
+  const auto n = static_cast<int64_t>(selected.size() / 3);
+  int64_t* o = ctx.allocate_as<int64_t>(0, DataType::kInt64, {n, 3});
+  std::copy(selected.begin(), selected.end(), o);
+  return Status::ok();
+}
+
+Status OneHot(KernelContext& ctx) {
+  const Tensor& indices = ctx.in(0);
+  const int64_t depth = static_cast<int64_t>(scalar_as_double(ctx.in(1)));
+  const Tensor& values = ctx.in(2);
+  if (depth <= 0) return ctx.error("depth must be positive");
+  Dims out = dims_of(indices);
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (!normalize_axis(&axis, static_cast<int64_t>(out.size()) + 1)) return ctx.error("axis out of range");
+  out.insert(out.begin() + axis, depth);
+  const int64_t es = sdk::element_size(dtype_of(values));
+  if (es == 0) return ctx.error("unsupported value type");
+  std::vector<int64_t> idx;
+  for (int64_t i = 0, n = num_elements(dims_of(indices)); i < n; ++i)
+    idx.push_back(static_cast<int64_t>(scalar_as_double(indices, static_cast<size_t>(i))));
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= out[a];
+  for (size_t a = axis + 1; a < out.size(); ++a) inner *= out[a];
+  char* o = ctx.allocate(0, dtype_of(values), out);
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t j = 0; j < depth; ++j)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t v = idx[r * inner + i];
+        if (v < 0) v += depth;
+        std::memcpy(o + ((r * depth + j) * inner + i) * es, values.data() + (v == j ? es : 0),
+                    static_cast<size_t>(es));
+      }
+  return Status::ok();
+}
+
+Status EyeLike(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  if (d.size() != 2) return ctx.error("input must be 2-D");
+  const DataType dt =
+      ctx.node->attrs().has("dtype") ? static_cast<DataType>(ctx.attr_int("dtype", 1)) : dtype_of(x);
+  const int64_t k = ctx.attr_int("k", 0);
+  return visit_numeric(dt, [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    T* o = ctx.allocate_as<T>(0, dt, d);
+    for (int64_t i = 0; i < d[0]; ++i)
+      for (int64_t j = 0; j < d[1]; ++j) o[i * d[1] + j] = T(C(j - i == k ? 1 : 0));
+    return Status::ok();
+  });
+}
+
+Status Trilu(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  if (d.size() < 2) return ctx.error("input must have rank >= 2");
+  const int64_t k = ctx.has_input(1) ? to_int64s(ctx.in(1))[0] : 0;
+  const bool upper = ctx.attr_int("upper", 1) != 0;
+  const int64_t es = sdk::element_size(dtype_of(x));
+  if (es == 0) return ctx.error("unsupported data type");
+  const int64_t rows = d[d.size() - 2], cols = d.back(),
+                mats = num_elements(d) / std::max<int64_t>(1, rows * cols);
+  char* o = ctx.allocate(0, dtype_of(x), d);
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t at = (m * rows + i) * cols + j;
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        if (keep)
+          std::memcpy(o + at * es, x.data() + at * es, static_cast<size_t>(es));
+        else
+          std::memset(o + at * es, 0, static_cast<size_t>(es));
+      }
+  return Status::ok();
+}
+
+// Einsum by direct summation over every index combination: fine for the small operands it is used on.
+Status Einsum(KernelContext& ctx) {
+  std::string eq = ctx.attr_string("equation");
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  if (eq.find("...") != std::string::npos) return ctx.unsupported("ellipsis in Einsum is not supported");
+  const auto arrow = eq.find("->");
+  std::string lhs = eq.substr(0, arrow), rhs;
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const auto comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ctx.num_inputs()) return ctx.error("equation and inputs differ in count");
+  std::map<char, int64_t> size;
+  std::map<char, int> count;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const Dims& d = dims_of(ctx.in(t));
+    if (terms[t].size() != d.size())
+      return ctx.error("term '" + terms[t] + "' does not match its input rank");
+    for (size_t i = 0; i < d.size(); ++i) {
+      const char c = terms[t][i];
+      if (size.count(c) && size[c] != d[i]) return ctx.error(std::string("dimension '") + c + "' differs");
+      size[c] = d[i];
+      ++count[c];
+    }
+  }
+  if (arrow != std::string::npos) {
+    rhs = eq.substr(arrow + 2);
+  } else {
+    for (auto& [c, n] : count)
+      if (n == 1) rhs += c;
+  }
+  std::string letters;
+  for (auto& [c, n] : size) letters += c;
+  Dims out;
+  for (char c : rhs) {
+    if (!size.count(c)) return ctx.error(std::string("output index '") + c + "' is not an input index");
+    out.push_back(size[c]);
+  }
+  return visit_arith(dtype_of(ctx.in(0)), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    std::vector<C> acc(static_cast<size_t>(num_elements(out)), C(0));
+    std::map<char, size_t> pos;
+    for (size_t i = 0; i < letters.size(); ++i) pos[letters[i]] = i;
+    Dims full(letters.size());
+    for (size_t i = 0; i < letters.size(); ++i) full[i] = size[letters[i]];
+    const int64_t total = num_elements(full);
+    Dims idx(full.size(), 0);
+    std::vector<Dims> st;
+    for (size_t t = 0; t < terms.size(); ++t) st.push_back(strides_of(dims_of(ctx.in(t))));
+    const Dims os = strides_of(out);
+    for (int64_t it = 0; it < total; ++it) {
+      C prod = C(1);
+      for (size_t t = 0; t < terms.size(); ++t) {
+        int64_t at = 0;
+        for (size_t i = 0; i < terms[t].size(); ++i) at += idx[pos[terms[t][i]]] * st[t][i];
+        prod = prod * static_cast<C>(data_as<T>(ctx.in(t))[at]);
+      }
+      int64_t o = 0;
+      for (size_t i = 0; i < rhs.size(); ++i) o += idx[pos[rhs[i]]] * os[i];
+      acc[o] += prod;
+      for (size_t a = full.size(); a-- > 0;) {
+        if (++idx[a] < full[a]) break;
+        idx[a] = 0;
+      }
+    }
+    T* po = ctx.allocate_as<T>(0, dtype_of(ctx.in(0)), out);
+    for (size_t i = 0; i < acc.size(); ++i) po[i] = T(acc[i]);
+    return Status::ok();
+  });
+}
+
+// ---- recurrent layers (float and double; ONNX gate orders: LSTM i,o,f,c; GRU z,r,h)
+struct Activation {
+  std::string name;
+  float alpha = 0, beta = 0;
+  double operator()(double x) const {
+    if (name == "Sigmoid") return 1 / (1 + std::exp(-x));
+    if (name == "Tanh") return std::tanh(x);
+    if (name == "Relu") return std::max(0.0, x);
+    if (name == "LeakyRelu") return x < 0 ? alpha * x : x;
+    if (name == "ThresholdedRelu") return x > alpha ? x : 0;
+    if (name == "ScaledTanh") return alpha * std::tanh(beta * x);
+    if (name == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
+    if (name == "Elu") return x < 0 ? alpha * (std::exp(x) - 1) : x;
+    if (name == "Softsign") return x / (1 + std::abs(x));
+    if (name == "Softplus") return std::log1p(std::exp(x));
+    if (name == "Affine") return alpha * x + beta;
+    return x;
+  }
+};
+
+Status activations(KernelContext& ctx, std::vector<std::string> defaults, int dirs,
+                   std::vector<Activation>* out) {
+  static const char* kKnown[] = {"Sigmoid",         "Tanh",       "Relu",        "LeakyRelu",
+                                 "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu",
+                                 "Softsign",        "Softplus",   "Affine"};
+  std::vector<std::string> names;
+  if (const sdk::AttrValue* v = ctx.node->attrs().get("activations"); v && v->as_strings())
+    names = *v->as_strings();
+  const size_t per = defaults.size();
+  if (names.empty()) {
+    for (int d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  }
+  if (names.size() != per * static_cast<size_t>(dirs)) return ctx.error("wrong number of activations");
+  auto alphas = ctx.attr_floats("activation_alpha").value_or(std::vector<float>{});
+  auto betas = ctx.attr_floats("activation_beta").value_or(std::vector<float>{});
+  size_t ai = 0, bi = 0;
+  for (const std::string& n : names) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), n) == std::end(kKnown))
+      return ctx.unsupported("activation '" + n + "' is not supported");
+    Activation a{n};
+    const bool takes_alpha = n == "LeakyRelu" || n == "ThresholdedRelu" || n == "ScaledTanh" ||
+                             n == "HardSigmoid" || n == "Elu" || n == "Affine";
+    const bool takes_beta = n == "ScaledTanh" || n == "HardSigmoid" || n == "Affine";
+    if (takes_alpha)
+      a.alpha = ai < alphas.size() ? alphas[ai++]
+                                   : (n == "LeakyRelu"     ? 0.01f
+                                      : n == "HardSigmoid" ? 0.2f
+                                                           : 1.0f);
+    if (takes_beta) a.beta = bi < betas.size() ? betas[bi++] : (n == "HardSigmoid" ? 0.5f : 0.0f);
+    out->push_back(a);
+  }
+  return Status::ok();
+}
+
+enum class Cell { kLstm, kGru, kRnn };
+
+Status recurrent(KernelContext& ctx, Cell cell) {
+  const Tensor& X = ctx.in(0);
+  const Tensor& W = ctx.in(1);
+  const Tensor& R = ctx.in(2);
+  const bool batch_first = ctx.attr_int("layout", 0) != 0;
+  const Dims& xd = dims_of(X);
+  if (xd.size() != 3) return ctx.error("X must be 3-D");
+  const int64_t T = batch_first ? xd[1] : xd[0], B = batch_first ? xd[0] : xd[1], I = xd[2];
+  const std::string direction = ctx.attr_string("direction", "forward");
+  const int dirs = direction == "bidirectional" ? 2 : 1;
+  const int64_t H = ctx.attr_int("hidden_size", dims_of(R).back());
+  const int gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
+  if (dims_of(W) != Dims{dirs, gates * H, I} || dims_of(R) != Dims{dirs, gates * H, H})
+    return ctx.error("W or R has the wrong shape for hidden_size " + std::to_string(H));
+  std::vector<Activation> act;
+  GS_RETURN_IF_ERROR(activations(ctx,
+                                 cell == Cell::kLstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                 : cell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                      : std::vector<std::string>{"Tanh"},
+                                 dirs, &act));
+  const size_t per = act.size() / static_cast<size_t>(dirs);
+  const float clip = ctx.attr_float("clip", 0.0f);
+  const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
+  const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
+  auto opt = [&](size_t i) -> const Tensor* {
+    return ctx.has_input(i) && num_elements(dims_of(ctx.in(i))) > 0 ? &ctx.in(i) : nullptr;
+  };
+  const Tensor* Bias = opt(3);
+  const Tensor* lens = opt(4);
+  const Tensor* h0 = opt(5);
+  const Tensor* c0 = cell == Cell::kLstm ? opt(6) : nullptr;
+  const Tensor* P = cell == Cell::kLstm ? opt(7) : nullptr;
+  std::vector<int64_t> seq_len(static_cast<size_t>(B), T);
+  if (lens) seq_len = to_int64s(*lens);
+  auto val = [](const Tensor& t, int64_t i) { return scalar_as_double(t, static_cast<size_t>(i)); };
+  auto clipped = [&](double v) {
+    return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
+  };
+  std::vector<double> Y(static_cast<size_t>(T * dirs * B * H), 0.0), Yh(static_cast<size_t>(dirs * B * H)),
+      Yc(static_cast<size_t>(dirs * B * H));
+  for (int d = 0; d < dirs; ++d) {
+    const bool reverse = direction == "reverse" || d == 1;
+    std::vector<double> h(static_cast<size_t>(B * H), 0.0), c(static_cast<size_t>(B * H), 0.0);
+    for (int64_t i = 0; i < B * H; ++i) {
+      const int64_t b = i / H, k = i % H;
+      if (h0) h[i] = val(*h0, batch_first ? (b * dirs + d) * H + k : (d * B + b) * H + k);
+      if (c0) c[i] = val(*c0, batch_first ? (b * dirs + d) * H + k : (d * B + b) * H + k);
+    }
+    const Activation& f = act[d * per];
+    const Activation& g = act[d * per + (per > 1 ? 1 : 0)];
+    const Activation& hact = act[d * per + (per > 2 ? 2 : 0)];
+    std::vector<double> gate(static_cast<size_t>(gates * H));
+    for (int64_t step = 0; step < T; ++step) {
+      for (int64_t b = 0; b < B; ++b) {
+        if (step >= seq_len[b]) continue;
+        const int64_t t = reverse ? seq_len[b] - 1 - step : step;
+        const int64_t xoff = batch_first ? (b * T + t) * I : (t * B + b) * I;
+        // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate)
+        for (int64_t j = 0; j < gates * H; ++j) {
+          double s = 0;
+          for (int64_t i = 0; i < I; ++i) s += val(W, (d * gates * H + j) * I + i) * val(X, xoff + i);
+          if (Bias) s += val(*Bias, d * 2 * gates * H + j);
+          const bool gru_h = cell == Cell::kGru && j >= 2 * H;
+          if (!gru_h) {
+            for (int64_t k = 0; k < H; ++k) s += val(R, (d * gates * H + j) * H + k) * h[b * H + k];
+            if (Bias) s += val(*Bias, d * 2 * gates * H + gates * H + j);
+          }
+          gate[j] = s;
+        }
+        if (cell == Cell::kLstm) {
+          for (int64_t k = 0; k < H; ++k) {
+            double gi = gate[k], go = gate[H + k], gf = gate[2 * H + k], gc = gate[3 * H + k];
+            if (P) {
+              gi += val(*P, d * 3 * H + k) * c[b * H + k];
+              gf += val(*P, d * 3 * H + 2 * H + k) * c[b * H + k];
+            }
+            const double it = f(clipped(gi));
+            const double ft = input_forget ? 1 - it : f(clipped(gf));
+            const double ct = g(clipped(gc));
+            const double cn = ft * c[b * H + k] + it * ct;
+            if (P) go += val(*P, d * 3 * H + H + k) * cn;
+            const double ot = f(clipped(go));
+            c[b * H + k] = cn;
+            gate[k] = ot * hact(cn);  // reuse as the new h
+          }
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = gate[k];
+        } else if (cell == Cell::kGru) {
+          std::vector<double> hn(static_cast<size_t>(H));
+          for (int64_t k = 0; k < H; ++k) {
+            const double z = f(clipped(gate[k])), r = f(clipped(gate[H + k]));
+            double rh = 0;
+            if (linear_before_reset) {
+              for (int64_t m = 0; m < H; ++m) rh += val(R, (d * 3 * H + 2 * H + k) * H + m) * h[b * H + m];
+              if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
+              rh *= r;
+            } else {
+              for (int64_t m = 0; m < H; ++m)
+                rh += val(R, (d * 3 * H + 2 * H + k) * H + m) * r * h[b * H + m];
+              if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
+            }
+            const double ht = g(clipped(gate[2 * H + k] + rh));
+            hn[k] = (1 - z) * ht + z * h[b * H + k];
+          }
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = hn[k];
+        } else {
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = f(clipped(gate[k]));
+        }
+        for (int64_t k = 0; k < H; ++k) {
+          const int64_t yi =
+              batch_first ? ((b * T + t) * dirs + d) * H + k : ((t * dirs + d) * B + b) * H + k;
+          Y[yi] = h[b * H + k];
+        }
+      }
+    }
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t at = batch_first ? (b * dirs + d) * H + k : (d * B + b) * H + k;
+        Yh[at] = h[b * H + k];
+        Yc[at] = c[b * H + k];
+      }
+  }
+  const Dims ydims = batch_first ? Dims{B, T, dirs, H} : Dims{T, dirs, B, H};
+  const Dims hdims = batch_first ? Dims{B, dirs, H} : Dims{dirs, B, H};
+  return visit_float(dtype_of(X), [&](auto tag) {
+    using Ty = decltype(tag);
+    using C = Compute<Ty>;
+    auto emit = [&](size_t i, const Dims& dims, const std::vector<double>& v) {
+      Ty* o = ctx.allocate_as<Ty>(i, dtype_of(X), dims);
+      for (size_t k = 0; k < v.size(); ++k) o[k] = Ty(static_cast<C>(v[k]));
+    };
+    if (ctx.num_outputs() > 0) emit(0, ydims, Y);
+    if (ctx.num_outputs() > 1) emit(1, hdims, Yh);
+    if (ctx.num_outputs() > 2 && cell == Cell::kLstm) emit(2, hdims, Yc);
+    return Status::ok();
+  });
+}
+Status LSTM(KernelContext& ctx) {
+  return recurrent(ctx, Cell::kLstm);
+}
+Status GRU(KernelContext& ctx) {
+  return recurrent(ctx, Cell::kGru);
+}
+Status RNN(KernelContext& ctx) {
+  return recurrent(ctx, Cell::kRnn);
+}
+
+// GE's MapIndex: the row of the gear table equal to the actual shape dims, or an error listing the gears.
+Status MapIndex(KernelContext& ctx) {
+  std::vector<int64_t> x = to_int64s(ctx.in(0));
+  const Tensor& table = ctx.in(1);
+  const Dims& td = dims_of(table);
+  std::vector<int64_t> all = to_int64s(table);
+  const int64_t rows = td.size() == 2 ? td[0] : 0, len = td.size() == 2 ? td[1] : 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (len == static_cast<int64_t>(x.size()) && std::equal(x.begin(), x.end(), all.begin() + r * len)) {
+      *ctx.allocate_as<int32_t>(0, DataType::kInt32, {}) = static_cast<int32_t>(r);
+      return Status::ok();
+    }
+  }
+  std::string gears;
+  for (int64_t r = 0; r < rows; ++r)
+    gears += (r ? " " : "") + dims_string(Dims(all.begin() + r * len, all.begin() + (r + 1) * len));
+  return ctx.error("the input shape dims " + dims_string(x) + " match no gear; the model was compiled for " +
+                   gears);
+}
+
+}  // namespace
+
+void register_misc(std::vector<KernelEntry>* t) {
+  t->insert(t->end(), {
+                          {"Einsum", Einsum},
+                          {"EyeLike", EyeLike},
+                          {"GRU", GRU},
+                          {"LSTM", LSTM},
+                          {"NonMaxSuppression", NonMaxSuppression},
+                          {"NonZero", NonZero},
+                          {"OneHot", OneHot},
+                          {"RNN", RNN},
+                          {"TopK", TopK},
+                          {"Trilu", Trilu},
+                          {"graphsplit::MapIndex", MapIndex},
+                      });
+}
+
+}  // namespace graphsplit::kernels

@@ -1,0 +1,1030 @@
+// Neural-network kernels: MatMul/Gemm/Conv/ConvTranspose through BLAS, pooling, normalisation, Resize.
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "broadcast.h"
+#include "kernel.h"
+
+namespace graphsplit::kernels {
+namespace {
+
+// ---- 16-bit floats run through the float kernels: inputs widened, outputs narrowed.
+class HeapAllocator final : public OutputAllocator {
+ public:
+  Tensor allocate(size_t, sdk::TensorDesc desc, size_t bytes, char** writable) override {
+    return Tensor::allocate(std::move(desc), bytes, writable);
+  }
+};
+
+Tensor convert_tensor(const Tensor& t, DataType to) {
+  sdk::TensorDesc desc = t.desc();
+  desc.dtype = to;
+  const int64_t n = num_elements(dims_of(t));
+  char* out = nullptr;
+  Tensor r = Tensor::allocate(desc, static_cast<size_t>(n * sdk::element_size(to)), &out);
+  (void)visit_float(dtype_of(t), [&](auto from_tag) {
+    using From = decltype(from_tag);
+    return visit_float(to, [&](auto to_tag) {
+      using To = decltype(to_tag);
+      const From* in = data_as<From>(t);
+      To* o = reinterpret_cast<To*>(out);
+      for (int64_t i = 0; i < n; ++i) o[i] = To(static_cast<Compute<To>>(static_cast<Compute<From>>(in[i])));
+      return Status::ok();
+    });
+  });
+  return r;
+}
+
+bool is_half(DataType t) {
+  return t == DataType::kFloat16 || t == DataType::kBFloat16;
+}
+
+// Runs `fn` with every 16-bit float input widened to float and narrows its float outputs back.
+Status widened(KernelContext& ctx, KernelFn fn) {
+  DataType narrow = DataType::kUndefined;
+  for (const Tensor* t : ctx.inputs)
+    if (t && is_half(dtype_of(*t))) narrow = dtype_of(*t);
+  if (narrow == DataType::kUndefined) return fn(ctx);
+  std::vector<Tensor> wide;
+  wide.reserve(ctx.inputs.size());
+  KernelContext inner = ctx;
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    if (ctx.inputs[i] && is_half(dtype_of(*ctx.inputs[i]))) {
+      wide.push_back(convert_tensor(*ctx.inputs[i], DataType::kFloat));
+      inner.inputs[i] = &wide.back();
+    }
+  }
+  HeapAllocator heap;
+  std::vector<Tensor> produced;
+  inner.outputs = &produced;
+  inner.allocator = &heap;
+  GS_RETURN_IF_ERROR(fn(inner));
+  for (size_t o = 0; o < produced.size(); ++o) {
+    if (dtype_of(produced[o]) == DataType::kFloat) {
+      Tensor n = convert_tensor(produced[o], narrow);
+      ctx.set_output_copy(o, n, dims_of(n));
+    } else if (produced[o].data()) {
+      ctx.set_output_copy(o, produced[o], dims_of(produced[o]));
+    }
+  }
+  return Status::ok();
+}
+
+// Per-thread scratch memory reused across calls: im2col buffers are large, and allocating (and zeroing) them
+// per call costs page faults and memset time comparable to the GEMM itself.
+template <class T>
+T* scratch(size_t count) {
+  thread_local std::unique_ptr<char[]> buffer;
+  thread_local size_t capacity = 0;
+  const size_t bytes = count * sizeof(T);
+  if (bytes > capacity) {
+    buffer.reset(new char[bytes]);
+    capacity = bytes;
+  }
+  return reinterpret_cast<T*>(buffer.get());
+}
+
+// ---- GEMM: C = alpha * op(A) * op(B) + beta * C, row-major.
+template <class T>
+void gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
+          int64_t ldb, T beta, T* c, int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  } else {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        T sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += (ta ? a[p * lda + i] : a[i * lda + p]) * (tb ? b[j * ldb + p] : b[p * ldb + j]);
+        c[i * ldc + j] = alpha * sum + (beta == T(0) ? T(0) : beta * c[i * ldc + j]);
+      }
+    }
+  }
+}
+
+template <class F>
+Status visit_gemm_type(DataType t, F&& f) {
+  switch (t) {
+    case DataType::kFloat:
+      return f(float{});
+    case DataType::kDouble:
+      return f(double{});
+    case DataType::kInt32:
+      return f(int32_t{});
+    case DataType::kInt64:
+      return f(int64_t{});
+    case DataType::kUint32:
+      return f(uint32_t{});
+    case DataType::kUint64:
+      return f(uint64_t{});
+    default:
+      return Status::unsupported("data type " + std::string(sdk::to_string(t)) + " is not supported");
+  }
+}
+
+Status MatMulImpl(KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  Dims da = dims_of(a), db = dims_of(b);
+  if (da.empty() || db.empty()) return ctx.error("inputs must have rank >= 1");
+  const bool a_vec = da.size() == 1, b_vec = db.size() == 1;
+  if (a_vec) da.insert(da.begin(), 1);
+  if (b_vec) db.push_back(1);
+  const int64_t m = da[da.size() - 2], k = da.back(), n = db.back();
+  if (db[db.size() - 2] != k)
+    return ctx.error("shapes " + dims_string(dims_of(a)) + " and " + dims_string(dims_of(b)) +
+                     " do not multiply");
+  Dims ba(da.begin(), da.end() - 2), bb(db.begin(), db.end() - 2), batch;
+  if (!broadcast_shape(ba, bb, &batch)) return ctx.error("batch dimensions do not broadcast");
+  Dims out = batch;
+  if (!a_vec) out.push_back(m);
+  if (!b_vec) out.push_back(n);
+  return visit_gemm_type(dtype_of(a), [&](auto tag) {
+    using T = decltype(tag);
+    const T* pa = data_as<T>(a);
+    const T* pb = data_as<T>(b);
+    T* pc = ctx.allocate_as<T>(0, dtype_of(a), out);
+    const int64_t nb = num_elements(batch);
+    if (nb == 0) return Status::ok();
+    // B shared by every batch of A: one GEMM with the batches stacked as rows.
+    if (num_elements(bb) == 1 && ba == batch) {
+      gemm<T>(false, false, nb * m, n, k, T(1), pa, k, pb, n, T(0), pc, n);
+      return Status::ok();
+    }
+    Dims fake_out = batch;
+    for_each_broadcast2(batch, ba, bb, [&](int64_t o, int64_t i, int64_t j) {
+      gemm<T>(false, false, m, n, k, T(1), pa + i * m * k, k, pb + j * k * n, n, T(0), pc + o * m * n, n);
+    });
+    return Status::ok();
+  });
+}
+Status MatMul(KernelContext& ctx) {
+  return widened(ctx, MatMulImpl);
+}
+
+Status GemmImpl(KernelContext& ctx) {
+  const Tensor& a = ctx.in(0);
+  const Tensor& b = ctx.in(1);
+  const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  const float alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
+  const Dims& da = dims_of(a);
+  const Dims& db = dims_of(b);
+  if (da.size() != 2 || db.size() != 2) return ctx.error("Gemm takes 2-D inputs");
+  const int64_t m = ta ? da[1] : da[0], k = ta ? da[0] : da[1], n = tb ? db[0] : db[1];
+  if ((tb ? db[1] : db[0]) != k) return ctx.error("inner dimensions differ");
+  return visit_gemm_type(dtype_of(a), [&](auto tag) {
+    using T = decltype(tag);
+    T* pc = ctx.allocate_as<T>(0, dtype_of(a), {m, n});
+    T b2 = T(0);
+    if (ctx.has_input(2) && beta != 0.0f) {
+      const Tensor& c = ctx.in(2);
+      Dims bc;
+      if (!broadcast_shape(dims_of(c), {m, n}, &bc) || bc != Dims{m, n})
+        return ctx.error("C does not broadcast");
+      const T* cc = data_as<T>(c);
+      for_each_broadcast2(Dims{m, n}, dims_of(c), Dims{m, n},
+                          [&](int64_t o, int64_t i, int64_t) { pc[o] = cc[i]; });
+      b2 = static_cast<T>(beta);
+    } else {
+      std::fill(pc, pc + m * n, T(0));
+    }
+    gemm<T>(ta, tb, m, n, k, static_cast<T>(alpha), data_as<T>(a), da[1], data_as<T>(b), db[1], b2, pc, n);
+    return Status::ok();
+  });
+}
+Status Gemm(KernelContext& ctx) {
+  return widened(ctx, GemmImpl);
+}
+
+// ---- convolution geometry shared by Conv, ConvTranspose and pooling.
+struct Window {
+  size_t spatial = 0;
+  Dims kernel, strides, dilations, pad_begin, pad_end, in, out;
+};
+
+Status conv_window(KernelContext& ctx, const Dims& x, const Dims& kernel, bool ceil_mode, Window* w) {
+  w->spatial = x.size() - 2;
+  w->in.assign(x.begin() + 2, x.end());
+  w->kernel = kernel;
+  w->strides = ctx.attr_ints("strides").value_or(Dims(w->spatial, 1));
+  w->dilations = ctx.attr_ints("dilations").value_or(Dims(w->spatial, 1));
+  Dims pads = ctx.attr_ints("pads").value_or(Dims(2 * w->spatial, 0));
+  if (w->kernel.size() != w->spatial || w->strides.size() != w->spatial ||
+      w->dilations.size() != w->spatial || pads.size() != 2 * w->spatial)
+    return ctx.error("kernel, strides, dilations or pads do not match the input rank");
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  w->pad_begin.assign(pads.begin(), pads.begin() + static_cast<int64_t>(w->spatial));
+  w->pad_end.assign(pads.begin() + static_cast<int64_t>(w->spatial), pads.end());
+  w->out.resize(w->spatial);
+  for (size_t i = 0; i < w->spatial; ++i) {
+    const int64_t eff = (w->kernel[i] - 1) * w->dilations[i] + 1;
+    if (w->strides[i] <= 0 || w->dilations[i] <= 0)
+      return ctx.error("strides and dilations must be positive");
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t out = (w->in[i] + w->strides[i] - 1) / w->strides[i];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w->strides[i] + eff - w->in[i]);
+      w->pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      w->pad_end[i] = total - w->pad_begin[i];
+    } else if (auto_pad == "VALID") {
+      w->pad_begin[i] = w->pad_end[i] = 0;
+    }
+    const int64_t span = w->in[i] + w->pad_begin[i] + w->pad_end[i] - eff;
+    if (span < 0) return ctx.error("the kernel is larger than the padded input");
+    w->out[i] = (ceil_mode ? (span + w->strides[i] - 1) / w->strides[i] : span / w->strides[i]) + 1;
+    // A ceil-mode window must start inside the input or left padding.
+    if (ceil_mode && (w->out[i] - 1) * w->strides[i] >= w->in[i] + w->pad_begin[i]) --w->out[i];
+  }
+  return Status::ok();
+}
+
+// col[(c * K + kidx) * outs + o] for one image and one group's channels.
+template <class T>
+void im2col(const T* x, int64_t channels, const Window& w, T* col) {
+  const int64_t outs = num_elements(w.out), ks = num_elements(w.kernel), ins = num_elements(w.in);
+  const size_t s = w.spatial;
+  Dims kidx(s), oidx(s);
+  for (int64_t c = 0; c < channels; ++c) {
+    const T* xc = x + c * ins;
+    for (int64_t k = 0; k < ks; ++k) {
+      int64_t rem = k;
+      for (size_t d = s; d-- > 0;) {
+        kidx[d] = rem % w.kernel[d];
+        rem /= w.kernel[d];
+      }
+      T* dst = col + (c * ks + k) * outs;
+      if (s == 2) {  // the common case, without the odometer
+        const int64_t oh = w.out[0], ow = w.out[1];
+        for (int64_t y = 0; y < oh; ++y) {
+          const int64_t iy = y * w.strides[0] - w.pad_begin[0] + kidx[0] * w.dilations[0];
+          if (iy < 0 || iy >= w.in[0]) {
+            std::fill(dst + y * ow, dst + (y + 1) * ow, T(0));
+            continue;
+          }
+          const T* row = xc + iy * w.in[1];
+          for (int64_t xo = 0; xo < ow; ++xo) {
+            const int64_t ix = xo * w.strides[1] - w.pad_begin[1] + kidx[1] * w.dilations[1];
+            dst[y * ow + xo] = ix >= 0 && ix < w.in[1] ? row[ix] : T(0);
+          }
+        }
+        continue;
+      }
+      std::fill(oidx.begin(), oidx.end(), 0);
+      for (int64_t o = 0; o < outs; ++o) {
+        int64_t src = 0;
+        bool inside = true;
+        for (size_t d = 0; d < s; ++d) {
+          const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
+          if (i < 0 || i >= w.in[d]) {
+            inside = false;
+            break;
+          }
+          src = src * w.in[d] + i;
+        }
+        dst[o] = inside ? xc[src] : T(0);
+        for (size_t d = s; d-- > 0;) {
+          if (++oidx[d] < w.out[d]) break;
+          oidx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+// The adjoint of im2col: accumulates col into x.
+template <class T>
+void col2im(const T* col, int64_t channels, const Window& w, T* x) {
+  const int64_t outs = num_elements(w.out), ks = num_elements(w.kernel), ins = num_elements(w.in);
+  const size_t s = w.spatial;
+  Dims kidx(s), oidx(s);
+  for (int64_t c = 0; c < channels; ++c) {
+    T* xc = x + c * ins;
+    for (int64_t k = 0; k < ks; ++k) {
+      int64_t rem = k;
+      for (size_t d = s; d-- > 0;) {
+        kidx[d] = rem % w.kernel[d];
+        rem /= w.kernel[d];
+      }
+      const T* src = col + (c * ks + k) * outs;
+      std::fill(oidx.begin(), oidx.end(), 0);
+      for (int64_t o = 0; o < outs; ++o) {
+        int64_t at = 0;
+        bool inside = true;
+        for (size_t d = 0; d < s; ++d) {
+          const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
+          if (i < 0 || i >= w.in[d]) {
+            inside = false;
+            break;
+          }
+          at = at * w.in[d] + i;
+        }
+        if (inside) xc[at] += src[o];
+        for (size_t d = s; d-- > 0;) {
+          if (++oidx[d] < w.out[d]) break;
+          oidx[d] = 0;
+        }
+      }
+    }
+  }
+}
+
+template <class F>
+Status visit_blas_float(KernelContext& ctx, DataType t, F&& f) {
+  if (t == DataType::kFloat) return f(float{});
+  if (t == DataType::kDouble) return f(double{});
+  return ctx.error("data type " + std::string(sdk::to_string(t)) + " is not supported");
+}
+
+Status ConvImpl(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& wt = ctx.in(1);
+  const Dims& xd = dims_of(x);
+  const Dims& wd = dims_of(wt);
+  if (xd.size() < 3 || wd.size() != xd.size()) return ctx.error("input and weight ranks must match (>= 3)");
+  const int64_t group = ctx.attr_int("group", 1);
+  const int64_t N = xd[0], C = xd[1], M = wd[0];
+  if (group <= 0 || C % group || M % group || wd[1] != C / group)
+    return ctx.error("channels " + std::to_string(C) + ", weight " + dims_string(wd) + " and group " +
+                     std::to_string(group) + " do not match");
+  Window w;
+  Dims kernel(wd.begin() + 2, wd.end());
+  GS_RETURN_IF_ERROR(conv_window(ctx, xd, kernel, false, &w));
+  Dims out = {N, M};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = data_as<T>(x);
+    const T* pw = data_as<T>(wt);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    const int64_t outs = num_elements(w.out), ks = num_elements(kernel), ins = num_elements(w.in);
+    const int64_t cg = C / group, mg = M / group;
+    bool direct = true;  // 1x1, stride 1, no padding: the input is already the column matrix
+    for (size_t i = 0; i < w.spatial; ++i)
+      direct = direct && kernel[i] == 1 && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0;
+    T* col = direct ? nullptr : scratch<T>(static_cast<size_t>(cg * ks * outs));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t g = 0; g < group; ++g) {
+        const T* xg = px + (n * C + g * cg) * ins;
+        const T* cols = xg;
+        if (!direct) {
+          im2col(xg, cg, w, col);
+          cols = col;
+        }
+        gemm<T>(false, false, mg, outs, cg * ks, T(1), pw + g * mg * cg * ks, cg * ks, cols, outs, T(0),
+                py + (n * M + g * mg) * outs, outs);
+      }
+    }
+    if (ctx.has_input(2)) {
+      const T* pb = data_as<T>(ctx.in(2));
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m) {
+          T* row = py + (n * M + m) * outs;
+          for (int64_t o = 0; o < outs; ++o) row[o] += pb[m];
+        }
+    }
+    return Status::ok();
+  });
+}
+Status Conv(KernelContext& ctx) {
+  return widened(ctx, ConvImpl);
+}
+
+Status ConvTransposeImpl(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& wt = ctx.in(1);
+  const Dims& xd = dims_of(x);
+  const Dims& wd = dims_of(wt);
+  if (xd.size() < 3 || wd.size() != xd.size()) return ctx.error("input and weight ranks must match (>= 3)");
+  const int64_t group = ctx.attr_int("group", 1);
+  const int64_t N = xd[0], C = xd[1];
+  if (group <= 0 || C % group || wd[0] != C) return ctx.error("weight does not match the input channels");
+  const int64_t mg = wd[1], M = mg * group;
+  const size_t s = xd.size() - 2;
+  Dims kernel(wd.begin() + 2, wd.end());
+  Dims strides = ctx.attr_ints("strides").value_or(Dims(s, 1));
+  Dims dil = ctx.attr_ints("dilations").value_or(Dims(s, 1));
+  Dims pads = ctx.attr_ints("pads").value_or(Dims(2 * s, 0));
+  Dims out_pad = ctx.attr_ints("output_padding").value_or(Dims(s, 0));
+  auto out_shape = ctx.attr_ints("output_shape");
+  if (strides.size() != s || dil.size() != s || pads.size() != 2 * s || out_pad.size() != s)
+    return ctx.error("strides, dilations, pads or output_padding do not match the input rank");
+  const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  Window w;  // the geometry of the equivalent Conv from output to input
+  w.spatial = s;
+  w.kernel = kernel;
+  w.strides = strides;
+  w.dilations = dil;
+  w.out.assign(xd.begin() + 2, xd.end());
+  w.in.resize(s);
+  w.pad_begin.resize(s);
+  w.pad_end.resize(s);
+  for (size_t i = 0; i < s; ++i) {
+    const int64_t eff = (kernel[i] - 1) * dil[i] + 1;
+    const int64_t full = strides[i] * (xd[2 + i] - 1) + out_pad[i] + eff;
+    if (out_shape && out_shape->size() >= s) {
+      const int64_t want = (*out_shape)[out_shape->size() - s + i];
+      const int64_t total = full - want;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor, as ONNX's reference
+      if (auto_pad == "SAME_UPPER") {
+        w.pad_begin[i] = half;
+        w.pad_end[i] = total - half;
+      } else {
+        w.pad_end[i] = half;
+        w.pad_begin[i] = total - half;
+      }
+      w.in[i] = want;
+    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t want = xd[2 + i] * strides[i];
+      const int64_t total = std::max<int64_t>(0, full - want);
+      if (auto_pad == "SAME_UPPER") {
+        w.pad_begin[i] = total / 2;
+        w.pad_end[i] = total - total / 2;
+      } else {
+        w.pad_end[i] = total / 2;
+        w.pad_begin[i] = total - total / 2;
+      }
+      w.in[i] = want;
+    } else {
+      w.pad_begin[i] = auto_pad == "VALID" ? 0 : pads[i];
+      w.pad_end[i] = auto_pad == "VALID" ? 0 : pads[s + i];
+      w.in[i] = full - w.pad_begin[i] - w.pad_end[i];
+    }
+    if (w.in[i] < 0) return ctx.error("negative output size");
+  }
+  Dims out = {N, M};
+  out.insert(out.end(), w.in.begin(), w.in.end());
+  return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    const T* px = data_as<T>(x);
+    const T* pw = data_as<T>(wt);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    const int64_t ins = num_elements(w.out), ks = num_elements(kernel), outs = num_elements(w.in);
+    const int64_t cg = C / group;
+    std::fill(py, py + N * M * outs, T(0));
+    T* col = scratch<T>(static_cast<size_t>(mg * ks * ins));
+    for (int64_t n = 0; n < N; ++n) {
+      for (int64_t g = 0; g < group; ++g) {
+        // col = W_g^T [mg*ks, cg] x X_g [cg, ins]
+        gemm<T>(true, false, mg * ks, ins, cg, T(1), pw + g * cg * mg * ks, mg * ks,
+                px + (n * C + g * cg) * ins, ins, T(0), col, ins);
+        col2im(col, mg, w, py + (n * M + g * mg) * outs);
+      }
+    }
+    if (ctx.has_input(2)) {
+      const T* pb = data_as<T>(ctx.in(2));
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t m = 0; m < M; ++m) {
+          T* row = py + (n * M + m) * outs;
+          for (int64_t o = 0; o < outs; ++o) row[o] += pb[m];
+        }
+    }
+    return Status::ok();
+  });
+}
+Status ConvTranspose(KernelContext& ctx) {
+  return widened(ctx, ConvTransposeImpl);
+}
+
+// ---- pooling
+Status pool(KernelContext& ctx, bool max) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() < 3) return ctx.error("input must have rank >= 3");
+  auto kernel = ctx.attr_ints("kernel_shape");
+  if (!kernel) return ctx.error("kernel_shape is required");
+  Window w;
+  GS_RETURN_IF_ERROR(conv_window(ctx, xd, *kernel, ctx.attr_int("ceil_mode", 0) != 0, &w));
+  const bool include_pad = ctx.attr_int("count_include_pad", 0) != 0;
+  const bool row_major_indices = ctx.attr_int("storage_order", 0) == 0;
+  Dims out = {xd[0], xd[1]};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    int64_t* pi = max && ctx.num_outputs() > 1 ? ctx.allocate_as<int64_t>(1, DataType::kInt64, out) : nullptr;
+    const int64_t planes = xd[0] * xd[1], ins = num_elements(w.in), outs = num_elements(w.out);
+    const int64_t ks = num_elements(w.kernel);
+    const size_t s = w.spatial;
+    Dims oidx(s), kidx(s), in_strides = strides_of(w.in);
+    for (int64_t p = 0; p < planes; ++p) {
+      const T* plane = px + p * ins;
+      std::fill(oidx.begin(), oidx.end(), 0);
+      for (int64_t o = 0; o < outs; ++o) {
+        double acc = max ? -std::numeric_limits<double>::infinity() : 0;
+        int64_t count = 0, arg = -1;
+        for (int64_t k = 0; k < ks; ++k) {
+          int64_t rem = k;
+          for (size_t d = s; d-- > 0;) {
+            kidx[d] = rem % w.kernel[d];
+            rem /= w.kernel[d];
+          }
+          int64_t at = 0;
+          bool inside = true, in_padded = true;
+          for (size_t d = 0; d < s; ++d) {
+            const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
+            if (i < 0 || i >= w.in[d]) inside = false;
+            if (i >= w.in[d] + w.pad_end[d]) in_padded = false;
+            at = at * w.in[d] + i;
+          }
+          if (!inside) {
+            if (!max && include_pad && in_padded) ++count;
+            continue;
+          }
+          const double v = static_cast<double>(static_cast<C>(plane[at]));
+          if (max) {
+            if (v > acc || arg < 0) {
+              acc = v;
+              arg = at;
+            }
+          } else {
+            acc += v;
+            ++count;
+          }
+        }
+        py[p * outs + o] = T(static_cast<C>(max ? acc : (count ? acc / static_cast<double>(count) : 0.0)));
+        if (pi) {
+          int64_t index = arg;
+          if (!row_major_indices && arg >= 0) {  // column-major over the spatial dims
+            int64_t rem = arg, col = 0, mul = 1;
+            std::vector<int64_t> c(s);
+            for (size_t d = 0; d < s; ++d) {
+              c[d] = rem / in_strides[d];
+              rem %= in_strides[d];
+            }
+            for (size_t d = 0; d < s; ++d) {
+              col += c[d] * mul;
+              mul *= w.in[d];
+            }
+            index = col;
+          }
+          pi[p * outs + o] = p * ins + index;
+        }
+        for (size_t d = s; d-- > 0;) {
+          if (++oidx[d] < w.out[d]) break;
+          oidx[d] = 0;
+        }
+      }
+    }
+    return Status::ok();
+  });
+}
+Status MaxPool(KernelContext& ctx) {
+  return pool(ctx, true);
+}
+Status AveragePool(KernelContext& ctx) {
+  return pool(ctx, false);
+}
+
+Status global_pool(KernelContext& ctx, bool max) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() < 2) return ctx.error("input must have rank >= 2");
+  Dims out(xd.size(), 1);
+  out[0] = xd[0];
+  out[1] = xd[1];
+  const int64_t planes = xd[0] * xd[1], ins = num_elements(Dims(xd.begin() + 2, xd.end()));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    for (int64_t p = 0; p < planes; ++p) {
+      double acc = max ? -std::numeric_limits<double>::infinity() : 0;
+      for (int64_t i = 0; i < ins; ++i) {
+        const double v = static_cast<double>(static_cast<C>(px[p * ins + i]));
+        acc = max ? std::max(acc, v) : acc + v;
+      }
+      py[p] = T(static_cast<C>(max ? acc : acc / static_cast<double>(ins)));
+    }
+    return Status::ok();
+  });
+}
+Status GlobalAveragePool(KernelContext& ctx) {
+  return global_pool(ctx, false);
+}
+Status GlobalMaxPool(KernelContext& ctx) {
+  return global_pool(ctx, true);
+}
+
+// ---- normalisation
+Status BatchNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() < 2) return ctx.error("input must have rank >= 2");
+  if (ctx.attr_int("training_mode", 0) != 0) return ctx.unsupported("training_mode is not supported");
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    for (int64_t c = 0; c < C; ++c) {
+      const double scale = scalar_as_double(ctx.in(1), c), bias = scalar_as_double(ctx.in(2), c);
+      const double mean = scalar_as_double(ctx.in(3), c), var = scalar_as_double(ctx.in(4), c);
+      const double a = scale / std::sqrt(var + eps), b = bias - mean * a;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* src = px + (n * C + c) * inner;
+        T* dst = py + (n * C + c) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] = T(static_cast<Cm>(static_cast<double>(static_cast<Cm>(src[i])) * a + b));
+      }
+    }
+    return Status::ok();
+  });
+}
+
+Status InstanceNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() < 3) return ctx.error("input must have rank >= 3");
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        const T* src = px + (n * C + c) * inner;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(static_cast<Cm>(src[i]));
+        mean /= static_cast<double>(inner);
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
+          var += d * d;
+        }
+        var /= static_cast<double>(inner);
+        const double a = scalar_as_double(ctx.in(1), c) / std::sqrt(var + eps);
+        const double b = scalar_as_double(ctx.in(2), c);
+        T* dst = py + (n * C + c) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] = T(static_cast<Cm>((static_cast<double>(static_cast<Cm>(src[i])) - mean) * a + b));
+      }
+    return Status::ok();
+  });
+}
+
+Status LayerNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (!normalize_axis(&axis, static_cast<int64_t>(xd.size()))) return ctx.error("axis out of range");
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < static_cast<int64_t>(xd.size()); ++a) (a < axis ? outer : inner) *= xd[a];
+  Dims stat_dims = xd;
+  for (size_t a = axis; a < xd.size(); ++a) stat_dims[a] = 1;
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    const Tensor& scale = ctx.in(1);
+    const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+    const Dims inner_dims(xd.begin() + axis, xd.end());
+    std::vector<double> sc(static_cast<size_t>(inner)), bi(static_cast<size_t>(inner), 0.0);
+    // scale and bias broadcast to the normalised dimensions
+    for_each_broadcast2(inner_dims, dims_of(scale), inner_dims,
+                        [&](int64_t o, int64_t i, int64_t) { sc[o] = scalar_as_double(scale, i); });
+    if (bias)
+      for_each_broadcast2(inner_dims, dims_of(*bias), inner_dims,
+                          [&](int64_t o, int64_t i, int64_t) { bi[o] = scalar_as_double(*bias, i); });
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    const DataType stat_type = static_cast<DataType>(ctx.attr_int("stash_type", 1)) == DataType::kFloat
+                                   ? DataType::kFloat
+                                   : dtype_of(x);
+    float* pm = ctx.num_outputs() > 1 ? ctx.allocate_as<float>(1, DataType::kFloat, stat_dims) : nullptr;
+    float* pr = ctx.num_outputs() > 2 ? ctx.allocate_as<float>(2, DataType::kFloat, stat_dims) : nullptr;
+    (void)stat_type;
+    for (int64_t r = 0; r < outer; ++r) {
+      const T* src = px + r * inner;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(static_cast<Cm>(src[i]));
+      mean /= static_cast<double>(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
+        var += d * d;
+      }
+      var /= static_cast<double>(inner);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t i = 0; i < inner; ++i)
+        py[r * inner + i] =
+            T(static_cast<Cm>((static_cast<double>(static_cast<Cm>(src[i])) - mean) * inv * sc[i] + bi[i]));
+      if (pm) pm[r] = static_cast<float>(mean);
+      if (pr) pr[r] = static_cast<float>(inv);
+    }
+    return Status::ok();
+  });
+}
+
+Status LRN(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  const float alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f),
+              bias = ctx.attr_float("bias", 1.0f);
+  const int64_t size = ctx.attr_int("size", 1);
+  if (xd.size() < 3) return ctx.error("input must have rank >= 3");
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sq = 0;
+          for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min(C - 1, c + hi); ++k) {
+            const double v = static_cast<double>(static_cast<Cm>(px[(n * C + k) * inner + i]));
+            sq += v * v;
+          }
+          const double v = static_cast<double>(static_cast<Cm>(px[(n * C + c) * inner + i]));
+          py[(n * C + c) * inner + i] =
+              T(static_cast<Cm>(v / std::pow(bias + alpha / static_cast<double>(size) * sq, beta)));
+        }
+    return Status::ok();
+  });
+}
+
+// ---- Resize / Upsample, separable one axis at a time.
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scales, Dims out_dims,
+                   bool legacy) {
+  const Dims& xd = dims_of(x);
+  const size_t rank = xd.size();
+  const std::string mode = ctx.attr_string("mode", "nearest");
+  std::string coord = legacy ? "asymmetric" : ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+  std::string nearest = legacy ? "floor" : ctx.attr_string("nearest_mode", "round_prefer_floor");
+  if (legacy && ctx.opset >= 10 && mode == "nearest") nearest = "floor";
+  const double cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
+  const bool exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
+  const double extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
+  if (ctx.attr_int("antialias", 0) != 0) return ctx.unsupported("antialias is not supported");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic" && mode != "bilinear")
+    return ctx.unsupported("mode '" + mode + "' is not supported");
+  std::vector<double> roi;
+  if (!legacy && ctx.has_input(1) && num_elements(dims_of(ctx.in(1))) == static_cast<int64_t>(2 * rank)) {
+    for (int64_t i = 0; i < static_cast<int64_t>(2 * rank); ++i)
+      roi.push_back(scalar_as_double(ctx.in(1), i));
+  }
+  // Per axis, per output index: the input taps and whether the point lies outside (tf_crop_and_resize).
+  std::vector<std::vector<std::vector<Tap>>> taps(rank);
+  std::vector<std::vector<bool>> outside(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    const int64_t in = xd[a], out = out_dims[a];
+    const double scale = scales[a];
+    taps[a].resize(static_cast<size_t>(out));
+    outside[a].assign(static_cast<size_t>(out), false);
+    for (int64_t o = 0; o < out; ++o) {
+      double src;
+      // ONNX's reference uses the unrounded output length when scales are given.
+      const double length_resized = static_cast<double>(in) * scale;
+      if (coord == "half_pixel") {
+        src = (o + 0.5) / scale - 0.5;
+      } else if (coord == "half_pixel_symmetric") {
+        const double adj = static_cast<double>(out) / (scale * static_cast<double>(in));
+        const double center = static_cast<double>(in) / 2.0;
+        const double offset = center * (1 - adj);
+        src = offset + (o + 0.5) / scale - 0.5;
+      } else if (coord == "pytorch_half_pixel") {
+        src = length_resized > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+      } else if (coord == "align_corners") {
+        src = length_resized == 1
+                  ? 0.0
+                  : static_cast<double>(o) * static_cast<double>(in - 1) / (length_resized - 1);
+      } else if (coord == "tf_half_pixel_for_nn") {
+        src = (o + 0.5) / scale;
+      } else if (coord == "asymmetric") {
+        src = o / scale;
+      } else if (coord == "tf_crop_and_resize") {
+        const double s = roi.empty() ? 0 : roi[a], e = roi.empty() ? 1 : roi[rank + a];
+        src = length_resized > 1 ? s * (in - 1) + o * (e - s) * (in - 1) / (length_resized - 1)
+                                 : 0.5 * (s + e) * (in - 1);
+        if (src < 0 || src > static_cast<double>(in - 1)) outside[a][o] = true;
+      } else {
+        return ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
+      }
+      auto& t = taps[a][o];
+      if (in == out && scale == 1.0 && coord != "tf_crop_and_resize") {
+        t.push_back({o, 1.0});
+        continue;
+      }
+      if (mode == "nearest") {
+        double r;
+        if (nearest == "round_prefer_ceil")
+          r = std::floor(src + 0.5);
+        else if (nearest == "floor")
+          r = std::floor(src);
+        else if (nearest == "ceil")
+          r = std::ceil(src);
+        else  // round_prefer_floor
+          r = (src - std::floor(src) == 0.5) ? std::floor(src) : std::round(src);
+        t.push_back({std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1), 1.0});
+      } else if (mode == "linear" || mode == "bilinear") {
+        const double c = std::clamp(src, 0.0, static_cast<double>(in - 1));
+        const auto i0 = static_cast<int64_t>(std::floor(c));
+        const int64_t i1 = std::min(i0 + 1, in - 1);
+        const double f = c - static_cast<double>(i0);
+        t.push_back({i0, 1 - f});
+        if (i1 != i0) t.push_back({i1, f});
+      } else {  // cubic
+        const double fl = std::floor(src), f = src - fl;
+        const double A = cubic_a;
+        double w[4];
+        const double d[4] = {1 + f, f, 1 - f, 2 - f};
+        for (int k = 0; k < 4; ++k) {
+          const double z = d[k];
+          w[k] = z <= 1 ? ((A + 2) * z - (A + 3)) * z * z + 1 : ((A * z - 5 * A) * z + 8 * A) * z - 4 * A;
+        }
+        double sum = 0;
+        for (int k = 0; k < 4; ++k) {
+          const int64_t i = static_cast<int64_t>(fl) - 1 + k;
+          if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+          sum += w[k];
+        }
+        for (int k = 0; k < 4; ++k) {
+          if (w[k] == 0) continue;
+          const int64_t i = std::clamp<int64_t>(static_cast<int64_t>(fl) - 1 + k, 0, in - 1);
+          t.push_back({i, exclude_outside && sum != 0 ? w[k] / sum : w[k]});
+        }
+      }
+    }
+  }
+  return visit_numeric(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    std::vector<double> cur(static_cast<size_t>(num_elements(xd)));
+    const T* px = data_as<T>(x);
+    for (size_t i = 0; i < cur.size(); ++i) cur[i] = static_cast<double>(static_cast<C>(px[i]));
+    Dims cd = xd;
+    for (size_t a = 0; a < rank; ++a) {
+      if (cd[a] == out_dims[a] && taps[a].size() == static_cast<size_t>(cd[a]) &&
+          coord != "tf_crop_and_resize" && scales[a] == 1.0)
+        continue;
+      int64_t outer = 1, inner = 1;
+      for (size_t k = 0; k < a; ++k) outer *= cd[k];
+      for (size_t k = a + 1; k < rank; ++k) inner *= cd[k];
+      std::vector<double> next(static_cast<size_t>(outer * out_dims[a] * inner));
+      for (int64_t r = 0; r < outer; ++r)
+        for (int64_t o = 0; o < out_dims[a]; ++o) {
+          double* dst = next.data() + (r * out_dims[a] + o) * inner;
+          std::fill(dst, dst + inner, 0.0);
+          for (const Tap& t : taps[a][o]) {
+            const double* src = cur.data() + (r * cd[a] + t.index) * inner;
+            for (int64_t i = 0; i < inner; ++i) dst[i] += t.weight * src[i];
+          }
+        }
+      cur.swap(next);
+      cd[a] = out_dims[a];
+    }
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), out_dims);
+    const int64_t total = num_elements(out_dims);
+    const bool crop = coord == "tf_crop_and_resize";
+    Dims idx(rank, 0);
+    for (int64_t i = 0; i < total; ++i) {
+      bool out_of_range = false;
+      if (crop) {
+        for (size_t a = 0; a < rank; ++a) out_of_range = out_of_range || outside[a][idx[a]];
+        for (size_t a = rank; a-- > 0;) {
+          if (++idx[a] < out_dims[a]) break;
+          idx[a] = 0;
+        }
+      }
+      double v = out_of_range ? extrapolation : cur[i];
+      if constexpr (std::is_integral_v<C>) v = std::nearbyint(v);
+      py[i] = T(static_cast<C>(v));
+    }
+    return Status::ok();
+  });
+}
+
+Status Resize(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  const size_t rank = xd.size();
+  std::vector<double> scales;
+  Dims out(rank);
+  const size_t scales_input = ctx.opset < 11 ? 1 : 2;
+  if (ctx.opset >= 11 && ctx.has_input(3) && num_elements(dims_of(ctx.in(3))) > 0) {
+    Dims sizes = to_int64s(ctx.in(3));
+    auto axes = ctx.attr_ints("axes");
+    Dims full = xd;
+    if (axes) {
+      for (size_t i = 0; i < axes->size(); ++i) {
+        int64_t a = (*axes)[i];
+        if (!normalize_axis(&a, static_cast<int64_t>(rank))) return ctx.error("axis out of range");
+        full[a] = sizes[i];
+      }
+    } else {
+      if (sizes.size() != rank) return ctx.error("sizes must have one entry per dimension");
+      full = sizes;
+    }
+    const std::string policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+    if (policy != "stretch") {
+      double s = policy == "not_larger" ? 1e300 : 0;
+      std::vector<int64_t> ax;
+      if (axes) {
+        for (int64_t a : *axes) ax.push_back(a < 0 ? a + static_cast<int64_t>(rank) : a);
+      } else {
+        for (size_t a = 0; a < rank; ++a) ax.push_back(static_cast<int64_t>(a));
+      }
+      for (int64_t a : ax) {
+        const double r = static_cast<double>(full[a]) / static_cast<double>(xd[a]);
+        s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
+      }
+      for (int64_t a : ax) full[a] = static_cast<int64_t>(std::round(s * static_cast<double>(xd[a])));
+      scales.assign(rank, 1.0);
+      for (int64_t a : ax) scales[a] = s;
+      return resize_impl(ctx, x, scales, full, false);
+    }
+    out = full;
+    for (size_t a = 0; a < rank; ++a)
+      scales.push_back(xd[a] ? static_cast<double>(out[a]) / static_cast<double>(xd[a]) : 1.0);
+  } else if (ctx.has_input(scales_input)) {
+    const Tensor& st = ctx.in(scales_input);
+    auto axes = ctx.attr_ints("axes");
+    scales.assign(rank, 1.0);
+    const int64_t n = num_elements(dims_of(st));
+    if (axes) {
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t a = (*axes)[i];
+        if (!normalize_axis(&a, static_cast<int64_t>(rank))) return ctx.error("axis out of range");
+        scales[a] = scalar_as_double(st, i);
+      }
+    } else {
+      if (n != static_cast<int64_t>(rank)) return ctx.error("scales must have one entry per dimension");
+      for (int64_t i = 0; i < n; ++i) scales[i] = scalar_as_double(st, i);
+    }
+    for (size_t a = 0; a < rank; ++a)
+      out[a] = static_cast<int64_t>(std::floor(static_cast<double>(xd[a]) * scales[a]));
+  } else {
+    return ctx.error("needs scales or sizes");
+  }
+  return resize_impl(ctx, x, scales, out, ctx.opset < 11);
+}
+
+Status Upsample(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  std::vector<double> scales;
+  if (ctx.has_input(1)) {
+    for (int64_t i = 0; i < num_elements(dims_of(ctx.in(1))); ++i)
+      scales.push_back(scalar_as_double(ctx.in(1), i));
+  } else if (auto s = ctx.attr_floats("scales")) {
+    scales.assign(s->begin(), s->end());
+  }
+  if (scales.size() != xd.size()) return ctx.error("scales must have one entry per dimension");
+  Dims out(xd.size());
+  for (size_t a = 0; a < xd.size(); ++a)
+    out[a] = static_cast<int64_t>(std::floor(static_cast<double>(xd[a]) * scales[a]));
+  return resize_impl(ctx, x, scales, out, true);
+}
+
+}  // namespace
+
+void register_nn(std::vector<KernelEntry>* t) {
+  t->insert(t->end(), {
+                          {"AveragePool", AveragePool},
+                          {"BatchNormalization", BatchNormalization},
+                          {"Conv", Conv},
+                          {"ConvTranspose", ConvTranspose},
+                          {"Gemm", Gemm},
+                          {"GlobalAveragePool", GlobalAveragePool},
+                          {"GlobalMaxPool", GlobalMaxPool},
+                          {"InstanceNormalization", InstanceNormalization},
+                          {"LayerNormalization", LayerNormalization},
+                          {"LRN", LRN},
+                          {"MatMul", MatMul},
+                          {"MaxPool", MaxPool},
+                          {"Resize", Resize},
+                          {"Upsample", Upsample},
+                      });
+}
+
+}  // namespace graphsplit::kernels
+
+namespace graphsplit::kernels {
+
+void set_blas_threads(int threads) {
+  static const int default_threads = openblas_get_num_threads();
+  openblas_set_num_threads(threads > 0 ? threads : default_threads);
+}
+
+}  // namespace graphsplit::kernels

