@@ -1,0 +1,316 @@
+// atc + omrun end to end on the real models: partitioned output equals the unpartitioned output exactly, the
+// expanded run equals both, gear models pick the branch of the input's shape and equal the dynamic model, and
+// bad input gets one clear line and exit 1.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "graphsplit/sdk/ir/tensor.h"
+#include "import/onnx_import.h"
+#include "runtime/compare.h"
+
+namespace graphsplit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+sdk::Tensor tensor_of(sdk::DataType dtype, std::vector<int64_t> dims, uint64_t seed) {
+  sdk::TensorDesc d;
+  d.dtype = dtype;
+  d.shape = sdk::Shape(std::move(dims));
+  return random_tensor(d, seed);
+}
+
+sdk::Tensor int64_scalar(int64_t v) {
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kInt64;
+  d.shape = sdk::Shape(std::vector<int64_t>{});
+  std::string bytes(8, '\0');
+  std::memcpy(bytes.data(), &v, 8);
+  return sdk::Tensor(d, bytes);
+}
+
+std::vector<float> floats(const sdk::Tensor& t) {
+  std::vector<float> v(t.size_bytes() / 4);
+  std::memcpy(v.data(), t.data(), v.size() * 4);
+  return v;
+}
+
+class OmrunTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() /
+           ("gs_omrun_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    // Placement only: every operator gets an engine, nothing is partitioned.
+    std::ofstream(path("unpartitioned.toml"))
+        << "schema_version = 1\n[plugins]\nsearch_paths = [\"" << GRAPHSPLIT_PLUGIN_DIR
+        << "\"]\nrequired = [\"std\", \"placement\", \"ai_core\", \"ai_cpu\", "
+           "\"dvpp\", \"host_cpu\"]\n[[pipeline]]\npass = \"std.prune_unused\"\n"
+           "[[pipeline]]\npass = \"std.topological_sort\"\n"
+           "[[pipeline]]\npass = \"placement.engine_place\"\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  Result run(const std::string& exe, const std::string& args) const {
+    const std::string cmd = exe + " " + args + " >" + path("stdout.txt") + " 2>" + path("stderr.txt");
+    Result r;
+    const int status = std::system(cmd.c_str());
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(path("stdout.txt"));
+    r.err = slurp(path("stderr.txt"));
+    return r;
+  }
+  Result atc(const std::string& args) const { return run(GRAPHSPLIT_ATC, args); }
+  Result omrun(const std::string& args) const { return run(GRAPHSPLIT_OMRUN, args); }
+
+  std::string write_input(const std::string& name, const sdk::Tensor& t) const {
+    std::string bytes;
+    EXPECT_TRUE(serialize_tensor_proto(t, name, &bytes).is_ok());
+    std::ofstream(path(name + ".pb"), std::ios::binary) << bytes;
+    return path(name + ".pb");
+  }
+
+  sdk::Tensor output(const std::string& dir, size_t i) const {
+    sdk::Tensor t;
+    sdk::Status s = read_tensor_proto_file(path(dir) + "/output_" + std::to_string(i) + ".pb", &t, nullptr);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    return t;
+  }
+
+  // Compiles `model` both ways, runs both (and the partitioned one expanded), and checks that all outputs are
+  // byte-identical. Returns the partitioned run's outputs.
+  std::vector<sdk::Tensor> run_three_ways(const std::string& model, const std::string& inputs, size_t outputs,
+                                          const std::string& atc_extra = "") {
+    Result a = atc("--model=" + model + " --output=" + path("part") + " " + atc_extra);
+    EXPECT_EQ(a.code, 0) << a.err;
+    Result b = atc("--model=" + model + " --output=" + path("flat") +
+                   " --pipeline=" + path("unpartitioned.toml") + " " + atc_extra);
+    EXPECT_EQ(b.code, 0) << b.err;
+    Result r1 = omrun("--model=" + path("part.om") + " --input=" + inputs + " --output=" + path("out_part"));
+    EXPECT_EQ(r1.code, 0) << r1.err;
+    Result r2 = omrun("--model=" + path("flat.om") + " --input=" + inputs + " --output=" + path("out_flat"));
+    EXPECT_EQ(r2.code, 0) << r2.err;
+    Result r3 = omrun("--model=" + path("part.om") + " --input=" + inputs +
+                      " --expand_partitioned_calls --output=" + path("out_expanded"));
+    EXPECT_EQ(r3.code, 0) << r3.err;
+    std::vector<sdk::Tensor> result;
+    for (size_t i = 0; i < outputs; ++i) {
+      sdk::Tensor p = output("out_part", i), f = output("out_flat", i), e = output("out_expanded", i);
+      EXPECT_TRUE(p == f) << model << " output " << i << ": partitioned differs from unpartitioned: "
+                          << compare_tensors(p, f, 0, 0).detail;
+      EXPECT_TRUE(p == e) << model << " output " << i
+                          << ": expanded differs: " << compare_tensors(e, p, 0, 0).detail;
+      result.push_back(p);
+    }
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+std::string real_model(const std::string& name) {
+  return std::string(GRAPHSPLIT_MODEL_DIR) + "/" + name;
+}
+
+TEST_F(OmrunTest, SileroVadV5WithItsIfNodesAndState) {
+  const std::string in = write_input("input", tensor_of(sdk::DataType::kFloat, {1, 512}, 1)) + "," +
+                         write_input("state", tensor_of(sdk::DataType::kFloat, {2, 1, 128}, 2)) + "," +
+                         write_input("sr", int64_scalar(16000));
+  std::vector<sdk::Tensor> out = run_three_ways(real_model("silero_vad_v5.onnx"), in, 2);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(out[1].desc().shape.dims(), (std::vector<int64_t>{2, 1, 128}));
+  const float p = floats(out[0])[0];
+  EXPECT_TRUE(p >= 0 && p <= 1) << p;  // a speech probability
+  // The If on the sample rate takes the other branch for 8 kHz (256-sample frames): a different result.
+  const std::string in8 = write_input("input8", tensor_of(sdk::DataType::kFloat, {1, 256}, 1)) + "," +
+                          write_input("state8", tensor_of(sdk::DataType::kFloat, {2, 1, 128}, 2)) + "," +
+                          write_input("sr8", int64_scalar(8000));
+  Result r = omrun("--model=" + path("part.om") + " --input=" + in8 + " --output=" + path("out8"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(floats(output("out8", 1)), floats(out[1]));
+}
+
+TEST_F(OmrunTest, SileroVadLegacy) {
+  const std::string in = write_input("input", tensor_of(sdk::DataType::kFloat, {1, 512}, 3)) + "," +
+                         write_input("sr", int64_scalar(16000)) + "," +
+                         write_input("h", tensor_of(sdk::DataType::kFloat, {2, 1, 64}, 4)) + "," +
+                         write_input("c", tensor_of(sdk::DataType::kFloat, {2, 1, 64}, 5));
+  std::vector<sdk::Tensor> out = run_three_ways(real_model("silero_vad_legacy.onnx"), in, 3);
+  ASSERT_EQ(out.size(), 3u);
+  for (float v : floats(out[0])) EXPECT_TRUE(v >= 0 && v <= 1) << v;
+}
+
+TEST_F(OmrunTest, PpOcrDetection) {
+  const std::string in = write_input("x", tensor_of(sdk::DataType::kFloat, {1, 3, 64, 96}, 6));
+  std::vector<sdk::Tensor> out = run_three_ways(real_model("ch_PP-OCRv4_det_infer.onnx"), in, 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{1, 1, 64, 96}));
+  for (float v : floats(out[0])) ASSERT_TRUE(v >= 0 && v <= 1) << v;  // a sigmoid map
+}
+
+TEST_F(OmrunTest, PpOcrRecognitionRowsAreDistributions) {
+  const std::string in = write_input("x", tensor_of(sdk::DataType::kFloat, {1, 3, 48, 80}, 7));
+  std::vector<sdk::Tensor> out = run_three_ways(real_model("ch_PP-OCRv4_rec_infer.onnx"), in, 1);
+  ASSERT_EQ(out.size(), 1u);
+  const auto& d = out[0].desc().shape.dims();
+  ASSERT_EQ(d.size(), 3u);
+  const std::vector<float> v = floats(out[0]);
+  for (int64_t t = 0; t < d[1]; ++t) {
+    double sum = 0;
+    for (int64_t c = 0; c < d[2]; ++c) sum += v[t * d[2] + c];
+    EXPECT_NEAR(sum, 1.0, 1e-3) << "time step " << t;
+  }
+}
+
+TEST_F(OmrunTest, PpOcrClassifier) {
+  const std::string in = write_input("x", tensor_of(sdk::DataType::kFloat, {2, 3, 48, 192}, 8));
+  std::vector<sdk::Tensor> out = run_three_ways(real_model("ch_ppocr_mobile_v2.0_cls_infer.onnx"), in, 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{2, 2}));
+  const std::vector<float> v = floats(out[0]);
+  EXPECT_NEAR(v[0] + v[1], 1.0, 1e-5);
+  EXPECT_NEAR(v[2] + v[3], 1.0, 1e-5);
+}
+
+// A gear model runs the branch of the input's shape and equals the dynamic model's result for it.
+TEST_F(OmrunTest, GearModelPicksTheBranchOfTheInputShape) {
+  const std::string model = real_model("ch_PP-OCRv4_det_infer.onnx");
+  Result g = atc("--model=" + model + " --output=" + path("gears") +
+                 " --input_shape=x:-1,3,64,64 --dynamic_batch_size=1,2");
+  ASSERT_EQ(g.code, 0) << g.err;
+  Result d = atc("--model=" + model + " --output=" + path("dynamic"));
+  ASSERT_EQ(d.code, 0) << d.err;
+  for (int64_t batch : {1, 2}) {
+    const std::string in =
+        write_input("x" + std::to_string(batch), tensor_of(sdk::DataType::kFloat, {batch, 3, 64, 64}, 9));
+    const std::string gd = "gear_out" + std::to_string(batch), dd = "dyn_out" + std::to_string(batch);
+    Result r1 =
+        omrun("--model=" + path("gears.om") + " --input=" + in + " --output=" + path(gd) + " --timing");
+    ASSERT_EQ(r1.code, 0) << r1.err;
+    Result r2 = omrun("--model=" + path("dynamic.om") + " --input=" + in + " --output=" + path(dd));
+    ASSERT_EQ(r2.code, 0) << r2.err;
+    sdk::Tensor a = output(gd, 0), b = output(dd, 0);
+    EXPECT_EQ(a.desc().shape.dims(), (std::vector<int64_t>{batch, 1, 64, 64}));
+    CompareResult c = compare_tensors(a, b, 1e-5, 1e-6);
+    EXPECT_TRUE(c.equal) << "batch " << batch << ": " << c.detail;
+  }
+  // Batch 3 is no gear: one line naming the gears, exit 1.
+  const std::string in3 = write_input("x3", tensor_of(sdk::DataType::kFloat, {3, 3, 64, 64}, 9));
+  Result bad = omrun("--model=" + path("gears.om") + " --input=" + in3 + " --output=" + path("bad_out"));
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("match no gear; the model was compiled for [1] [2]"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(path("bad_out")));
+}
+
+TEST_F(OmrunTest, CompareReportsTheWorstElementAndExitsOne) {
+  const std::string node = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_relu";
+  ASSERT_EQ(atc("--model=" + node + "/model.onnx --output=" + path("relu")).code, 0);
+  const std::string in = node + "/test_data_set_0/input_0.pb";
+  Result ok =
+      omrun("--model=" + path("relu.om") + " --input=" + in + " --compare=" + node + "/test_data_set_0");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("compare: 1 outputs match"), std::string::npos) << ok.out;
+  // Expected outputs of another test: a mismatch with the element named.
+  const std::string other = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_abs/test_data_set_0";
+  Result bad = omrun("--model=" + path("relu.om") + " --input=" + in + " --compare=" + other);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("omrun: mismatch: output 0 'y': element "), std::string::npos) << bad.err;
+}
+
+TEST_F(OmrunTest, LoopAndTimingSummary) {
+  const std::string node = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_relu";
+  ASSERT_EQ(atc("--model=" + node + "/model.onnx --output=" + path("relu")).code, 0);
+  Result r = omrun("--model=" + path("relu.om") + " --random_input --seed=3 --loop=5 --timing");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("run:     5 iterations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Relu"), std::string::npos) << r.out;  // the segment's first node
+  EXPECT_NE(r.out.find("per engine:"), std::string::npos) << r.out;
+  // The same seed gives the same outputs.
+  ASSERT_EQ(omrun("--model=" + path("relu.om") + " --random_input --seed=3 --output=" + path("a")).code, 0);
+  ASSERT_EQ(omrun("--model=" + path("relu.om") + " --random_input --seed=3 --output=" + path("b")).code, 0);
+  EXPECT_EQ(slurp(path("a/output_0.pb")), slurp(path("b/output_0.pb")));
+}
+
+// Bad input: one line, exit 1, no outputs written.
+class OmrunBadInput : public OmrunTest {
+ protected:
+  void SetUp() override {
+    OmrunTest::SetUp();
+    const std::string node = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_add";
+    ASSERT_EQ(atc("--model=" + node + "/model.onnx --output=" + path("add")).code, 0);
+    a_ = node + "/test_data_set_0/input_0.pb";
+    b_ = node + "/test_data_set_0/input_1.pb";
+  }
+  void expect_error(const std::string& args, const std::string& fragment) {
+    Result r = omrun(args + " --output=" + path("out"));
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_EQ(r.err.rfind("omrun: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << "not one line: " << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err << "expected: " << fragment;
+    EXPECT_FALSE(fs::exists(path("out")));
+  }
+  std::string a_, b_;
+};
+
+TEST_F(OmrunBadInput, WrongInputCount) {
+  expect_error("--model=" + path("add.om") + " --input=" + a_, "--input names 1 files, but");
+}
+
+TEST_F(OmrunBadInput, WrongDataType) {
+  const std::string i64 = write_input("i", tensor_of(sdk::DataType::kInt64, {3, 4, 5}, 1));
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + i64,
+               "input 1 'y' must be float32, got int64");
+}
+
+TEST_F(OmrunBadInput, WrongRank) {
+  const std::string r2 = write_input("r", tensor_of(sdk::DataType::kFloat, {3, 20}, 1));
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + r2,
+               "must have shape [3,4,5], got rank 2");
+}
+
+TEST_F(OmrunBadInput, NotATensor) {
+  std::ofstream(path("junk.pb"), std::ios::binary) << "this is not a protobuf \xff\xff\xff";
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + path("junk.pb"),
+               "junk.pb: not an ONNX TensorProto");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + path("missing.pb"), "missing.pb");
+}
+
+TEST_F(OmrunBadInput, TruncatedModel) {
+  const std::string om = slurp(path("add.om"));
+  std::ofstream(path("cut.om"), std::ios::binary) << om.substr(0, om.size() / 2);
+  expect_error("--model=" + path("cut.om") + " --input=" + a_ + "," + b_, "cut.om");
+}
+
+TEST_F(OmrunBadInput, BadOptions) {
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --loop=0",
+               "--loop must be at least 1");
+  expect_error("--model=" + path("add.om"), "pass exactly one of --input and --random_input");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --rtol=-1", "--rtol and --atol");
+}
+
+}  // namespace
+}  // namespace graphsplit::testing
