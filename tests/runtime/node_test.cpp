@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "common/log.h"
 #include "config/config.h"
@@ -36,6 +37,7 @@ struct Outcome {
   Kind kind = Kind::kPass;
   std::string detail;
   std::vector<sdk::Tensor> outputs;
+  size_t segments = 0;
 };
 
 Outcome skip(std::string why) {
@@ -125,6 +127,7 @@ Outcome run_case(const fs::path& dir, Pipeline& pipeline, const RuntimeOptions& 
   }
   Outcome ok;
   ok.outputs = std::move(outputs);
+  ok.segments = rt->segment_stats().size();
   return ok;
 }
 
@@ -152,7 +155,7 @@ std::string category(const std::string& detail) {
 }
 
 struct Summary {
-  size_t pass = 0, skip = 0, fail = 0;
+  size_t pass = 0, skip = 0, fail = 0, segments = 0;
   std::map<std::string, size_t> skip_reasons;
   std::vector<std::string> failures;
   std::map<std::string, std::vector<sdk::Tensor>> outputs;
@@ -177,6 +180,7 @@ Summary run_all(Pipeline& pipeline, const RuntimeOptions& options, const std::st
     switch (o.kind) {
       case Kind::kPass:
         ++sum.pass;
+        sum.segments += o.segments;
         sum.outputs[name] = std::move(o.outputs);
         report << "| " << name << " | pass | |\n";
         break;
@@ -220,6 +224,53 @@ TEST(OnnxNodeTests, ExpandedPartitionedCallsGiveTheSameResults) {
   options.expand_partitioned_calls = true;
   Summary sum = run_all(*pipeline, options, "node_tests_expanded.md");
   expect_clean(sum, 600);
+}
+
+// The default pipeline with stress.stripe_engines before the engine partitioner: operators alternate between
+// the engines that can run them, and every static subgraph may be as small as one operator.
+std::string stress_pipeline_file() {
+  std::ifstream in(GRAPHSPLIT_DEFAULT_PIPELINE);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string toml = text.str();
+  const std::string engine_entry = "[[pipeline]]\npartition = \"engine\"";
+  const auto at = toml.find(engine_entry);
+  EXPECT_NE(at, std::string::npos);
+  toml.insert(at, "[[pipeline]]\npass = \"stress.stripe_engines\"\n\n");
+  const auto required = toml.find("required = [");
+  EXPECT_NE(required, std::string::npos);
+  toml.insert(required + std::string("required = [").size(), "\"stress\", ");
+  const std::string path = std::string(GRAPHSPLIT_BINARY_DIR) + "/node_tests_stress_pipeline.toml";
+  std::ofstream(path) << toml;
+  return path;
+}
+
+TEST(OnnxNodeTests, StressPartitioningGivesIdenticalOutputs) {
+  ASSERT_TRUE(init_logging("error").is_ok());
+  auto reference = make_pipeline(GRAPHSPLIT_DEFAULT_PIPELINE);
+  auto stress = make_pipeline(stress_pipeline_file(), {{"ge.exec.static_model_ops_lower_limit", "1"}});
+  ASSERT_TRUE(reference && stress);
+  Summary base = run_all(*reference, {}, "node_tests_default_again.md");
+  Summary split = run_all(*stress, {}, "node_tests_stress.md");
+  expect_clean(split, 600);
+  EXPECT_EQ(split.pass, base.pass);
+  // The stress placement really cuts more: far more engine segments for the same tests.
+  EXPECT_GT(split.segments, base.segments + base.segments / 4) << base.segments << " -> " << split.segments;
+  size_t compared = 0;
+  for (const auto& [name, outputs] : base.outputs) {
+    auto it = split.outputs.find(name);
+    if (it == split.outputs.end()) continue;
+    ASSERT_EQ(it->second.size(), outputs.size()) << name;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      EXPECT_TRUE(it->second[i] == outputs[i])
+          << name << " output " << i << " changed under stress partitioning: "
+          << compare_tensors(it->second[i], outputs[i], 0, 0).detail;
+    }
+    ++compared;
+  }
+  EXPECT_EQ(compared, base.pass);
+  std::printf("engine segments: %zu (default) -> %zu (stress) over %zu tests\n", base.segments,
+              split.segments, compared);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// atc + omrun end to end on the real models: partitioned output equals the unpartitioned output exactly, the
-// expanded run equals both, gear models pick the branch of the input's shape and equal the dynamic model, and
-// bad input gets one clear line and exit 1.
+// atc + omrun end to end on the real models: partitioned output equals the unpartitioned output exactly, and
+// so do the expanded run and a stress compile (alternating engines, static subgraphs of one operator); gear
+// models pick the branch of the input's shape and equal the dynamic model, and bad input gets one clear line
+// and exit 1.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -72,6 +73,19 @@ class OmrunTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // The default pipeline plus stress.stripe_engines before the engine partitioner (see node_test.cpp).
+  std::string stress_pipeline() const {
+    std::string toml = slurp(GRAPHSPLIT_DEFAULT_PIPELINE);
+    const auto at = toml.find("[[pipeline]]\npartition = \"engine\"");
+    EXPECT_NE(at, std::string::npos);
+    toml.insert(at, "[[pipeline]]\npass = \"stress.stripe_engines\"\n\n");
+    toml.insert(toml.find("required = [") + 12, "\"stress\", ");
+    const auto search = toml.find("search_paths = [");
+    toml.insert(search + 16, "\"" + std::string(GRAPHSPLIT_PLUGIN_DIR) + "\", ");
+    std::ofstream(path("stress.toml")) << toml;
+    return path("stress.toml");
+  }
+
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   Result run(const std::string& exe, const std::string& args) const {
@@ -116,9 +130,21 @@ class OmrunTest : public ::testing::Test {
     Result r3 = omrun("--model=" + path("part.om") + " --input=" + inputs +
                       " --expand_partitioned_calls --output=" + path("out_expanded"));
     EXPECT_EQ(r3.code, 0) << r3.err;
+    Result c = atc("--model=" + model + " --output=" + path("stress") + " --pipeline=" + stress_pipeline() +
+                   " --options=ge.exec.static_model_ops_lower_limit=1 " + atc_extra);
+    EXPECT_EQ(c.code, 0) << c.err;
+    Result r4 = omrun("--model=" + path("stress.om") + " --input=" + inputs +
+                      " --output=" + path("out_stress") + " --timing");
+    EXPECT_EQ(r4.code, 0) << r4.err;
+    Result r0 = omrun("--model=" + path("part.om") + " --input=" + inputs + " --timing");
+    // More engine segments than the default compile.
+    EXPECT_GT(r4.out.find("per engine:"), r0.out.find("per engine:")) << r4.out << "\n---\n" << r0.out;
     std::vector<sdk::Tensor> result;
     for (size_t i = 0; i < outputs; ++i) {
-      sdk::Tensor p = output("out_part", i), f = output("out_flat", i), e = output("out_expanded", i);
+      sdk::Tensor p = output("out_part", i), f = output("out_flat", i), e = output("out_expanded", i),
+                  st = output("out_stress", i);
+      EXPECT_TRUE(p == st) << model << " output " << i
+                           << ": stress partitioning differs: " << compare_tensors(st, p, 0, 0).detail;
       EXPECT_TRUE(p == f) << model << " output " << i << ": partitioned differs from unpartitioned: "
                           << compare_tensors(p, f, 0, 0).detail;
       EXPECT_TRUE(p == e) << model << " output " << i
