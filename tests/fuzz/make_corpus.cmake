@@ -1,7 +1,7 @@
 # Seeds for the fuzz targets: ONNX test models, a real model converted to .om, the pipeline and op-table files of
 # the tree, and gear option strings.
 file(REMOVE_RECURSE ${OUT})
-foreach(d onnx_import om_load pipeline_toml op_table_toml gear_options)
+foreach(d onnx_import om_load pipeline_toml op_table_toml gear_options tensor_pb)
   file(MAKE_DIRECTORY ${OUT}/${d})
 endforeach()
 set(i 0)
@@ -27,3 +27,9 @@ endforeach()
 file(WRITE ${OUT}/gear_options/batch "x:-1,3,224,224\n1,2,4,8\n\n\n")
 file(WRITE ${OUT}/gear_options/image "x:1,3,-1,-1\n\n224,224;448,448\n\nNCHW")
 file(WRITE ${OUT}/gear_options/dims "a:-1;b:-1,-1,224,224;c:-1,3,224,224;e:3\n\n\n1,3,3,1;2,6,6,4\n")
+foreach(name test_relu test_cast_FLOAT_to_FLOAT16 test_equal_bcast test_gather_0 test_castlike_FLOAT_to_STRING)
+  set(src /usr/share/libonnx-testdata/data/node/${name}/test_data_set_0/input_0.pb)
+  if(EXISTS ${src})
+    file(COPY_FILE ${src} ${OUT}/tensor_pb/${name}.pb)
+  endif()
+endforeach()

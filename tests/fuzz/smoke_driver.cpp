@@ -21,10 +21,11 @@ int main(int argc, char** argv) {
                                                  {"om_load", graphsplit::fuzz::om_load},
                                                  {"pipeline_toml", graphsplit::fuzz::pipeline_toml},
                                                  {"op_table_toml", graphsplit::fuzz::op_table_toml},
-                                                 {"gear_options", graphsplit::fuzz::gear_options}};
+                                                 {"gear_options", graphsplit::fuzz::gear_options},
+                                                 {"tensor_pb", graphsplit::fuzz::tensor_pb}};
   if (argc != 4 || !targets.count(argv[1])) {
     std::fprintf(stderr,
-                 "usage: fuzz_smoke <onnx_import|om_load|pipeline_toml|op_table_toml|gear_options> <corpus> "
+                 "usage: fuzz_smoke <onnx_import|om_load|pipeline_toml|op_table_toml|gear_options|tensor_pb> <corpus> "
                  "<mutations>\n");
     return 2;
   }

@@ -14,6 +14,7 @@
 #include "graphsplit/sdk/gears.h"
 #include "import/onnx_import.h"
 #include "model/om_io.h"
+#include "runtime/compare.h"
 
 namespace graphsplit::fuzz {
 namespace {
@@ -70,6 +71,15 @@ int gear_options(const uint8_t* data, size_t size) {
     std::vector<std::vector<std::vector<int64_t>>> per_gear;
     (void)sdk::distribute_gears(request, &per_gear);
   }
+  return 0;
+}
+
+// omrun's input files: an ONNX TensorProto .pb; a tensor that parses is compared with itself, which walks every
+// element its descriptor claims.
+int tensor_pb(const uint8_t* data, size_t size) {
+  sdk::Tensor t;
+  if (parse_tensor_proto(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pb", &t, nullptr).is_ok())
+    (void)compare_tensors(t, t, 1e-3, 1e-7);
   return 0;
 }
 
