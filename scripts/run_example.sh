@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Sets everything up and runs atc on a real model (PP-OCRv4 text detection), printing a short summary.
+# Sets everything up and runs atc on a real model (PP-OCRv4 text detection), printing a short summary, then runs
+# the compiled model with omrun.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 mkdir -p out
 build/bin/atc --model=.cache/models/ch_PP-OCRv4_det_infer.onnx --output=out/ppocr_det
 build/bin/atc --mode=1 --om=out/ppocr_det.om --json=out/ppocr_det.json
+# The same model with its input shape fixed, run by omrun on the engines (random input, three runs timed).
+build/bin/atc --model=.cache/models/ch_PP-OCRv4_det_infer.onnx --output=out/ppocr_det_640 --input_shape=x:1,3,640,640
+build/bin/omrun --model=out/ppocr_det_640.om --random_input --output=out/ppocr_det_640_outputs --loop=3

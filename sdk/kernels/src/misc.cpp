@@ -1,5 +1,6 @@
 // TopK, NonZero, NonMaxSuppression, OneHot, EyeLike, Trilu, Einsum, the recurrent layers and GE's MapIndex.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 
@@ -511,11 +512,204 @@ Status MapIndex(KernelContext& ctx) {
                    gears);
 }
 
+Status Compress(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  const int64_t es = sdk::element_size(dtype_of(x));
+  if (es == 0) return ctx.unsupported("data type is not supported");
+  const bool* cond = data_as<bool>(ctx.in(1));
+  const int64_t nc = num_elements(dims_of(ctx.in(1)));
+  const sdk::AttrValue* axis_attr = ctx.node->attrs().get("axis");
+  if (!axis_attr) {  // flattened
+    std::vector<int64_t> keep;
+    for (int64_t i = 0; i < std::min(nc, num_elements(d)); ++i)
+      if (cond[i]) keep.push_back(i);
+    char* o = ctx.allocate(0, dtype_of(x), {static_cast<int64_t>(keep.size())});
+    for (size_t k = 0; k < keep.size(); ++k)
+      std::memcpy(o + k * es, x.data() + keep[k] * es, static_cast<size_t>(es));
+    return Status::ok();
+  }
+  int64_t axis = ctx.attr_int("axis", 0);
+  if (!normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < std::min(nc, d[axis]); ++i)
+    if (cond[i]) keep.push_back(i);
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= d[a];
+  for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  Dims out = d;
+  out[axis] = static_cast<int64_t>(keep.size());
+  char* o = ctx.allocate(0, dtype_of(x), out);
+  const int64_t n = out[axis];
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t k = 0; k < n; ++k)
+      std::memcpy(o + (r * n + k) * inner * es, x.data() + (r * d[axis] + keep[k]) * inner * es,
+                  static_cast<size_t>(inner * es));
+  return Status::ok();
+}
+
+Status ReverseSequence(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  const int64_t es = sdk::element_size(dtype_of(x));
+  if (es == 0 || d.size() < 2) return ctx.error("needs a tensor of rank >= 2 with a fixed-size type");
+  const int64_t batch_axis = ctx.attr_int("batch_axis", 1), time_axis = ctx.attr_int("time_axis", 0);
+  if ((batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) || batch_axis == time_axis)
+    return ctx.error("batch_axis and time_axis must be 0 and 1");
+  std::vector<int64_t> lens = to_int64s(ctx.in(1));
+  if (static_cast<int64_t>(lens.size()) != d[batch_axis])
+    return ctx.error("sequence_lens has the wrong length");
+  int64_t inner = 1;
+  for (size_t a = 2; a < d.size(); ++a) inner *= d[a];
+  char* o = ctx.allocate(0, dtype_of(x), d);
+  std::memcpy(o, x.data(), x.size_bytes());
+  for (int64_t b = 0; b < d[batch_axis]; ++b) {
+    const int64_t len = std::clamp<int64_t>(lens[b], 0, d[time_axis]);
+    for (int64_t t = 0; t < len; ++t) {
+      auto at = [&](int64_t tt) {
+        return time_axis == 0 ? (tt * d[1] + b) * inner : (b * d[1] + tt) * inner;
+      };
+      std::memcpy(o + at(t) * es, x.data() + at(len - 1 - t) * es, static_cast<size_t>(inner * es));
+    }
+  }
+  return Status::ok();
+}
+
+Status MeanVarianceNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  std::vector<int64_t> axes = ctx.attr_ints("axes").value_or(std::vector<int64_t>{0, 2, 3});
+  std::vector<bool> reduced(d.size(), false);
+  for (int64_t a : axes) {
+    if (!normalize_axis(&a, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
+    reduced[a] = true;
+  }
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using C = Compute<T>;
+    const T* in = data_as<T>(x);
+    const int64_t n = num_elements(d);
+    Dims group_dims(d.size());
+    for (size_t a = 0; a < d.size(); ++a) group_dims[a] = reduced[a] ? 1 : d[a];
+    const Dims gs = strides_of(group_dims), xs = strides_of(d);
+    auto group_of = [&](int64_t i) {
+      int64_t g = 0;
+      for (size_t a = 0; a < d.size(); ++a) g += reduced[a] ? 0 : ((i / xs[a]) % d[a]) * gs[a];
+      return g;
+    };
+    const int64_t groups = num_elements(group_dims), per = groups ? n / groups : 0;
+    std::vector<double> mean(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = static_cast<double>(static_cast<C>(in[i]));
+      mean[group_of(i)] += v;
+      sq[group_of(i)] += v * v;
+    }
+    T* out = ctx.allocate_as<T>(0, dtype_of(x), d);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t g = group_of(i);
+      const double m = mean[g] / static_cast<double>(per), var = sq[g] / static_cast<double>(per) - m * m;
+      out[i] = T(static_cast<C>((static_cast<double>(static_cast<C>(in[i])) - m) / (std::sqrt(var) + 1e-9)));
+    }
+    return Status::ok();
+  });
+}
+
+// Per-tensor or per-axis scale and zero point, as QuantizeLinear/DequantizeLinear define them.
+Status linear_quant(KernelContext& ctx, bool quantize) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& scale = ctx.in(1);
+  const Dims& d = dims_of(x);
+  const int64_t ns = num_elements(dims_of(scale));
+  int64_t axis = ctx.attr_int("axis", 1);
+  if (ns > 1 && !normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
+  int64_t inner = 1;
+  if (ns > 1)
+    for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  auto channel = [&](int64_t i) { return ns > 1 ? (i / inner) % d[axis] : 0; };
+  const bool has_zp = ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) > 0;
+  const DataType qtype = has_zp ? dtype_of(ctx.in(2)) : (quantize ? DataType::kUint8 : dtype_of(x));
+  const int64_t n = num_elements(d);
+  if (quantize) {
+    if (qtype != DataType::kUint8 && qtype != DataType::kInt8)
+      return ctx.unsupported("only int8/uint8 quantisation");
+    const double lo = qtype == DataType::kUint8 ? 0 : -128, hi = qtype == DataType::kUint8 ? 255 : 127;
+    char* o = ctx.allocate(0, qtype, d);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t c = channel(i);
+      const double zp = has_zp ? scalar_as_double(ctx.in(2), static_cast<size_t>(c)) : 0.0;
+      // In float, as ONNX's reference divides: double division rounds some halves differently.
+      const float ratio = static_cast<float>(scalar_as_double(x, static_cast<size_t>(i))) /
+                          static_cast<float>(scalar_as_double(scale, static_cast<size_t>(c)));
+      const double q = std::clamp(static_cast<double>(std::nearbyint(ratio)) + zp, lo, hi);
+      if (qtype == DataType::kUint8)
+        reinterpret_cast<uint8_t*>(o)[i] = static_cast<uint8_t>(q);
+      else
+        reinterpret_cast<int8_t*>(o)[i] = static_cast<int8_t>(q);
+    }
+    return Status::ok();
+  }
+  return visit_float(dtype_of(scale), [&](auto tag) {
+    using T = decltype(tag);
+    T* o = ctx.allocate_as<T>(0, dtype_of(scale), d);
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t c = channel(i);
+      const double zp = has_zp ? scalar_as_double(ctx.in(2), static_cast<size_t>(c)) : 0.0;
+      o[i] = T(static_cast<Compute<T>>((scalar_as_double(x, static_cast<size_t>(i)) - zp) *
+                                       scalar_as_double(scale, static_cast<size_t>(c))));
+    }
+    return Status::ok();
+  });
+}
+Status QuantizeLinear(KernelContext& ctx) {
+  return linear_quant(ctx, true);
+}
+Status DequantizeLinear(KernelContext& ctx) {
+  return linear_quant(ctx, false);
+}
+
+// Hann, Hamming and Blackman windows (opset 17).
+Status window(KernelContext& ctx, const double a[3]) {
+  const int64_t size = static_cast<int64_t>(scalar_as_double(ctx.in(0)));
+  if (size < 0) return ctx.error("negative window size");
+  const bool periodic = ctx.attr_int("periodic", 1) != 0;
+  const DataType dt = static_cast<DataType>(ctx.attr_int("output_datatype", 1));
+  const double n = periodic ? static_cast<double>(size) : static_cast<double>(size - 1);
+  return visit_numeric(dt, [&](auto tag) {
+    using T = decltype(tag);
+    T* o = ctx.allocate_as<T>(0, dt, {size});
+    for (int64_t i = 0; i < size; ++i) {
+      const double t = 2 * M_PI * static_cast<double>(i) / n;
+      o[i] = T(static_cast<Compute<T>>(a[0] - a[1] * std::cos(t) + a[2] * std::cos(2 * t)));
+    }
+    return Status::ok();
+  });
+}
+Status HannWindow(KernelContext& ctx) {
+  static const double a[3] = {0.5, 0.5, 0.0};
+  return window(ctx, a);
+}
+Status HammingWindow(KernelContext& ctx) {
+  static const double a[3] = {25.0 / 46.0, 21.0 / 46.0, 0.0};
+  return window(ctx, a);
+}
+Status BlackmanWindow(KernelContext& ctx) {
+  static const double a[3] = {0.42, 0.5, 0.08};
+  return window(ctx, a);
+}
+
 }  // namespace
 
 void register_misc(std::vector<KernelEntry>* t) {
   t->insert(t->end(), {
+                          {"BlackmanWindow", BlackmanWindow},
+                          {"Compress", Compress},
+                          {"DequantizeLinear", DequantizeLinear},
                           {"Einsum", Einsum},
+                          {"HammingWindow", HammingWindow},
+                          {"HannWindow", HannWindow},
+                          {"MeanVarianceNormalization", MeanVarianceNormalization},
+                          {"QuantizeLinear", QuantizeLinear},
+                          {"ReverseSequence", ReverseSequence},
                           {"EyeLike", EyeLike},
                           {"GRU", GRU},
                           {"LSTM", LSTM},

@@ -731,6 +731,7 @@ void register_shape_ops(std::vector<KernelEntry>* t) {
                           {"Pad", Pad},
                           {"Range", Range},
                           {"Reshape", Reshape},
+                          {"Scatter", ScatterElements},  // opset 9-10 name of ScatterElements
                           {"ScatterElements", ScatterElements},
                           {"ScatterND", ScatterND},
                           {"Shape", Shape},
