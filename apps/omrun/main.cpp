@@ -74,6 +74,9 @@ Status gather_inputs(const Options& o, const Runtime& rt, std::vector<sdk::Tenso
     }
     return Status::ok();
   }
+  if (o.inputs.empty() && !want.empty())
+    return Status::invalid_argument(o.model + " takes " + std::to_string(want.size()) +
+                                    " inputs: pass --input files or --random_input");
   const std::vector<std::string> files = split_commas(o.inputs);
   if (files.size() != want.size())
     return Status::invalid_argument("--input names " + std::to_string(files.size()) + " files, but " +
@@ -102,7 +105,7 @@ Status expected_outputs(const std::string& dir, size_t count, std::vector<sdk::T
 
 int run(const Options& o) {
   if (o.loop < 1) return fail("--loop must be at least 1");
-  if (o.inputs.empty() == !o.random_input) return fail("pass exactly one of --input and --random_input");
+  if (!o.inputs.empty() && o.random_input) return fail("pass either --input or --random_input, not both");
   if (o.rtol < 0 || o.atol < 0) return fail("--rtol and --atol must not be negative");
   kernels::set_blas_threads(o.threads);
   RuntimeOptions ro;

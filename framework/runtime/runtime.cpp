@@ -258,7 +258,10 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
       plan->constants.emplace_back(new_slot(n, 0), *v->as_tensor());
     }
   }
-  std::erase_if(order, [](const Node* n) { return n->type() == "Data" || n->type() == "Const"; });
+  // NoOps only order other nodes, and the topological order already does: they neither run nor cut segments.
+  std::erase_if(order, [](const Node* n) {
+    return n->type() == "Data" || n->type() == "Const" || n->type() == "NoOp";
+  });
   size_t k = 0;
   while (k < order.size()) {
     Node* n = order[k];

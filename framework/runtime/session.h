@@ -16,7 +16,12 @@ struct ModelSession {
   std::unique_ptr<Runtime> runtime;
   ModelSession() = default;
   ModelSession(ModelSession&&) = default;
-  ModelSession& operator=(ModelSession&&) = default;
+  ModelSession& operator=(ModelSession&& other) noexcept {
+    runtime.reset();  // before the engines its executables came from
+    engines = std::move(other.engines);
+    runtime = std::move(other.runtime);
+    return *this;
+  }
   ~ModelSession() { runtime.reset(); }
 };
 

@@ -334,7 +334,9 @@ TEST_F(OmrunBadInput, TruncatedModel) {
 TEST_F(OmrunBadInput, BadOptions) {
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --loop=0",
                "--loop must be at least 1");
-  expect_error("--model=" + path("add.om"), "pass exactly one of --input and --random_input");
+  expect_error("--model=" + path("add.om"), "takes 2 inputs: pass --input files or --random_input");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --random_input",
+               "pass either --input or --random_input, not both");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --rtol=-1", "--rtol and --atol");
 }
 

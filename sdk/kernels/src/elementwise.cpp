@@ -302,6 +302,7 @@ Status Pow(KernelContext& ctx) {
   const Tensor& b = ctx.in(1);
   Dims out_dims;
   if (!broadcast_shape(dims_of(a), dims_of(b), &out_dims)) return ctx.error("shapes do not broadcast");
+  if (sdk::element_size(dtype_of(b)) == 0) return ctx.error("the exponent type is not numeric");
   return visit_arith(dtype_of(a), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
@@ -462,7 +463,10 @@ Status Where(KernelContext& ctx) {
   if (!broadcast_shape(dims_of(a), dims_of(b), &ab) || !broadcast_shape(dims_of(c), ab, &out_dims))
     return ctx.error("inputs do not broadcast");
   const int64_t size = sdk::element_size(dtype_of(a));
-  if (size == 0) return ctx.error("unsupported data type");
+  if (size == 0)
+    return ctx.unsupported("data type " + std::string(sdk::to_string(dtype_of(a))) + " is not supported");
+  if (dtype_of(c) != DataType::kBool || dtype_of(a) != dtype_of(b))
+    return ctx.error("input types do not match Where");
   char* out = ctx.allocate(0, dtype_of(a), out_dims);
   const bool* pc = data_as<bool>(c);
   for_each_broadcast3(out_dims, dims_of(c), dims_of(a), dims_of(b),

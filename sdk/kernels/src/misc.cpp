@@ -14,6 +14,7 @@ Status TopK(KernelContext& ctx) {
   const Dims& d = dims_of(x);
   int64_t axis = ctx.attr_int("axis", -1);
   if (!normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
+  if (ctx.opset >= 10 && num_elements(dims_of(ctx.in(1))) != 1) return ctx.error("k must hold one value");
   const int64_t k = ctx.opset < 10 ? ctx.attr_int("k", 0) : to_int64s(ctx.in(1)).at(0);
   if (k < 0 || k > d[axis]) return ctx.error("k = " + std::to_string(k) + " is out of range");
   const bool largest = ctx.attr_int("largest", 1) != 0, sorted = ctx.attr_int("sorted", 1) != 0;
@@ -147,6 +148,8 @@ Status NonMaxSuppression(KernelContext& ctx) {
 
 Status OneHot(KernelContext& ctx) {
   const Tensor& indices = ctx.in(0);
+  if (num_elements(dims_of(ctx.in(1))) != 1 || num_elements(dims_of(ctx.in(2))) != 2)
+    return ctx.error("depth must be a scalar and values must hold two values");
   const int64_t depth = static_cast<int64_t>(scalar_as_double(ctx.in(1)));
   const Tensor& values = ctx.in(2);
   if (depth <= 0) return ctx.error("depth must be positive");
@@ -378,8 +381,13 @@ Status recurrent(KernelContext& ctx, Cell cell) {
   const Tensor* h0 = opt(5);
   const Tensor* c0 = cell == Cell::kLstm ? opt(6) : nullptr;
   const Tensor* P = cell == Cell::kLstm ? opt(7) : nullptr;
+  auto size_is = [&](const Tensor* t, int64_t n) { return !t || num_elements(dims_of(*t)) == n; };
+  if (!size_is(Bias, dirs * 2 * gates * H) || !size_is(lens, B) || !size_is(h0, dirs * B * H) ||
+      !size_is(c0, dirs * B * H) || !size_is(P, dirs * 3 * H))
+    return ctx.error("B, sequence_lens, initial_h, initial_c or P has the wrong size");
   std::vector<int64_t> seq_len(static_cast<size_t>(B), T);
   if (lens) seq_len = to_int64s(*lens);
+  for (int64_t& l : seq_len) l = std::clamp<int64_t>(l, 0, T);
   auto val = [](const Tensor& t, int64_t i) { return scalar_as_double(t, static_cast<size_t>(i)); };
   auto clipped = [&](double v) {
     return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
@@ -622,6 +630,9 @@ Status linear_quant(KernelContext& ctx, bool quantize) {
   const int64_t ns = num_elements(dims_of(scale));
   int64_t axis = ctx.attr_int("axis", 1);
   if (ns > 1 && !normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
+  if (ns == 0 || (ns > 1 && ns != d[axis])) return ctx.error("the scale needs one value or one per channel");
+  if (ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) > 0 && num_elements(dims_of(ctx.in(2))) != ns)
+    return ctx.error("the zero point must match the scale");
   int64_t inner = 1;
   if (ns > 1)
     for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];

@@ -141,6 +141,7 @@ Status MatMulImpl(KernelContext& ctx) {
   if (a_vec) da.insert(da.begin(), 1);
   if (b_vec) db.push_back(1);
   const int64_t m = da[da.size() - 2], k = da.back(), n = db.back();
+  if (dtype_of(a) != dtype_of(b)) return ctx.error("input types differ");
   if (db[db.size() - 2] != k)
     return ctx.error("shapes " + dims_string(dims_of(a)) + " and " + dims_string(dims_of(b)) +
                      " do not multiply");
@@ -182,6 +183,7 @@ Status GemmImpl(KernelContext& ctx) {
   if (da.size() != 2 || db.size() != 2) return ctx.error("Gemm takes 2-D inputs");
   const int64_t m = ta ? da[1] : da[0], k = ta ? da[0] : da[1], n = tb ? db[0] : db[1];
   if ((tb ? db[1] : db[0]) != k) return ctx.error("inner dimensions differ");
+  if (dtype_of(a) != dtype_of(b)) return ctx.error("input types differ");
   return visit_gemm_type(dtype_of(a), [&](auto tag) {
     using T = decltype(tag);
     T* pc = ctx.allocate_as<T>(0, dtype_of(a), {m, n});
@@ -360,6 +362,9 @@ Status ConvImpl(KernelContext& ctx) {
   GS_RETURN_IF_ERROR(conv_window(ctx, xd, kernel, false, &w));
   Dims out = {N, M};
   out.insert(out.end(), w.out.begin(), w.out.end());
+  if (ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) != M)
+    return ctx.error("the bias needs one value per output channel");
+  if (dtype_of(wt) != dtype_of(x)) return ctx.error("input and weight types differ");
   return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data_as<T>(x);
@@ -462,6 +467,9 @@ Status ConvTransposeImpl(KernelContext& ctx) {
   }
   Dims out = {N, M};
   out.insert(out.end(), w.in.begin(), w.in.end());
+  if (ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) != M)
+    return ctx.error("the bias needs one value per output channel");
+  if (dtype_of(wt) != dtype_of(x)) return ctx.error("input and weight types differ");
   return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data_as<T>(x);
@@ -625,6 +633,10 @@ Status BatchNormalization(KernelContext& ctx) {
   if (ctx.attr_int("training_mode", 0) != 0) return ctx.unsupported("training_mode is not supported");
   const float eps = ctx.attr_float("epsilon", 1e-5f);
   const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  for (size_t i = 1; i <= 4; ++i)
+    if (!ctx.has_input(i) || num_elements(dims_of(ctx.in(i))) < C)
+      return ctx.error("input " + std::to_string(i) + " must hold one value per channel (" +
+                       std::to_string(C) + ")");
   return visit_float(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using Cm = Compute<T>;
@@ -651,6 +663,10 @@ Status InstanceNormalization(KernelContext& ctx) {
   if (xd.size() < 3) return ctx.error("input must have rank >= 3");
   const float eps = ctx.attr_float("epsilon", 1e-5f);
   const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  for (size_t i = 1; i <= 2; ++i)
+    if (!ctx.has_input(i) || num_elements(dims_of(ctx.in(i))) < C)
+      return ctx.error("input " + std::to_string(i) + " must hold one value per channel (" +
+                       std::to_string(C) + ")");
   return visit_float(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using Cm = Compute<T>;

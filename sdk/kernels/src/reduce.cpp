@@ -264,6 +264,7 @@ Status Hardmax(KernelContext& ctx) {
 Status CumSum(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Dims& d = dims_of(x);
+  if (num_elements(dims_of(ctx.in(1))) != 1) return ctx.error("axis must be a scalar");
   int64_t axis = static_cast<int64_t>(scalar_as_double(ctx.in(1)));
   if (!normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
   const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;

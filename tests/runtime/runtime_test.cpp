@@ -1,0 +1,255 @@
+// The runtime's own rules, on hand-built graphs: arena planning and reuse, results that survive later runs,
+// engines binding only their op table, PartitionedCall expansion with its control edges, Case and Loop.
+#include "runtime/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "config/config.h"
+#include "graphsplit/kernels/kernels.h"
+#include "graphsplit/sdk/ir/verify.h"
+#include "pipeline/pipeline.h"
+#include "support/pipeline_testing.h"
+
+namespace graphsplit::testing {
+namespace {
+
+sdk::Tensor floats(std::vector<int64_t> dims, std::vector<float> values) {
+  std::string bytes(values.size() * 4, '\0');
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return sdk::Tensor(tensor_desc(sdk::DataType::kFloat, std::move(dims)), bytes);
+}
+
+std::vector<float> values(const sdk::Tensor& t) {
+  std::vector<float> v(t.size_bytes() / 4);
+  std::memcpy(v.data(), t.data(), t.size_bytes());
+  return v;
+}
+
+// x -> Relu x `n` -> out, every value float32[shape].
+std::unique_ptr<sdk::Graph> relu_chain(int n, std::vector<int64_t> shape, const std::string& engine) {
+  auto g = opset17_root();
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(tensor_desc(sdk::DataType::kFloat, shape), "x");
+  x->attrs().set("index", sdk::AttrValue::Int(0));
+  std::string prev = "x";
+  for (int i = 0; i < n; ++i) {
+    const std::string name = "relu" + std::to_string(i);
+    sdk::Node* r = add_op(*g, name, "Relu", {prev}, tensor_desc(sdk::DataType::kFloat, shape));
+    r->attrs().set("_op_engine_name", sdk::AttrValue::String(engine));
+    prev = name;
+  }
+  add_net_output(*g, {prev});
+  return g;
+}
+
+class RuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PipelineConfig config;
+    std::vector<Diagnostic> diags;
+    ASSERT_TRUE(parse_pipeline_config(GRAPHSPLIT_DEFAULT_PIPELINE, &config, &diags).is_ok());
+    PipelineSettings settings;
+    settings.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
+    sdk::Status s = Pipeline::create(config, settings, &engines_, &diags);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+  }
+
+  sdk::Status open(std::unique_ptr<sdk::Graph> g, std::unique_ptr<Runtime>* rt, RuntimeOptions options = {}) {
+    return Runtime::create(
+        std::move(g), "test", [this](const std::string& n) { return engines_->find_engine(n); }, options, rt);
+  }
+
+  std::unique_ptr<Pipeline> engines_;
+};
+
+TEST_F(RuntimeTest, StaticSegmentsReuseOneArena) {
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(relu_chain(10, {1000}, "AIcoreEngine"), &rt).is_ok());
+  ASSERT_EQ(rt->segment_stats().size(), 1u);
+  const SegmentStats& s = rt->segment_stats()[0];
+  EXPECT_TRUE(s.static_shape);
+  EXPECT_EQ(s.nodes, 10u);
+  // Nine intermediates of 4,000 bytes (the result lives apart): two live at a time, so two slots.
+  EXPECT_GT(s.arena_bytes, 0);
+  EXPECT_LE(s.arena_bytes, 2 * 4032);
+}
+
+TEST_F(RuntimeTest, DynamicSegmentsHaveNoArena) {
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(relu_chain(3, {-1}, "AIcoreEngine"), &rt).is_ok());
+  ASSERT_EQ(rt->segment_stats().size(), 1u);
+  EXPECT_FALSE(rt->segment_stats()[0].static_shape);
+  EXPECT_EQ(rt->segment_stats()[0].arena_bytes, -1);
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(rt->run({floats({3}, {-1, 2, -3})}, &out).is_ok());
+  EXPECT_EQ(values(out[0]), (std::vector<float>{0, 2, 0}));
+}
+
+TEST_F(RuntimeTest, ResultsSurviveLaterRuns) {
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(relu_chain(4, {4}, "AIcoreEngine"), &rt).is_ok());
+  std::vector<sdk::Tensor> first, second;
+  ASSERT_TRUE(rt->run({floats({4}, {1, -2, 3, -4})}, &first).is_ok());
+  ASSERT_TRUE(rt->run({floats({4}, {-5, 6, -7, 8})}, &second).is_ok());
+  EXPECT_EQ(values(first[0]), (std::vector<float>{1, 0, 3, 0}));
+  EXPECT_EQ(values(second[0]), (std::vector<float>{0, 6, 0, 8}));
+}
+
+TEST_F(RuntimeTest, AnEngineCompilesOnlyItsOwnOperators) {
+  // DVPP's op table has no Relu.
+  std::unique_ptr<Runtime> rt;
+  sdk::Status s = open(relu_chain(2, {4}, "DNN_VM_DVPP"), &rt);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("engine DNN_VM_DVPP does not declare operator Relu"), std::string::npos)
+      << s.message();
+  s = open(relu_chain(2, {4}, "NoSuchEngine"), &rt);
+  EXPECT_NE(s.message().find("is placed on engine NoSuchEngine, which is not loaded"), std::string::npos)
+      << s.message();
+}
+
+TEST_F(RuntimeTest, SegmentsFollowEngineChanges) {
+  auto g = relu_chain(4, {4}, "AIcoreEngine");
+  g->find_node("relu2")->attrs().set("_op_engine_name", sdk::AttrValue::String("DNN_VM_AICPU"));
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(std::move(g), &rt).is_ok());
+  ASSERT_EQ(rt->segment_stats().size(), 3u);
+  EXPECT_EQ(rt->segment_stats()[1].engine, "DNN_VM_AICPU");
+  EXPECT_EQ(rt->segment_stats()[1].nodes, 1u);
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(rt->run({floats({4}, {1, -2, 3, -4})}, &out).is_ok());
+  EXPECT_EQ(values(out[0]), (std::vector<float>{1, 0, 3, 0}));
+  EXPECT_EQ(rt->segment_stats()[1].calls, 1u);
+}
+
+// root: x -> call(f: Data -> Relu -> Neg -> NetOutput) -> out, with control edges into and out of the call.
+std::unique_ptr<sdk::Graph> graph_with_call() {
+  auto g = opset17_root();
+  const auto d = tensor_desc(sdk::DataType::kFloat, {3});
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(d, "x");
+  x->attrs().set("index", sdk::AttrValue::Int(0));
+  sdk::Node* before = add_op(*g, "before", "Abs", {"x"}, d);
+  before->attrs().set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+  sdk::Node* call = g->add_node("call", "PartitionedCall", 1, 0);
+  call->add_output(d, "y");
+  EXPECT_TRUE(g->add_edge({x, 0}, {call, 0}).is_ok());
+  sdk::Graph* f = g->add_subgraph("f", call);
+  call->attrs().set("f", sdk::AttrValue::OfGraph(f));
+  sdk::Node* in = f->add_node("f_in", "Data", 0, 0);
+  in->add_output(d);
+  in->attrs().set("index", sdk::AttrValue::Int(0));
+  in->attrs().set("_parent_node_index", sdk::AttrValue::Int(0));
+  add_op(*f, "relu", "Relu", {"f_in"}, d)
+      ->attrs()
+      .set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+  add_op(*f, "neg", "Neg", {"relu"}, d)
+      ->attrs()
+      .set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+  add_net_output(*f, {"neg"});
+  sdk::Node* after = add_op(*g, "after", "Abs", {"call"}, d);
+  after->attrs().set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+  EXPECT_TRUE(g->add_control_edge(before, call).is_ok());
+  sdk::Node* out = g->add_node("out", "NetOutput", 2, 0);
+  EXPECT_TRUE(g->add_edge({call, 0}, {out, 0}).is_ok());
+  EXPECT_TRUE(g->add_edge({after, 0}, {out, 1}).is_ok());
+  EXPECT_TRUE(g->add_control_edge(call, after).is_ok());
+  return g;
+}
+
+TEST_F(RuntimeTest, ExpansionTransfersOutputsAndControlEdges) {
+  auto g = graph_with_call();
+  ASSERT_TRUE(sdk::verify(*g).is_ok());
+  size_t expanded = 0;
+  sdk::Status s = expand_partitioned_calls(*g, &expanded);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(expanded, 1u);
+  EXPECT_TRUE(g->subgraphs().empty());
+  EXPECT_EQ(g->find_node("call"), nullptr);
+  sdk::Node* pre = g->find_node("call_pre_noop");
+  sdk::Node* post = g->find_node("call_post_noop");
+  ASSERT_TRUE(pre && post);
+  sdk::Node* relu = g->find_node("relu");
+  sdk::Node* neg = g->find_node("neg");
+  ASSERT_TRUE(relu && neg);
+  EXPECT_EQ(relu->input(0).node, g->find_node("x"));  // inner Data consumers read the call's input
+  // In-control edge to pre_noop (GE drops it), pre_noop before the inner consumers, out-control from
+  // post_noop.
+  EXPECT_EQ(pre->control_inputs(), std::vector<sdk::Node*>{g->find_node("before")});
+  EXPECT_EQ(pre->control_outputs(), std::vector<sdk::Node*>{relu});
+  EXPECT_EQ(post->control_outputs(), std::vector<sdk::Node*>{g->find_node("after")});
+  // The call's data outputs now come from the inner producer (GE drops them too).
+  EXPECT_EQ(g->find_node("after")->input(0).node, neg);
+  EXPECT_EQ(g->find_node("out")->input(0).node, neg);
+}
+
+TEST_F(RuntimeTest, ExpandedAndCalledGiveTheSameResults) {
+  for (bool expand : {false, true}) {
+    std::unique_ptr<Runtime> rt;
+    RuntimeOptions o;
+    o.expand_partitioned_calls = expand;
+    sdk::Status s = open(graph_with_call(), &rt, o);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    std::vector<sdk::Tensor> out;
+    ASSERT_TRUE(rt->run({floats({3}, {-1, 2, -3})}, &out).is_ok());
+    EXPECT_EQ(values(out[0]), (std::vector<float>{0, -2, 0})) << expand;
+    EXPECT_EQ(values(out[1]), (std::vector<float>{0, 2, 0})) << expand;
+    // Called: three segments (before, the call's body, after); expanded: one.
+    EXPECT_EQ(rt->segment_stats().size(), expand ? 1u : 3u);
+  }
+}
+
+TEST_F(RuntimeTest, InputsAreChecked) {
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(relu_chain(1, {2, 2}, "AIcoreEngine"), &rt).is_ok());
+  std::vector<sdk::Tensor> out;
+  sdk::Status s = rt->run({}, &out);
+  EXPECT_NE(s.message().find("the model takes 1 inputs, got 0"), std::string::npos) << s.message();
+  s = rt->run({floats({4}, {1, 2, 3, 4})}, &out);
+  EXPECT_NE(s.message().find("input 0 'x' must have shape [2,2], got rank 1"), std::string::npos)
+      << s.message();
+  s = rt->run({floats({2, 3}, {1, 2, 3, 4, 5, 6})}, &out);
+  EXPECT_NE(s.message().find("must have shape [2,2], got [2,3]"), std::string::npos) << s.message();
+  s = rt->run({sdk::Tensor(tensor_desc(sdk::DataType::kFloat, {2, 2}), std::string(3, '\0'))}, &out);
+  EXPECT_NE(s.message().find("holds 3 bytes"), std::string::npos) << s.message();
+}
+
+TEST_F(RuntimeTest, KernelErrorsNameTheNode) {
+  // Gather with an index out of range, found at run time.
+  auto g = opset17_root();
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(tensor_desc(sdk::DataType::kFloat, {3}), "x");
+  x->attrs().set("index", sdk::AttrValue::Int(0));
+  sdk::Node* i = g->add_node("i", "Data", 0, 0);
+  i->add_output(tensor_desc(sdk::DataType::kInt64, {1}), "i");
+  i->attrs().set("index", sdk::AttrValue::Int(1));
+  add_op(*g, "gather", "Gather", {"x", "i"}, tensor_desc(sdk::DataType::kFloat, {1}))
+      ->attrs()
+      .set("_op_engine_name", sdk::AttrValue::String("DNN_VM_AICPU"));
+  add_net_output(*g, {"gather"});
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(std::move(g), &rt).is_ok());
+  std::string idx(8, '\0');
+  const int64_t seven = 7;
+  std::memcpy(idx.data(), &seven, 8);
+  std::vector<sdk::Tensor> out;
+  sdk::Status s =
+      rt->run({floats({3}, {1, 2, 3}), sdk::Tensor(tensor_desc(sdk::DataType::kInt64, {1}), idx)}, &out);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node 'gather' (Gather): index 7 out of range for dimension 3"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(KernelsTest, RegistryListsWhatEnginesCanBind) {
+  const std::vector<std::string> names = kernels::kernel_names();
+  EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
+  for (const char* op : {"Conv", "MatMul", "LSTM", "Resize", "NonMaxSuppression", "graphsplit::MapIndex"})
+    EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op;
+  EXPECT_TRUE(kernels::has_kernel("MapIndex", "graphsplit"));
+  EXPECT_FALSE(kernels::has_kernel("NoSuchOperator"));
+}
+
+}  // namespace
+}  // namespace graphsplit::testing
