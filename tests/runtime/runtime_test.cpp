@@ -251,5 +251,50 @@ TEST(KernelsTest, RegistryListsWhatEnginesCanBind) {
   EXPECT_FALSE(kernels::has_kernel("NoSuchOperator"));
 }
 
+// Depthwise convolution has its own direct loops; they must agree with the definition of Conv.
+TEST(KernelsTest, DepthwiseConvolutionMatchesTheDefinition) {
+  const int64_t C = 3, H = 7, W = 6, K = 3, stride = 2, pad = 1, dil = 1;
+  auto g = opset17_root();
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(tensor_desc(sdk::DataType::kFloat, {1, C, H, W}), "x");
+  x->attrs().set("index", sdk::AttrValue::Int(0));
+  std::vector<float> wv(C * K * K), bv = {0.5f, -1.0f, 2.0f}, xv(C * H * W);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 37) % 11) - 5.0f;
+  for (const auto& [name, t] : {std::pair{"w", floats({C, 1, K, K}, wv)}, std::pair{"b", floats({C}, bv)}}) {
+    sdk::Node* c = g->add_node(name, "Const", 0, 0);
+    c->add_output(t.desc(), name);
+    c->attrs().set("value", sdk::AttrValue::OfTensor(t));
+  }
+  const int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+  sdk::Node* conv =
+      add_op(*g, "conv", "Conv", {"x", "w", "b"}, tensor_desc(sdk::DataType::kFloat, {1, C, OH, OW}));
+  conv->attrs().set("group", sdk::AttrValue::Int(C));
+  conv->attrs().set("kernel_shape", sdk::AttrValue::Ints({K, K}));
+  conv->attrs().set("strides", sdk::AttrValue::Ints({stride, stride}));
+  conv->attrs().set("pads", sdk::AttrValue::Ints({pad, pad, pad, pad}));
+  add_net_output(*g, {"conv"});
+  std::unique_ptr<sdk::Executable> exe;
+  ASSERT_TRUE(kernels::compile_graph(
+                  *g, [](const sdk::Node&) { return sdk::Status::ok(); }, &exe)
+                  .is_ok());
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(exe->run({floats({1, C, H, W}, xv)}, &out).is_ok());
+  ASSERT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{1, C, OH, OW}));
+  const std::vector<float> got = values(out[0]);
+  for (int64_t c = 0; c < C; ++c)
+    for (int64_t oy = 0; oy < OH; ++oy)
+      for (int64_t ox = 0; ox < OW; ++ox) {
+        float want = bv[c];
+        for (int64_t i = 0; i < K; ++i)
+          for (int64_t j = 0; j < K; ++j) {
+            const int64_t iy = oy * stride - pad + i * dil, ix = ox * stride - pad + j * dil;
+            if (iy >= 0 && iy < H && ix >= 0 && ix < W)
+              want += wv[(c * K + i) * K + j] * xv[(c * H + iy) * W + ix];
+          }
+        EXPECT_FLOAT_EQ(got[(c * OH + oy) * OW + ox], want) << c << "," << oy << "," << ox;
+      }
+}
+
 }  // namespace
 }  // namespace graphsplit::testing

@@ -372,6 +372,35 @@ Status ConvImpl(KernelContext& ctx) {
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
     const int64_t outs = num_elements(w.out), ks = num_elements(kernel), ins = num_elements(w.in);
     const int64_t cg = C / group, mg = M / group;
+    if (cg == 1 && mg == 1 && w.spatial == 2) {
+      // Depthwise: one filter per channel; direct loops beat im2col + a GEMM with one row.
+      const int64_t ih = w.in[0], iw = w.in[1], oh = w.out[0], ow = w.out[1], kh = kernel[0], kw = kernel[1];
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t c = 0; c < C; ++c) {
+          const T* xc = px + (n * C + c) * ins;
+          const T* wc = pw + c * ks;
+          T* yc = py + (n * M + c) * outs;
+          const T bias = ctx.has_input(2) ? data_as<T>(ctx.in(2))[c] : T(0);
+          for (int64_t y = 0; y < oh; ++y) {
+            T* row = yc + y * ow;
+            std::fill(row, row + ow, bias);
+            for (int64_t i = 0; i < kh; ++i) {
+              const int64_t iy = y * w.strides[0] - w.pad_begin[0] + i * w.dilations[0];
+              if (iy < 0 || iy >= ih) continue;
+              const T* xr = xc + iy * iw;
+              for (int64_t j = 0; j < kw; ++j) {
+                const T k = wc[i * kw + j];
+                const int64_t off = j * w.dilations[1] - w.pad_begin[1], st = w.strides[1];
+                // x range with 0 <= xo * st + off < iw
+                const int64_t lo = off >= 0 ? 0 : (-off + st - 1) / st;
+                const int64_t hi = std::min(ow, iw - off <= 0 ? 0 : (iw - off + st - 1) / st);
+                for (int64_t xo = lo; xo < hi; ++xo) row[xo] += k * xr[xo * st + off];
+              }
+            }
+          }
+        }
+      return Status::ok();
+    }
     bool direct = true;  // 1x1, stride 1, no padding: the input is already the column matrix
     for (size_t i = 0; i < w.spatial; ++i)
       direct = direct && kernel[i] == 1 && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0;
