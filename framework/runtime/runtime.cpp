@@ -883,6 +883,34 @@ std::string Runtime::timing_summary() const {
     e.first += s.calls;
     e.second += s.milliseconds;
   }
+  // Per graph (the root and each subgraph: PartitionedCall, branches, bodies), in first-seen order.
+  struct GraphTotal {
+    std::string name;
+    size_t segments = 0;
+    bool all_static = true;
+    int64_t arena = 0;
+    uint64_t calls = 0;
+    double ms = 0;
+  };
+  std::vector<GraphTotal> per_graph;
+  for (const SegmentStats& s : impl_->stats) {
+    auto it = std::find_if(per_graph.begin(), per_graph.end(),
+                           [&](const GraphTotal& g) { return g.name == s.graph; });
+    if (it == per_graph.end()) it = per_graph.insert(per_graph.end(), GraphTotal{s.graph});
+    ++it->segments;
+    it->all_static = it->all_static && s.static_shape;
+    it->arena += std::max<int64_t>(s.arena_bytes, 0);
+    it->ms += s.milliseconds;
+    it->calls += s.calls;
+  }
+  os << "per graph:\n";
+  for (const GraphTotal& g : per_graph) {
+    std::string label = g.name.size() > 40 ? g.name.substr(0, 37) + "..." : g.name;
+    std::snprintf(line, sizeof line, "  %-40s %4zu segments %-8s %8llu calls %10.3f ms  arena %lld bytes\n",
+                  label.c_str(), g.segments, g.all_static ? "static" : "dynamic",
+                  static_cast<unsigned long long>(g.calls), g.ms, static_cast<long long>(g.arena));
+    os << line;
+  }
   os << "per engine:\n";
   for (const auto& [engine, e] : per_engine) {
     std::snprintf(line, sizeof line, "  %-18s %8llu calls %10.3f ms\n", engine.c_str(),

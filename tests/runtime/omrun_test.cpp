@@ -222,7 +222,7 @@ TEST_F(OmrunTest, PpOcrClassifier) {
   EXPECT_NEAR(v[2] + v[3], 1.0, 1e-5);
 }
 
-// A gear model runs the branch of the input's shape and equals the dynamic model's result for it.
+// A gear model runs the branch of the input's shape and equals the dynamic model's result for it, exactly.
 TEST_F(OmrunTest, GearModelPicksTheBranchOfTheInputShape) {
   const std::string model = real_model("ch_PP-OCRv4_det_infer.onnx");
   Result g = atc("--model=" + model + " --output=" + path("gears") +
@@ -237,12 +237,18 @@ TEST_F(OmrunTest, GearModelPicksTheBranchOfTheInputShape) {
     Result r1 =
         omrun("--model=" + path("gears.om") + " --input=" + in + " --output=" + path(gd) + " --timing");
     ASSERT_EQ(r1.code, 0) << r1.err;
+    // The branch of this batch ran, the other did not (omrun's per-graph summary).
+    for (int64_t branch : {0, 1}) {
+      const auto at = r1.out.find("  Batch_" + std::to_string(branch) + " ");
+      ASSERT_NE(at, std::string::npos) << r1.out;
+      const std::string row = r1.out.substr(at, r1.out.find('\n', at) - at);
+      EXPECT_NE(row.find(branch == batch - 1 ? " 1 calls" : " 0 calls"), std::string::npos) << row;
+    }
     Result r2 = omrun("--model=" + path("dynamic.om") + " --input=" + in + " --output=" + path(dd));
     ASSERT_EQ(r2.code, 0) << r2.err;
     sdk::Tensor a = output(gd, 0), b = output(dd, 0);
     EXPECT_EQ(a.desc().shape.dims(), (std::vector<int64_t>{batch, 1, 64, 64}));
-    CompareResult c = compare_tensors(a, b, 1e-5, 1e-6);
-    EXPECT_TRUE(c.equal) << "batch " << batch << ": " << c.detail;
+    EXPECT_TRUE(a == b) << "batch " << batch << ": " << compare_tensors(a, b, 0, 0).detail;
   }
   // Batch 3 is no gear: one line naming the gears, exit 1.
   const std::string in3 = write_input("x3", tensor_of(sdk::DataType::kFloat, {3, 3, 64, 64}, 9));
@@ -275,6 +281,9 @@ TEST_F(OmrunTest, LoopAndTimingSummary) {
   EXPECT_NE(r.out.find("run:     5 iterations"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("Relu"), std::string::npos) << r.out;  // the segment's first node
   EXPECT_NE(r.out.find("per engine:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("per graph:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 segments static"), std::string::npos) << r.out;  // test_relu: one static segment
+  EXPECT_NE(r.out.find("5 calls"), std::string::npos) << r.out;
   // The same seed gives the same outputs.
   ASSERT_EQ(omrun("--model=" + path("relu.om") + " --random_input --seed=3 --output=" + path("a")).code, 0);
   ASSERT_EQ(omrun("--model=" + path("relu.om") + " --random_input --seed=3 --output=" + path("b")).code, 0);
