@@ -219,6 +219,7 @@ struct Registry {
     register_reductions(&entries);
     register_nn(&entries);
     register_misc(&entries);
+    register_quantized(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;
     });

@@ -91,6 +91,7 @@ void register_shape_ops(std::vector<KernelEntry>* table);
 void register_reductions(std::vector<KernelEntry>* table);
 void register_nn(std::vector<KernelEntry>* table);
 void register_misc(std::vector<KernelEntry>* table);
+void register_quantized(std::vector<KernelEntry>* table);
 KernelFn find_kernel(std::string_view op_type, std::string_view domain);
 
 // ---- helpers
@@ -171,6 +172,9 @@ Status visit_float(DataType dtype, F&& f) {
 template <class T>
 constexpr bool is_floatish() {
   return std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+}
+inline bool is_floatish_type(DataType t) {
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
 }
 // The type computations are done in: float for the 16-bit floats, T otherwise.
 template <class T>

@@ -1044,6 +1044,14 @@ Status Upsample(KernelContext& ctx) {
 
 }  // namespace
 
+// The float/double implementations without the 16-bit widening, for the integer kernels (quant.cpp).
+Status matmul_kernel(KernelContext& ctx) {
+  return MatMulImpl(ctx);
+}
+Status conv_kernel(KernelContext& ctx) {
+  return ConvImpl(ctx);
+}
+
 void register_nn(std::vector<KernelEntry>* t) {
   t->insert(t->end(), {
                           {"AveragePool", AveragePool},

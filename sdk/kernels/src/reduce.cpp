@@ -297,6 +297,89 @@ Status CumSum(KernelContext& ctx) {
   });
 }
 
+// NegativeLogLikelihoodLoss on log-probabilities [N, C, d...] (as doubles) with targets [N, d...].
+Status nll(KernelContext& ctx, const std::vector<double>& logp, const Dims& d, const Tensor& target_t,
+           const Tensor* weight, DataType out_type) {
+  if (d.size() < 2) return ctx.error("input must have rank >= 2");
+  const int64_t N = d[0], C = d[1], inner = num_elements(Dims(d.begin() + 2, d.end()));
+  const std::vector<int64_t> target = to_int64s(target_t);
+  if (static_cast<int64_t>(target.size()) != N * inner) return ctx.error("target does not match the input");
+  if (weight && num_elements(dims_of(*weight)) != C) return ctx.error("weight needs one value per class");
+  const std::string reduction = ctx.attr_string("reduction", "mean");
+  const bool has_ignore = ctx.node->attrs().has("ignore_index");
+  const int64_t ignore = ctx.attr_int("ignore_index", 0);
+  std::vector<double> loss(target.size(), 0.0);
+  double weight_sum = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t t = target[n * inner + i];
+      if (has_ignore && t == ignore) continue;
+      if (t < 0 || t >= C)
+        return ctx.error("target " + std::to_string(t) + " is not a class in [0, " + std::to_string(C) + ")");
+      const double w = weight ? scalar_as_double(*weight, static_cast<size_t>(t)) : 1.0;
+      loss[n * inner + i] = -logp[(n * C + t) * inner + i] * w;
+      weight_sum += w;
+    }
+  return visit_float(out_type, [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    if (reduction == "none") {
+      Dims out = {N};
+      out.insert(out.end(), d.begin() + 2, d.end());
+      T* o = ctx.allocate_as<T>(0, out_type, out);
+      for (size_t k = 0; k < loss.size(); ++k) o[k] = T(static_cast<Cm>(loss[k]));
+      return Status::ok();
+    }
+    double total = 0;
+    for (double v : loss) total += v;
+    if (reduction == "mean")
+      total = weight_sum == 0 ? 0 : total / weight_sum;
+    else if (reduction != "sum")
+      return ctx.error("unknown reduction '" + reduction + "'");
+    *ctx.allocate_as<T>(0, out_type, {}) = T(static_cast<Cm>(total));
+    return Status::ok();
+  });
+}
+
+std::vector<double> as_doubles(const Tensor& t) {
+  std::vector<double> v(static_cast<size_t>(num_elements(dims_of(t))));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = scalar_as_double(t, i);
+  return v;
+}
+
+Status NegativeLogLikelihoodLoss(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  if (!is_floatish_type(dtype_of(x))) return ctx.error("input must be floating point");
+  return nll(ctx, as_doubles(x), dims_of(x), ctx.in(1), ctx.has_input(2) ? &ctx.in(2) : nullptr, dtype_of(x));
+}
+
+Status SoftmaxCrossEntropyLoss(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  if (!is_floatish_type(dtype_of(x))) return ctx.error("scores must be floating point");
+  if (d.size() < 2) return ctx.error("scores must have rank >= 2");
+  const int64_t N = d[0], C = d[1], inner = num_elements(Dims(d.begin() + 2, d.end()));
+  std::vector<double> v = as_doubles(x);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t i = 0; i < inner; ++i) {
+      double m = -INFINITY, sum = 0;
+      for (int64_t c = 0; c < C; ++c) m = std::max(m, v[(n * C + c) * inner + i]);
+      for (int64_t c = 0; c < C; ++c) sum += std::exp(v[(n * C + c) * inner + i] - m);
+      const double lse = m + std::log(sum);
+      for (int64_t c = 0; c < C; ++c) v[(n * C + c) * inner + i] -= lse;
+    }
+  GS_RETURN_IF_ERROR(nll(ctx, v, d, ctx.in(1), ctx.has_input(2) ? &ctx.in(2) : nullptr, dtype_of(x)));
+  if (ctx.num_outputs() > 1) {
+    return visit_float(dtype_of(x), [&](auto tag) {
+      using T = decltype(tag);
+      T* o = ctx.allocate_as<T>(1, dtype_of(x), d);
+      for (size_t k = 0; k < v.size(); ++k) o[k] = T(static_cast<Compute<T>>(v[k]));
+      return Status::ok();
+    });
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_reductions(std::vector<KernelEntry>* t) {
@@ -306,6 +389,7 @@ void register_reductions(std::vector<KernelEntry>* t) {
                           {"CumSum", CumSum},
                           {"Hardmax", Hardmax},
                           {"LogSoftmax", LogSoftmax},
+                          {"NegativeLogLikelihoodLoss", NegativeLogLikelihoodLoss},
                           {"ReduceL1", ReduceL1},
                           {"ReduceL2", ReduceL2},
                           {"ReduceLogSum", ReduceLogSum},
@@ -317,6 +401,7 @@ void register_reductions(std::vector<KernelEntry>* t) {
                           {"ReduceSum", ReduceSum},
                           {"ReduceSumSquare", ReduceSumSquare},
                           {"Softmax", Softmax},
+                          {"SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLoss},
                       });
 }
 
