@@ -10,6 +10,7 @@
 #include "common/install_paths.h"
 #include "common/log.h"
 #include "graphsplit/kernels/kernels.h"
+#include "graphsplit/sdk/strings.h"
 #include "import/onnx_import.h"
 #include "runtime/compare.h"
 #include "runtime/session.h"
@@ -45,18 +46,6 @@ int fail(const std::string& message) {
   return 1;
 }
 
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(',', start);
-    if (end == std::string::npos) end = s.size();
-    if (end > start) out.push_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
-
 Status gather_inputs(const Options& o, const Runtime& rt, std::vector<sdk::Tensor>* inputs) {
   const auto& want = rt.inputs();
   if (o.random_input) {
@@ -77,7 +66,8 @@ Status gather_inputs(const Options& o, const Runtime& rt, std::vector<sdk::Tenso
   if (o.inputs.empty() && !want.empty())
     return Status::invalid_argument(o.model + " takes " + std::to_string(want.size()) +
                                     " inputs: pass --input files or --random_input");
-  const std::vector<std::string> files = split_commas(o.inputs);
+  std::vector<std::string> files = sdk::split(o.inputs, ',');
+  std::erase(files, std::string());
   if (files.size() != want.size())
     return Status::invalid_argument("--input names " + std::to_string(files.size()) + " files, but " +
                                     o.model + " takes " + std::to_string(want.size()) + " inputs");

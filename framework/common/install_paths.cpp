@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include "graphsplit/sdk/strings.h"
+
 namespace graphsplit {
 
 namespace fs = std::filesystem;
@@ -25,13 +27,8 @@ std::string default_pipeline_path() {
 std::vector<std::string> split_search_paths(const std::vector<std::string>& values) {
   std::vector<std::string> out;
   for (const std::string& v : values) {
-    size_t start = 0;
-    while (start <= v.size()) {
-      size_t end = v.find(':', start);
-      if (end == std::string::npos) end = v.size();
-      if (end > start) out.push_back(v.substr(start, end - start));
-      start = end + 1;
-    }
+    for (std::string& folder : sdk::split(v, ':'))
+      if (!folder.empty()) out.push_back(std::move(folder));
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "../framework/onnx_builders.h"
+#include "../support/process.h"
 #include "model/om_io.h"
 #include "report/partition.pb.h"
 
@@ -21,18 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace graphsplit::testing;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class AtcTest : public ::testing::Test {
  protected:
@@ -53,16 +42,7 @@ class AtcTest : public ::testing::Test {
   }
 
   Result atc(const std::string& args) const {
-    const std::string cmd =
-        std::string(GRAPHSPLIT_ATC) + " " + args + " >" + path("stdout.txt") + " 2>" + path("stderr.txt");
-    Result r;
-    const int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(path("stdout.txt"));
-    r.err = slurp(path("stderr.txt"));
-    fs::remove(path("stdout.txt"));
-    fs::remove(path("stderr.txt"));
-    return r;
+    return run_command(std::string(GRAPHSPLIT_ATC) + " " + args, dir_);
   }
 
   // The failure contract: exit 1, one line "atc: error: ..." containing `fragment`, and nothing new in the

@@ -15,23 +15,12 @@
 #include "graphsplit/sdk/ir/tensor.h"
 #include "import/onnx_import.h"
 #include "runtime/compare.h"
+#include "support/process.h"
 
 namespace graphsplit::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 sdk::Tensor tensor_of(sdk::DataType dtype, std::vector<int64_t> dims, uint64_t seed) {
   sdk::TensorDesc d;
@@ -89,13 +78,7 @@ class OmrunTest : public ::testing::Test {
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   Result run(const std::string& exe, const std::string& args) const {
-    const std::string cmd = exe + " " + args + " >" + path("stdout.txt") + " 2>" + path("stderr.txt");
-    Result r;
-    const int status = std::system(cmd.c_str());
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(path("stdout.txt"));
-    r.err = slurp(path("stderr.txt"));
-    return r;
+    return run_command(exe + " " + args, dir_);
   }
   Result atc(const std::string& args) const { return run(GRAPHSPLIT_ATC, args); }
   Result omrun(const std::string& args) const { return run(GRAPHSPLIT_OMRUN, args); }

@@ -164,6 +164,18 @@ std::vector<int64_t> to_int64s(const Tensor& t) {
   return out;
 }
 
+std::vector<double> to_doubles(const Tensor& t) {
+  const int64_t n = num_elements(dims_of(t));
+  std::vector<double> out(static_cast<size_t>(n));
+  (void)visit_numeric(dtype_of(t), [&](auto tag) {
+    using T = decltype(tag);
+    const T* p = data_as<T>(t);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<double>(static_cast<Compute<T>>(p[i]));
+    return Status::ok();
+  });
+  return out;
+}
+
 double scalar_as_double(const Tensor& t, size_t index) {
   double out = 0;
   (void)visit_numeric(dtype_of(t), [&](auto tag) {

@@ -10,11 +10,11 @@ namespace graphsplit::kernels {
 namespace {
 
 // ---- unary
-// double inputs computed in double (float math would lose precision the tests check)
-template <class Op>
-Status unary_float_exact(KernelContext& ctx, Op op) {
+// y = op(x) elementwise, computed in Compute<T> (double stays double); `visit` picks the admitted types.
+template <class Visit, class Op>
+Status unary(KernelContext& ctx, Visit visit, Op op) {
   const Tensor& x = ctx.in(0);
-  return visit_float(dtype_of(x), [&](auto tag) {
+  return visit(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
     const T* in = data_as<T>(x);
@@ -24,19 +24,15 @@ Status unary_float_exact(KernelContext& ctx, Op op) {
     return Status::ok();
   });
 }
-
+template <class Op>
+Status unary_float_exact(KernelContext& ctx, Op op) {
+  return unary(
+      ctx, [](DataType t, auto&& f) { return visit_float(t, f); }, op);
+}
 template <class Op>
 Status unary_numeric(KernelContext& ctx, Op op) {
-  const Tensor& x = ctx.in(0);
-  return visit_arith(dtype_of(x), [&](auto tag) {
-    using T = decltype(tag);
-    using C = Compute<T>;
-    const T* in = data_as<T>(x);
-    T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));
-    const int64_t n = num_elements(dims_of(x));
-    for (int64_t i = 0; i < n; ++i) out[i] = T(static_cast<C>(op(static_cast<C>(in[i]))));
-    return Status::ok();
-  });
+  return unary(
+      ctx, [](DataType t, auto&& f) { return visit_arith(t, f); }, op);
 }
 
 #define GS_UNARY_FLOAT(name, expr)                                              \

@@ -104,6 +104,8 @@ const T* data_as(const Tensor& t) {
 }
 // Reads an integer tensor (int32/int64/uint8...) as int64 values.
 std::vector<int64_t> to_int64s(const Tensor& t);
+// Any numeric tensor as doubles.
+std::vector<double> to_doubles(const Tensor& t);
 double scalar_as_double(const Tensor& t, size_t index = 0);
 // Normalises a possibly negative axis against `rank`; false if out of range.
 bool normalize_axis(int64_t* axis, int64_t rank);
@@ -174,7 +176,8 @@ constexpr bool is_floatish() {
   return std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 }
 inline bool is_floatish_type(DataType t) {
-  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 || t == DataType::kBFloat16;
+  return t == DataType::kFloat || t == DataType::kDouble || t == DataType::kFloat16 ||
+         t == DataType::kBFloat16;
 }
 // The type computations are done in: float for the 16-bit floats, T otherwise.
 template <class T>

@@ -339,6 +339,16 @@ void col2im(const T* col, int64_t channels, const Window& w, T* x) {
   }
 }
 
+// y[n, m, :] += bias[m]
+template <class T>
+void add_channel_bias(T* y, int64_t N, int64_t M, int64_t per_channel, const T* bias) {
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      T* row = y + (n * M + m) * per_channel;
+      for (int64_t o = 0; o < per_channel; ++o) row[o] += bias[m];
+    }
+}
+
 template <class F>
 Status visit_blas_float(KernelContext& ctx, DataType t, F&& f) {
   if (t == DataType::kFloat) return f(float{});
@@ -417,14 +427,7 @@ Status ConvImpl(KernelContext& ctx) {
                 py + (n * M + g * mg) * outs, outs);
       }
     }
-    if (ctx.has_input(2)) {
-      const T* pb = data_as<T>(ctx.in(2));
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t m = 0; m < M; ++m) {
-          T* row = py + (n * M + m) * outs;
-          for (int64_t o = 0; o < outs; ++o) row[o] += pb[m];
-        }
-    }
+    if (ctx.has_input(2)) add_channel_bias(py, N, M, outs, data_as<T>(ctx.in(2)));
     return Status::ok();
   });
 }
@@ -464,28 +467,15 @@ Status ConvTransposeImpl(KernelContext& ctx) {
   for (size_t i = 0; i < s; ++i) {
     const int64_t eff = (kernel[i] - 1) * dil[i] + 1;
     const int64_t full = strides[i] * (xd[2 + i] - 1) + out_pad[i] + eff;
-    if (out_shape && out_shape->size() >= s) {
-      const int64_t want = (*out_shape)[out_shape->size() - s + i];
-      const int64_t total = full - want;
-      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);  // floor, as ONNX's reference
-      if (auto_pad == "SAME_UPPER") {
-        w.pad_begin[i] = half;
-        w.pad_end[i] = total - half;
-      } else {
-        w.pad_end[i] = half;
-        w.pad_begin[i] = total - half;
-      }
-      w.in[i] = want;
-    } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t want = xd[2 + i] * strides[i];
-      const int64_t total = std::max<int64_t>(0, full - want);
-      if (auto_pad == "SAME_UPPER") {
-        w.pad_begin[i] = total / 2;
-        w.pad_end[i] = total - total / 2;
-      } else {
-        w.pad_end[i] = total / 2;
-        w.pad_begin[i] = total - total / 2;
-      }
+    // An explicit output_shape or SAME_* padding fixes the output size; the padding is what is left over,
+    // split with the extra unit at the end for SAME_UPPER (floor division, as ONNX's reference).
+    const bool explicit_shape = out_shape && out_shape->size() >= s;
+    if (explicit_shape || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t want = explicit_shape ? (*out_shape)[out_shape->size() - s + i] : xd[2 + i] * strides[i];
+      const int64_t total = explicit_shape ? full - want : std::max<int64_t>(0, full - want);
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      w.pad_end[i] = total - w.pad_begin[i];
       w.in[i] = want;
     } else {
       w.pad_begin[i] = auto_pad == "VALID" ? 0 : pads[i];
@@ -516,14 +506,7 @@ Status ConvTransposeImpl(KernelContext& ctx) {
         col2im(col, mg, w, py + (n * M + g * mg) * outs);
       }
     }
-    if (ctx.has_input(2)) {
-      const T* pb = data_as<T>(ctx.in(2));
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t m = 0; m < M; ++m) {
-          T* row = py + (n * M + m) * outs;
-          for (int64_t o = 0; o < outs; ++o) row[o] += pb[m];
-        }
-    }
+    if (ctx.has_input(2)) add_channel_bias(py, N, M, outs, data_as<T>(ctx.in(2)));
     return Status::ok();
   });
 }

@@ -139,12 +139,6 @@ Status requantize(KernelContext& ctx, const Tensor& acc, const std::vector<doubl
   return Status::ok();
 }
 
-std::vector<double> all_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(num_elements(dims_of(t))));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scalar_as_double(t, i);
-  return v;
-}
-
 Status QLinearMatMul(KernelContext& ctx) {
   const Tensor& a = ctx.in(0);
   const Tensor& b = ctx.in(3);
@@ -153,7 +147,7 @@ Status QLinearMatMul(KernelContext& ctx) {
   std::vector<double> av, bv;
   GS_RETURN_IF_ERROR(centred(ctx, a, optional(ctx, 2), static_cast<int64_t>(dims_of(a).size()) - 2, &av));
   GS_RETURN_IF_ERROR(centred(ctx, b, optional(ctx, 5), static_cast<int64_t>(dims_of(b).size()) - 1, &bv));
-  const std::vector<double> as = all_doubles(ctx.in(1)), bs = all_doubles(ctx.in(4));
+  const std::vector<double> as = to_doubles(ctx.in(1)), bs = to_doubles(ctx.in(4));
   if (as.size() > 1 || bs.size() > 1)
     return ctx.unsupported("per-row/column QLinearMatMul scales are not supported");
   Tensor acc;
@@ -167,11 +161,11 @@ Status QLinearConv(KernelContext& ctx) {
   GS_RETURN_IF_ERROR(centred(ctx, ctx.in(0), optional(ctx, 2), 1, &xv));
   GS_RETURN_IF_ERROR(centred(ctx, ctx.in(3), optional(ctx, 5), 0, &wv));
   std::vector<Tensor> inputs = {doubles(dims_of(ctx.in(0)), xv), doubles(dims_of(ctx.in(3)), wv)};
-  if (const Tensor* bias = optional(ctx, 8)) inputs.push_back(doubles(dims_of(*bias), all_doubles(*bias)));
+  if (const Tensor* bias = optional(ctx, 8)) inputs.push_back(doubles(dims_of(*bias), to_doubles(*bias)));
   Tensor acc;
   GS_RETURN_IF_ERROR(run_double(ctx, conv_kernel, inputs, &acc));
   const double xs = scalar_as_double(ctx.in(1));
-  std::vector<double> scale = all_doubles(ctx.in(4));
+  std::vector<double> scale = to_doubles(ctx.in(4));
   for (double& s : scale) s *= xs;
   return requantize(ctx, acc, scale, 1, ctx.in(6), optional(ctx, 7));
 }

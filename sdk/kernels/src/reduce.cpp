@@ -341,16 +341,10 @@ Status nll(KernelContext& ctx, const std::vector<double>& logp, const Dims& d, c
   });
 }
 
-std::vector<double> as_doubles(const Tensor& t) {
-  std::vector<double> v(static_cast<size_t>(num_elements(dims_of(t))));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = scalar_as_double(t, i);
-  return v;
-}
-
 Status NegativeLogLikelihoodLoss(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (!is_floatish_type(dtype_of(x))) return ctx.error("input must be floating point");
-  return nll(ctx, as_doubles(x), dims_of(x), ctx.in(1), ctx.has_input(2) ? &ctx.in(2) : nullptr, dtype_of(x));
+  return nll(ctx, to_doubles(x), dims_of(x), ctx.in(1), ctx.has_input(2) ? &ctx.in(2) : nullptr, dtype_of(x));
 }
 
 Status SoftmaxCrossEntropyLoss(KernelContext& ctx) {
@@ -359,7 +353,7 @@ Status SoftmaxCrossEntropyLoss(KernelContext& ctx) {
   if (!is_floatish_type(dtype_of(x))) return ctx.error("scores must be floating point");
   if (d.size() < 2) return ctx.error("scores must have rank >= 2");
   const int64_t N = d[0], C = d[1], inner = num_elements(Dims(d.begin() + 2, d.end()));
-  std::vector<double> v = as_doubles(x);
+  std::vector<double> v = to_doubles(x);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t i = 0; i < inner; ++i) {
       double m = -INFINITY, sum = 0;

@@ -374,31 +374,41 @@ Status Gather(KernelContext& ctx) {
   return Status::ok();
 }
 
-Status GatherElements(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
-  const Dims& d = dims_of(x);
-  const Dims& id = dims_of(ctx.in(1));
-  int64_t axis = ctx.attr_int("axis", 0);
-  if (!normalize_axis(&axis, static_cast<int64_t>(d.size())) || id.size() != d.size())
-    return ctx.error("bad axis or rank");
-  std::vector<int64_t> idx = to_int64s(ctx.in(1));
-  const int64_t es = esize(x);
-  char* o = ctx.allocate(0, dtype_of(x), id);
+// GatherElements/ScatterElements: for every element of `indices` (shape id), its offset in data (shape d):
+// the element's own coordinates with the one along `axis` replaced by the index. Checks rank and every
+// coordinate.
+Status element_offsets(KernelContext& ctx, const Dims& d, const Tensor& indices, int64_t* axis,
+                       std::vector<int64_t>* offsets) {
+  const Dims& id = dims_of(indices);
+  if (!normalize_axis(axis, static_cast<int64_t>(d.size())) || id.size() != d.size())
+    return ctx.error("indices must have the data's rank and axis must be in range");
+  const std::vector<int64_t> idx = to_int64s(indices);
   const Dims xs = strides_of(d), is = strides_of(id);
+  offsets->resize(idx.size());
   for (int64_t i = 0; i < static_cast<int64_t>(idx.size()); ++i) {
-    int64_t rem = i, src = 0;
+    int64_t rem = i, at = 0;
     for (size_t a = 0; a < id.size(); ++a) {
       int64_t c = rem / is[a];
       rem %= is[a];
-      if (static_cast<int64_t>(a) == axis) {
-        c = idx[i] < 0 ? idx[i] + d[a] : idx[i];
-        if (c < 0 || c >= d[a]) return ctx.error("index out of range");
-      }
-      src += c * xs[a];
+      if (static_cast<int64_t>(a) == *axis) c = idx[i] < 0 ? idx[i] + d[a] : idx[i];
+      if (c < 0 || c >= d[a]) return ctx.error("index " + std::to_string(idx[i]) + " out of range");
+      at += c * xs[a];
     }
-    std::memcpy(o + i * es, x.data() + src * es, static_cast<size_t>(es));
+    (*offsets)[i] = at;
   }
+  return Status::ok();
+}
+
+Status GatherElements(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
+  int64_t axis = ctx.attr_int("axis", 0);
+  std::vector<int64_t> offsets;
+  GS_RETURN_IF_ERROR(element_offsets(ctx, dims_of(x), ctx.in(1), &axis, &offsets));
+  const int64_t es = esize(x);
+  char* o = ctx.allocate(0, dtype_of(x), dims_of(ctx.in(1)));
+  for (size_t i = 0; i < offsets.size(); ++i)
+    std::memcpy(o + static_cast<int64_t>(i) * es, x.data() + offsets[i] * es, static_cast<size_t>(es));
   return Status::ok();
 }
 
@@ -659,30 +669,19 @@ Status scatter_combine(KernelContext& ctx, const std::string& reduction, DataTyp
 Status ScatterElements(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
-  const Dims& d = dims_of(x);
-  const Dims& id = dims_of(ctx.in(1));
   int64_t axis = ctx.attr_int("axis", 0);
-  if (!normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
-  const std::string reduction = ctx.attr_string("reduction", "none");
-  std::vector<int64_t> idx = to_int64s(ctx.in(1));
+  std::vector<int64_t> offsets;
+  GS_RETURN_IF_ERROR(element_offsets(ctx, dims_of(x), ctx.in(1), &axis, &offsets));
   const Tensor& upd = ctx.in(2);
+  if (dims_of(upd) != dims_of(ctx.in(1)) || dtype_of(upd) != dtype_of(x))
+    return ctx.error("updates must match the indices' shape and the data's type");
+  const std::string reduction = ctx.attr_string("reduction", "none");
   const int64_t es = esize(x);
-  char* o = ctx.allocate(0, dtype_of(x), d);
+  char* o = ctx.allocate(0, dtype_of(x), dims_of(x));
   std::memcpy(o, x.data(), x.size_bytes());
-  const Dims xs = strides_of(d), is = strides_of(id);
-  for (int64_t i = 0; i < static_cast<int64_t>(idx.size()); ++i) {
-    int64_t rem = i, dst = 0;
-    for (size_t a = 0; a < id.size(); ++a) {
-      int64_t c = rem / is[a];
-      rem %= is[a];
-      if (static_cast<int64_t>(a) == axis) {
-        c = idx[i] < 0 ? idx[i] + d[a] : idx[i];
-        if (c < 0 || c >= d[a]) return ctx.error("index out of range");
-      }
-      dst += c * xs[a];
-    }
-    GS_RETURN_IF_ERROR(scatter_combine(ctx, reduction, dtype_of(x), o + dst * es, upd.data() + i * es, 1));
-  }
+  for (size_t i = 0; i < offsets.size(); ++i)
+    GS_RETURN_IF_ERROR(scatter_combine(ctx, reduction, dtype_of(x), o + offsets[i] * es,
+                                       upd.data() + static_cast<int64_t>(i) * es, 1));
   return Status::ok();
 }
 
@@ -703,6 +702,8 @@ Status ScatterND(KernelContext& ctx) {
   char* o = ctx.allocate(0, dtype_of(x), d);
   std::memcpy(o, x.data(), x.size_bytes());
   const int64_t n = k == 0 ? 1 : static_cast<int64_t>(idx.size()) / k;
+  if (dtype_of(ctx.in(2)) != dtype_of(x) || static_cast<int64_t>(ctx.in(2).size_bytes()) != n * inner * es)
+    return ctx.error("updates do not match the indices and the data");
   for (int64_t j = 0; j < n; ++j) {
     int64_t dst = 0;
     for (int64_t a = 0; a < k; ++a) {
