@@ -249,50 +249,33 @@ Status conv_window(KernelContext& ctx, const Dims& x, const Dims& kernel, bool c
   return Status::ok();
 }
 
-// col[(c * K + kidx) * outs + o] for one image and one group's channels.
-template <class T>
-void im2col(const T* x, int64_t channels, const Window& w, T* col) {
+// Walks every (channel, kernel tap, output position) of a convolution window in column order:
+// f(column index, input offset), the offset -1 where the tap reads padding.
+template <class F>
+void for_each_tap(int64_t channels, const Window& w, F&& f) {
   const int64_t outs = num_elements(w.out), ks = num_elements(w.kernel), ins = num_elements(w.in);
   const size_t s = w.spatial;
   Dims kidx(s), oidx(s);
   for (int64_t c = 0; c < channels; ++c) {
-    const T* xc = x + c * ins;
     for (int64_t k = 0; k < ks; ++k) {
       int64_t rem = k;
       for (size_t d = s; d-- > 0;) {
         kidx[d] = rem % w.kernel[d];
         rem /= w.kernel[d];
       }
-      T* dst = col + (c * ks + k) * outs;
-      if (s == 2) {  // the common case, without the odometer
-        const int64_t oh = w.out[0], ow = w.out[1];
-        for (int64_t y = 0; y < oh; ++y) {
-          const int64_t iy = y * w.strides[0] - w.pad_begin[0] + kidx[0] * w.dilations[0];
-          if (iy < 0 || iy >= w.in[0]) {
-            std::fill(dst + y * ow, dst + (y + 1) * ow, T(0));
-            continue;
-          }
-          const T* row = xc + iy * w.in[1];
-          for (int64_t xo = 0; xo < ow; ++xo) {
-            const int64_t ix = xo * w.strides[1] - w.pad_begin[1] + kidx[1] * w.dilations[1];
-            dst[y * ow + xo] = ix >= 0 && ix < w.in[1] ? row[ix] : T(0);
-          }
-        }
-        continue;
-      }
       std::fill(oidx.begin(), oidx.end(), 0);
+      const int64_t column = (c * ks + k) * outs;
       for (int64_t o = 0; o < outs; ++o) {
-        int64_t src = 0;
-        bool inside = true;
+        int64_t at = 0;
         for (size_t d = 0; d < s; ++d) {
           const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
           if (i < 0 || i >= w.in[d]) {
-            inside = false;
+            at = -1;
             break;
           }
-          src = src * w.in[d] + i;
+          at = at * w.in[d] + i;
         }
-        dst[o] = inside ? xc[src] : T(0);
+        f(column + o, at < 0 ? -1 : c * ins + at);
         for (size_t d = s; d-- > 0;) {
           if (++oidx[d] < w.out[d]) break;
           oidx[d] = 0;
@@ -302,41 +285,43 @@ void im2col(const T* x, int64_t channels, const Window& w, T* col) {
   }
 }
 
-// The adjoint of im2col: accumulates col into x.
+// col[(c * K + kidx) * outs + o] for one image and one group's channels.
 template <class T>
-void col2im(const T* col, int64_t channels, const Window& w, T* x) {
+void im2col(const T* x, int64_t channels, const Window& w, T* col) {
+  if (w.spatial != 2) {
+    for_each_tap(channels, w, [&](int64_t i, int64_t at) { col[i] = at < 0 ? T(0) : x[at]; });
+    return;
+  }
+  // The common 2-D case, row by row without the odometer.
   const int64_t outs = num_elements(w.out), ks = num_elements(w.kernel), ins = num_elements(w.in);
-  const size_t s = w.spatial;
-  Dims kidx(s), oidx(s);
+  const int64_t oh = w.out[0], ow = w.out[1];
   for (int64_t c = 0; c < channels; ++c) {
-    T* xc = x + c * ins;
+    const T* xc = x + c * ins;
     for (int64_t k = 0; k < ks; ++k) {
-      int64_t rem = k;
-      for (size_t d = s; d-- > 0;) {
-        kidx[d] = rem % w.kernel[d];
-        rem /= w.kernel[d];
-      }
-      const T* src = col + (c * ks + k) * outs;
-      std::fill(oidx.begin(), oidx.end(), 0);
-      for (int64_t o = 0; o < outs; ++o) {
-        int64_t at = 0;
-        bool inside = true;
-        for (size_t d = 0; d < s; ++d) {
-          const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
-          if (i < 0 || i >= w.in[d]) {
-            inside = false;
-            break;
-          }
-          at = at * w.in[d] + i;
+      const int64_t ky = k / w.kernel[1], kx = k % w.kernel[1];
+      T* dst = col + (c * ks + k) * outs;
+      for (int64_t y = 0; y < oh; ++y) {
+        const int64_t iy = y * w.strides[0] - w.pad_begin[0] + ky * w.dilations[0];
+        if (iy < 0 || iy >= w.in[0]) {
+          std::fill(dst + y * ow, dst + (y + 1) * ow, T(0));
+          continue;
         }
-        if (inside) xc[at] += src[o];
-        for (size_t d = s; d-- > 0;) {
-          if (++oidx[d] < w.out[d]) break;
-          oidx[d] = 0;
+        const T* row = xc + iy * w.in[1];
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          const int64_t ix = xo * w.strides[1] - w.pad_begin[1] + kx * w.dilations[1];
+          dst[y * ow + xo] = ix >= 0 && ix < w.in[1] ? row[ix] : T(0);
         }
       }
     }
   }
+}
+
+// The adjoint of im2col: accumulates col into x.
+template <class T>
+void col2im(const T* col, int64_t channels, const Window& w, T* x) {
+  for_each_tap(channels, w, [&](int64_t i, int64_t at) {
+    if (at >= 0) x[at] += col[i];
+  });
 }
 
 // y[n, m, :] += bias[m]
