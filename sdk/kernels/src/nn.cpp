@@ -1010,6 +1010,112 @@ Status Upsample(KernelContext& ctx) {
   return resize_impl(ctx, x, scales, out, true);
 }
 
+// GridSample (opset 16, 2-D): X [N,C,H,W] sampled at grid [N,Ho,Wo,2] (x, y in [-1, 1]).
+double reflect(double x, double lo, double hi) {
+  const double range = hi - lo;
+  if (range <= 0) return lo;
+  if (x < lo) {
+    const double dx = lo - x;
+    const auto n = static_cast<int64_t>(dx / range);
+    const double r = dx - static_cast<double>(n) * range;
+    return n % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    const double dx = x - hi;
+    const auto n = static_cast<int64_t>(dx / range);
+    const double r = dx - static_cast<double>(n) * range;
+    return n % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+Status GridSample(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Tensor& grid = ctx.in(1);
+  const Dims& xd = dims_of(x);
+  const Dims& gd = dims_of(grid);
+  if (xd.size() != 4) return ctx.unsupported("GridSample on other than 4-D inputs is not supported");
+  if (gd.size() != 4 || gd[0] != xd[0] || gd[3] != 2) return ctx.error("grid must be [N, H_out, W_out, 2]");
+  const std::string mode = ctx.attr_string("mode", "bilinear"),
+                    padding = ctx.attr_string("padding_mode", "zeros");
+  const bool align = ctx.attr_int("align_corners", 0) != 0;
+  if (mode != "bilinear" && mode != "nearest" && mode != "bicubic")
+    return ctx.unsupported("mode '" + mode + "'");
+  if (padding != "zeros" && padding != "border" && padding != "reflection")
+    return ctx.unsupported("padding_mode '" + padding + "'");
+  const int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], Ho = gd[1], Wo = gd[2];
+  const std::vector<double> g = to_doubles(grid);
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), {N, C, Ho, Wo});
+    auto unnormalise = [&](double v, int64_t size) {
+      return align ? (v + 1) / 2 * static_cast<double>(size - 1)
+                   : ((v + 1) * static_cast<double>(size) - 1) / 2;
+    };
+    // Where a coordinate lands under the padding mode (zeros: unchanged; the caller treats outside as 0).
+    auto pad_coordinate = [&](double v, int64_t size) {
+      if (padding == "border") return std::clamp(v, 0.0, static_cast<double>(size - 1));
+      if (padding == "reflection") {
+        v = align ? reflect(v, 0, static_cast<double>(size - 1))
+                  : reflect(v, -0.5, static_cast<double>(size) - 0.5);
+        return std::clamp(v, 0.0, static_cast<double>(size - 1));
+      }
+      return v;
+    };
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        const T* plane = px + (n * C + c) * H * W;
+        auto pixel = [&](int64_t yy, int64_t xx) -> double {
+          if (padding != "zeros") {
+            yy = static_cast<int64_t>(pad_coordinate(static_cast<double>(yy), H));
+            xx = static_cast<int64_t>(pad_coordinate(static_cast<double>(xx), W));
+          }
+          if (yy < 0 || yy >= H || xx < 0 || xx >= W) return 0.0;
+          return static_cast<double>(static_cast<Cm>(plane[yy * W + xx]));
+        };
+        for (int64_t i = 0; i < Ho * Wo; ++i) {
+          const double* gp = g.data() + ((n * Ho * Wo) + i) * 2;
+          double fx = unnormalise(gp[0], W), fy = unnormalise(gp[1], H);
+          double v = 0;
+          if (mode == "bicubic") {
+            const double x0 = std::floor(fx), y0 = std::floor(fy), tx = fx - x0, ty = fy - y0;
+            auto cubic = [](double t, double out[4]) {
+              const double A = -0.75;
+              auto near = [&](double z) { return ((A + 2) * z - (A + 3)) * z * z + 1; };
+              auto far = [&](double z) { return ((A * z - 5 * A) * z + 8 * A) * z - 4 * A; };
+              out[0] = far(t + 1);
+              out[1] = near(t);
+              out[2] = near(1 - t);
+              out[3] = far(2 - t);
+            };
+            double wx[4], wy[4];
+            cubic(tx, wx);
+            cubic(ty, wy);
+            for (int a = 0; a < 4; ++a)
+              for (int b = 0; b < 4; ++b)
+                v +=
+                    wy[a] * wx[b] * pixel(static_cast<int64_t>(y0) - 1 + a, static_cast<int64_t>(x0) - 1 + b);
+          } else {
+            fx = pad_coordinate(fx, W);
+            fy = pad_coordinate(fy, H);
+            if (mode == "nearest") {
+              v = pixel(static_cast<int64_t>(std::nearbyint(fy)), static_cast<int64_t>(std::nearbyint(fx)));
+            } else {
+              const double x0 = std::floor(fx), y0 = std::floor(fy), tx = fx - x0, ty = fy - y0;
+              const auto ix = static_cast<int64_t>(x0), iy = static_cast<int64_t>(y0);
+              v = (1 - ty) * ((1 - tx) * pixel(iy, ix) + tx * pixel(iy, ix + 1)) +
+                  ty * ((1 - tx) * pixel(iy + 1, ix) + tx * pixel(iy + 1, ix + 1));
+            }
+          }
+          py[(n * C + c) * Ho * Wo + i] = T(static_cast<Cm>(v));
+        }
+      }
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 // The float/double implementations without the 16-bit widening, for the integer kernels (quant.cpp).
@@ -1028,6 +1134,7 @@ void register_nn(std::vector<KernelEntry>* t) {
                           {"ConvTranspose", ConvTranspose},
                           {"Gemm", Gemm},
                           {"GlobalAveragePool", GlobalAveragePool},
+                          {"GridSample", GridSample},
                           {"GlobalMaxPool", GlobalMaxPool},
                           {"InstanceNormalization", InstanceNormalization},
                           {"LayerNormalization", LayerNormalization},
