@@ -708,6 +708,77 @@ Status BlackmanWindow(KernelContext& ctx) {
   return window(ctx, a);
 }
 
+// Unique: distinct elements (flattened) or slices along `axis`, sorted or in order of first occurrence, with
+// first-occurrence indices, inverse indices and counts.
+Status Unique(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& d = dims_of(x);
+  const int64_t es = sdk::element_size(dtype_of(x));
+  if (es == 0) return ctx.unsupported("data type is not supported");
+  const bool sorted = ctx.attr_int("sorted", 1) != 0;
+  const bool has_axis = ctx.node->attrs().has("axis");
+  int64_t axis = ctx.attr_int("axis", 0);
+  Dims shape = has_axis ? d : Dims{num_elements(d)};
+  if (has_axis && !normalize_axis(&axis, static_cast<int64_t>(d.size())))
+    return ctx.error("axis out of range");
+  if (!has_axis) axis = 0;
+  const int64_t n = shape[axis];
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= shape[a];
+  for (size_t a = axis + 1; a < shape.size(); ++a) inner *= shape[a];
+  // Slice k as doubles (for ordering) and as bytes (for equality).
+  const std::vector<double> v = to_doubles(x);
+  auto slice_less = [&](int64_t a, int64_t b) {
+    for (int64_t r = 0; r < outer; ++r)
+      for (int64_t i = 0; i < inner; ++i) {
+        const double va = v[(r * n + a) * inner + i], vb = v[(r * n + b) * inner + i];
+        if (va != vb) return va < vb;
+      }
+    return false;
+  };
+  auto slice_equal = [&](int64_t a, int64_t b) { return !slice_less(a, b) && !slice_less(b, a); };
+  std::vector<int64_t> firsts;  // first occurrence of each distinct slice, in order of appearance
+  std::vector<int64_t> inverse(static_cast<size_t>(n));
+  for (int64_t k = 0; k < n; ++k) {
+    auto it = std::find_if(firsts.begin(), firsts.end(), [&](int64_t f) { return slice_equal(f, k); });
+    if (it == firsts.end()) {
+      inverse[k] = static_cast<int64_t>(firsts.size());
+      firsts.push_back(k);
+    } else {
+      inverse[k] = it - firsts.begin();
+    }
+  }
+  std::vector<int64_t> order(firsts.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (sorted)
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return slice_less(firsts[a], firsts[b]); });
+  std::vector<int64_t> rank(order.size());
+  for (size_t r = 0; r < order.size(); ++r) rank[order[r]] = static_cast<int64_t>(r);
+  const auto u = static_cast<int64_t>(firsts.size());
+  Dims out = shape;
+  out[axis] = u;
+  char* y = ctx.allocate(0, dtype_of(x), out);
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t j = 0; j < u; ++j)
+      std::memcpy(y + (r * u + j) * inner * es, x.data() + (r * n + firsts[order[j]]) * inner * es,
+                  static_cast<size_t>(inner * es));
+  if (ctx.num_outputs() > 1) {
+    int64_t* o = ctx.allocate_as<int64_t>(1, DataType::kInt64, {u});
+    for (int64_t j = 0; j < u; ++j) o[j] = firsts[order[j]];
+  }
+  if (ctx.num_outputs() > 2) {
+    int64_t* o = ctx.allocate_as<int64_t>(2, DataType::kInt64, {n});
+    for (int64_t k = 0; k < n; ++k) o[k] = rank[inverse[k]];
+  }
+  if (ctx.num_outputs() > 3) {
+    int64_t* o = ctx.allocate_as<int64_t>(3, DataType::kInt64, {u});
+    std::fill(o, o + u, 0);
+    for (int64_t k = 0; k < n; ++k) ++o[rank[inverse[k]]];
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc(std::vector<KernelEntry>* t) {
@@ -729,6 +800,7 @@ void register_misc(std::vector<KernelEntry>* t) {
                           {"OneHot", OneHot},
                           {"RNN", RNN},
                           {"TopK", TopK},
+                          {"Unique", Unique},
                           {"Trilu", Trilu},
                           {"graphsplit::MapIndex", MapIndex},
                       });
