@@ -38,6 +38,18 @@ std::string describe(const Node& n) {
   return "node '" + n.name() + "' (" + n.type() + ") in graph '" + n.owner()->name() + "'";
 }
 
+// The model's ai.onnx opset (root attribute `_onnx_opset_import`, "domain:version"); 17 when absent.
+int onnx_opset(const Graph& root) {
+  const sdk::AttrValue* v = root.attrs().get("_onnx_opset_import");
+  if (!v || !v->as_strings()) return 17;
+  for (const std::string& e : *v->as_strings()) {
+    const auto colon = e.rfind(':');
+    if (colon != std::string::npos && (colon == 0 || e.compare(0, colon, "ai.onnx") == 0))
+      return std::atoi(e.c_str() + colon + 1);
+  }
+  return 17;
+}
+
 Tensor make_scalar_i64(int64_t v) {
   sdk::TensorDesc d;
   d.dtype = sdk::DataType::kInt64;
@@ -271,17 +283,9 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
       ++k;
       continue;
     }
-    if (type == "Scan" && n->attrs().has("_onnx_domain") == false &&
-        root->attrs().get("_onnx_opset_import")) {
-      const sdk::AttrValue* v = root->attrs().get("_onnx_opset_import");
-      for (const std::string& e : v->as_strings() ? *v->as_strings() : std::vector<std::string>{}) {
-        if ((e.rfind(":", 0) == 0 || e.rfind("ai.onnx:", 0) == 0) &&
-            std::atoi(e.c_str() + e.rfind(':') + 1) < 9)
-          return Status::unsupported(source + ": " + describe(*n) +
-                                     ": Scan before opset 9 (batched, with "
-                                     "sequence_lens) is not supported");
-      }
-    }
+    if (type == "Scan" && onnx_opset(*root) < 9)
+      return Status::unsupported(source + ": " + describe(*n) +
+                                 ": Scan before opset 9 (batched, with sequence_lens) is not supported");
     if (is_framework_op(type)) {
       Step step;
       step.node = n;
