@@ -1116,6 +1116,99 @@ Status GridSample(KernelContext& ctx) {
   });
 }
 
+// RoiAlign (opsets 10 and 16): average or max of bilinear samples per bin, as ONNX's reference (and
+// onnxruntime) compute them, max mode included (the max of the four weighted corners per sample).
+Status RoiAlign(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  const Dims& rd = dims_of(ctx.in(1));
+  if (xd.size() != 4 || rd.size() != 2 || rd[1] != 4) return ctx.error("X must be [N,C,H,W] and rois [R,4]");
+  const int64_t R = rd[0], N = xd[0], C = xd[1], H = xd[2], W = xd[3];
+  const std::vector<double> rois = to_doubles(ctx.in(1));
+  const std::vector<int64_t> batch = to_int64s(ctx.in(2));
+  if (static_cast<int64_t>(batch.size()) != R) return ctx.error("batch_indices needs one entry per roi");
+  const int64_t oh = ctx.attr_int("output_height", 1), ow = ctx.attr_int("output_width", 1);
+  const int64_t ratio = ctx.attr_int("sampling_ratio", 0);
+  const double scale = ctx.attr_float("spatial_scale", 1.0f);
+  const bool avg = ctx.attr_string("mode", "avg") == "avg";
+  const bool half_pixel =
+      ctx.attr_string("coordinate_transformation_mode",
+                      ctx.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
+  if (oh <= 0 || ow <= 0) return ctx.error("output_height and output_width must be positive");
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), {R, C, oh, ow});
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t b = batch[r];
+      if (b < 0 || b >= N) return ctx.error("batch index " + std::to_string(b) + " out of range");
+      const double offset = half_pixel ? 0.5 : 0.0;
+      const double x0 = rois[r * 4] * scale - offset, y0 = rois[r * 4 + 1] * scale - offset;
+      const double x1 = rois[r * 4 + 2] * scale - offset, y1 = rois[r * 4 + 3] * scale - offset;
+      double rw = x1 - x0, rh = y1 - y0;
+      if (!half_pixel) {
+        rw = std::max(rw, 1.0);
+        rh = std::max(rh, 1.0);
+      }
+      const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+      const int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+      const int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+      const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+      for (int64_t c = 0; c < C; ++c) {
+        const T* plane = px + (b * C + c) * H * W;
+        auto at = [&](int64_t yy, int64_t xx) {
+          return static_cast<double>(static_cast<Cm>(plane[yy * W + xx]));
+        };
+        for (int64_t ph = 0; ph < oh; ++ph)
+          for (int64_t pw = 0; pw < ow; ++pw) {
+            double acc = 0;
+            bool first = true;
+            for (int64_t iy = 0; iy < gh; ++iy)
+              for (int64_t ix = 0; ix < gw; ++ix) {
+                double yy = y0 + static_cast<double>(ph) * bh +
+                            (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+                double xx = x0 + static_cast<double>(pw) * bw +
+                            (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+                double v = 0;
+                if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W))) {
+                  yy = std::max(yy, 0.0);
+                  xx = std::max(xx, 0.0);
+                  auto ylo = static_cast<int64_t>(yy), xlo = static_cast<int64_t>(xx);
+                  int64_t yhi, xhi;
+                  if (ylo >= H - 1) {
+                    yhi = ylo = H - 1;
+                    yy = static_cast<double>(ylo);
+                  } else {
+                    yhi = ylo + 1;
+                  }
+                  if (xlo >= W - 1) {
+                    xhi = xlo = W - 1;
+                    xx = static_cast<double>(xlo);
+                  } else {
+                    xhi = xlo + 1;
+                  }
+                  const double ly = yy - static_cast<double>(ylo), lx = xx - static_cast<double>(xlo);
+                  const double w1 = (1 - ly) * (1 - lx), w2 = (1 - ly) * lx, w3 = ly * (1 - lx), w4 = ly * lx;
+                  const double v1 = w1 * at(ylo, xlo), v2 = w2 * at(ylo, xhi), v3 = w3 * at(yhi, xlo),
+                               v4 = w4 * at(yhi, xhi);
+                  v = avg ? v1 + v2 + v3 + v4 : std::max(std::max(v1, v2), std::max(v3, v4));
+                }
+                if (avg) {
+                  acc += v;
+                } else {
+                  acc = first ? v : std::max(acc, v);
+                  first = false;
+                }
+              }
+            py[((r * C + c) * oh + ph) * ow + pw] = T(static_cast<Cm>(avg ? acc / count : acc));
+          }
+      }
+    }
+    return Status::ok();
+  });
+}
+
 }  // namespace
 
 // The float/double implementations without the 16-bit widening, for the integer kernels (quant.cpp).
@@ -1142,6 +1235,7 @@ void register_nn(std::vector<KernelEntry>* t) {
                           {"MatMul", MatMul},
                           {"MaxPool", MaxPool},
                           {"Resize", Resize},
+                          {"RoiAlign", RoiAlign},
                           {"Upsample", Upsample},
                       });
 }
