@@ -1,29 +1,43 @@
 #!/usr/bin/env bash
 # The ONNX backend node tests through the command-line tools, one process each: atc compiles model.onnx with the
-# default pipeline, omrun runs the .om on test_data_set_0's inputs and compares with its outputs. Prints a count
-# per outcome and the wall time. (The test suite runs the same in-process: build/bin/node_tests.)
+# default pipeline, omrun runs the .om on test_data_set_0's inputs and compares with its outputs; one test per
+# core at a time. Prints a count per outcome, the mismatches, and the wall time. (The test suite runs the same
+# in-process: build/bin/node_tests.)
 # Usage: scripts/node_tests_cli.sh [build-dir]
 set -uo pipefail
 cd "$(dirname "$0")/.."
-BUILD="${1:-build}"
+BUILD="$(cd "${1:-build}" && pwd)"
 DATA=/usr/share/libonnx-testdata/data/node
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
-pass=0; mismatch=0; compile_error=0; run_error=0
-start=$(date +%s.%N)
-for dir in "$DATA"/*/; do
+export BUILD WORK
+
+one_test() {
+  local dir="$1" name inputs
   name="$(basename "$dir")"
-  inputs="$(ls "$dir"test_data_set_0/input_*.pb 2>/dev/null | sort -V | paste -sd, -)"
-  if ! "$BUILD"/bin/atc --model="$dir"model.onnx --output="$WORK/$name" >/dev/null 2>&1; then
-    compile_error=$((compile_error + 1)); continue
+  inputs="$(ls "$dir"/test_data_set_0/input_*.pb 2>/dev/null | sort -V | paste -sd, -)"
+  if ! "$BUILD"/bin/atc --model="$dir"/model.onnx --output="$WORK/$name" >/dev/null 2>&1; then
+    echo "atc_refused $name"
+    return
   fi
-  "$BUILD"/bin/omrun --model="$WORK/$name.om" ${inputs:+--input="$inputs"} --compare="$dir"test_data_set_0 \
-    >/dev/null 2>"$WORK/err"
-  if [ $? -eq 0 ]; then pass=$((pass + 1))
-  elif grep -q "omrun: mismatch" "$WORK/err"; then mismatch=$((mismatch + 1)); echo "mismatch: $name"
-  else run_error=$((run_error + 1)); fi
-  rm -f "$WORK/$name.om"
-done
+  if "$BUILD"/bin/omrun --model="$WORK/$name.om" ${inputs:+--input="$inputs"} --compare="$dir"/test_data_set_0 \
+      >/dev/null 2>"$WORK/$name.err"; then
+    echo "pass $name"
+  elif grep -q "omrun: mismatch" "$WORK/$name.err"; then
+    echo "mismatch $name"
+  else
+    echo "omrun_refused $name"
+  fi
+  rm -f "$WORK/$name.om" "$WORK/$name.err"
+}
+export -f one_test
+
+start=$(date +%s.%N)
+find "$DATA" -mindepth 1 -maxdepth 1 -type d | sort | xargs -P "$(nproc)" -I{} bash -c 'one_test "$1"' _ {} \
+  > "$WORK/outcomes"
 end=$(date +%s.%N)
-echo "node tests via atc + omrun: pass $pass, mismatch $mismatch, atc refused $compile_error, omrun refused $run_error"
-echo "wall time: $(echo "$end - $start" | bc) s"
+grep '^mismatch ' "$WORK/outcomes" | sort
+count() { grep -c "^$1 " "$WORK/outcomes"; }
+echo "node tests via atc + omrun: pass $(count pass), mismatch $(count mismatch), atc refused $(count atc_refused)," \
+     "omrun refused $(count omrun_refused)"
+echo "wall time: $(echo "$end - $start" | bc) s on $(nproc) cores"
