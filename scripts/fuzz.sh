@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_TARGET="${1:-300}"
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(onnx_import om_load pipeline_toml op_table_toml gear_options tensor_pb)
+[ ${#TARGETS[@]} -eq 0 ] && TARGETS=(onnx_import om_load pipeline_toml op_table_toml gear_options tensor_pb om_run)
 CORPUS=build/tests/fuzz/corpus
 [ -d "$CORPUS" ] || { echo "fuzz.sh: no seed corpus in $CORPUS; run scripts/test.sh first" >&2; exit 2; }
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \

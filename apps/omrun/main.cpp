@@ -32,6 +32,8 @@ struct Options {
   double atol = 1e-7;
   int loop = 1;
   int threads = 0;
+  int64_t max_tensor_bytes = 0;
+  int64_t max_loop_iterations = 100'000'000;
   bool timing = false;
   bool expand_partitioned_calls = false;
   std::string pipeline;
@@ -97,9 +99,13 @@ int run(const Options& o) {
   if (o.loop < 1) return fail("--loop must be at least 1");
   if (!o.inputs.empty() && o.random_input) return fail("pass either --input or --random_input, not both");
   if (o.rtol < 0 || o.atol < 0) return fail("--rtol and --atol must not be negative");
+  if (o.max_tensor_bytes < 0 || o.max_loop_iterations < 1)
+    return fail("--max_tensor_bytes must not be negative and --max_loop_iterations must be at least 1");
   kernels::set_blas_threads(o.threads);
+  kernels::set_max_tensor_bytes(o.max_tensor_bytes);
   RuntimeOptions ro;
   ro.expand_partitioned_calls = o.expand_partitioned_calls;
+  ro.max_loop_iterations = o.max_loop_iterations;
   ModelSession session;
   const auto t_load = std::chrono::steady_clock::now();
   Status s = open_model_session(o.model, o.pipeline.empty() ? default_pipeline_path() : o.pipeline,
@@ -180,6 +186,10 @@ int main(int argc, char** argv) {
   app.add_option("--atol", o.atol, "Absolute tolerance of --compare");
   app.add_option("--loop", o.loop, "Runs; the summary gives mean, min and median");
   app.add_option("--threads", o.threads, "BLAS threads (1 = single-threaded; 0 = the library default)");
+  app.add_option(
+      "--max_tensor_bytes", o.max_tensor_bytes,
+      "Largest tensor a kernel may allocate; a larger one fails the run naming the node (0 = no limit)");
+  app.add_option("--max_loop_iterations", o.max_loop_iterations, "Iterations one Loop node may run");
   app.add_flag("--timing", o.timing, "Time per engine segment and per engine");
   app.add_flag(
       "--expand_partitioned_calls", o.expand_partitioned_calls,

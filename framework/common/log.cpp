@@ -1,9 +1,19 @@
 #include "common/log.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 namespace graphsplit {
+namespace {
+
+// protobuf prints parse complaints (invalid UTF-8 in a string field...) straight to stderr; a corrupt file must
+// give one error line, ours, so they go to the debug log instead.
+void protobuf_to_debug_log(google::protobuf::LogLevel, const char* file, int line, const std::string& message) {
+  spdlog::debug("protobuf {}:{}: {}", file, line, message);
+}
+
+}  // namespace
 
 sdk::Status init_logging(std::string_view level) {
   spdlog::level::level_enum l;
@@ -26,6 +36,7 @@ sdk::Status init_logging(std::string_view level) {
     return lg;
   }();
   spdlog::set_default_logger(logger);
+  google::protobuf::SetLogHandler(&protobuf_to_debug_log);
   spdlog::set_level(l);
   return sdk::Status::ok();
 }

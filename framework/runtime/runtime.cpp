@@ -127,6 +127,7 @@ struct GraphPlan {
 struct Runtime::Impl {
   std::unique_ptr<Graph> root;
   std::string source;
+  int64_t max_loop_iterations = 100'000'000;
   std::vector<std::unique_ptr<Segment>> segments;
   std::map<const Graph*, std::unique_ptr<GraphPlan>> plans;
   std::vector<SegmentStats> stats;
@@ -533,6 +534,9 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
       if (max_trip < 0 && !has_cond)
         return Status::invalid_argument(source + ": " + describe(n) +
                                         ": the loop has neither a trip count nor a condition");
+      if (i >= max_loop_iterations)
+        return Status::resource_exhausted(source + ": " + describe(n) + ": more than " +
+                                          std::to_string(max_loop_iterations) + " iterations");
       iter_t = make_scalar_i64(i);
       cond_t = make_scalar_bool(cond);
       body_in[0] = &iter_t;
@@ -542,8 +546,6 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
       cond = read_bool(body_out[0]);
       for (size_t c = 0; c < formal_carried; ++c) state[c] = body_out[1 + c];
       for (size_t s = 0; s < n_scan; ++s) scans[s].push_back(body_out[1 + formal_carried + s]);
-      if (i > 100000000)
-        return Status::resource_exhausted(source + ": " + describe(n) + ": more than 1e8 iterations");
     }
     *out = state;
     for (size_t s = 0; s < n_scan; ++s) {
@@ -552,7 +554,8 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
           formal_carried + s < n.num_outputs() ? n.output_desc(formal_carried + s) : sdk::TensorDesc{};
       if (!elem.shape.is_unknown_rank() && !elem.shape.dims().empty())
         elem.shape = sdk::Shape(std::vector<int64_t>(elem.shape.dims().begin() + 1, elem.shape.dims().end()));
-      GS_RETURN_IF_ERROR(stack_along(scans[s], 0, elem, &stacked));
+      if (Status st = stack_along(scans[s], 0, elem, &stacked); !st.is_ok())
+        return {st.code(), source + ": " + describe(n) + ": " + st.message()};
       out->push_back(stacked);
     }
     return Status::ok();
@@ -615,7 +618,8 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
       const int64_t rank = scans[s].empty() ? 0 : static_cast<int64_t>(scans[s][0].desc().shape.rank()) + 1;
       if (a < 0) a += rank;
       Tensor stacked;
-      GS_RETURN_IF_ERROR(stack_along(scans[s], a, sdk::TensorDesc{}, &stacked));
+      if (Status st = stack_along(scans[s], a, sdk::TensorDesc{}, &stacked); !st.is_ok())
+        return {st.code(), source + ": " + describe(n) + ": " + st.message()};
       out->push_back(stacked);
     }
     return Status::ok();
@@ -758,6 +762,7 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
                        const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
   auto impl = std::make_unique<Impl>();
   impl->source = source;
+  impl->max_loop_iterations = options.max_loop_iterations;
   if (options.expand_partitioned_calls) {
     size_t expanded = 0;
     Status s = expand_partitioned_calls(*root, &expanded);

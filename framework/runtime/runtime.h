@@ -23,6 +23,8 @@ struct RuntimeOptions {
   // by its subgraph's nodes with `<call>_pre_noop` / `<call>_post_noop`, data outputs and control edges
   // transferred.
   bool expand_partitioned_calls = false;
+  // Iterations one Loop node may run before the run fails (a data-dependent trip count can be absurd).
+  int64_t max_loop_iterations = 100'000'000;
 };
 
 struct RuntimeIo {

@@ -1,7 +1,7 @@
 # Seeds for the fuzz targets: ONNX test models, a real model converted to .om, the pipeline and op-table files of
 # the tree, and gear option strings.
 file(REMOVE_RECURSE ${OUT})
-foreach(d onnx_import om_load pipeline_toml op_table_toml gear_options tensor_pb)
+foreach(d onnx_import om_load pipeline_toml op_table_toml gear_options tensor_pb om_run)
   file(MAKE_DIRECTORY ${OUT}/${d})
 endforeach()
 set(i 0)
@@ -31,5 +31,15 @@ foreach(name test_relu test_cast_FLOAT_to_FLOAT16 test_equal_bcast test_gather_0
   set(src /usr/share/libonnx-testdata/data/node/${name}/test_data_set_0/input_0.pb)
   if(EXISTS ${src})
     file(COPY_FILE ${src} ${OUT}/tensor_pb/${name}.pb)
+  endif()
+endforeach()
+# Whole models for om_run: small node tests covering the kernel families and control flow, compiled by atc.
+foreach(name test_conv_with_strides_padding test_maxpool_2d_pads test_resize_upsample_scales_linear test_gather_0
+             test_matmul_3d test_lstm_defaults test_if test_loop11 test_scan9_sum test_slice test_topk
+             test_reduce_mean_default_axes_keepdims_example test_softmax_axis_1 test_pad test_convtranspose
+             test_nonmaxsuppression_center_point_box_format test_einsum_batch_matmul)
+  if(EXISTS /usr/share/libonnx-testdata/data/node/${name}/model.onnx)
+    execute_process(COMMAND ${ATC} --model=/usr/share/libonnx-testdata/data/node/${name}/model.onnx
+                            --output=${OUT}/om_run/${name}.om RESULT_VARIABLE r OUTPUT_QUIET ERROR_QUIET)
   endif()
 endforeach()

@@ -22,10 +22,12 @@ int main(int argc, char** argv) {
                                                  {"pipeline_toml", graphsplit::fuzz::pipeline_toml},
                                                  {"op_table_toml", graphsplit::fuzz::op_table_toml},
                                                  {"gear_options", graphsplit::fuzz::gear_options},
-                                                 {"tensor_pb", graphsplit::fuzz::tensor_pb}};
+                                                 {"tensor_pb", graphsplit::fuzz::tensor_pb},
+                                                 {"om_run", graphsplit::fuzz::om_run}};
   if (argc != 4 || !targets.count(argv[1])) {
     std::fprintf(stderr,
-                 "usage: fuzz_smoke <onnx_import|om_load|pipeline_toml|op_table_toml|gear_options|tensor_pb> <corpus> "
+                 "usage: fuzz_smoke "
+                 "<onnx_import|om_load|pipeline_toml|op_table_toml|gear_options|tensor_pb|om_run> <corpus> "
                  "<mutations>\n");
     return 2;
   }

@@ -3,6 +3,7 @@
 // scripts/fuzz.sh) for long runs, and with smoke_driver.cpp into the normal test suite for a bounded run on
 // every build.
 #include <cstddef>
+#include <cstdlib>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,10 +12,13 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "config/op_table_loader.h"
+#include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/gears.h"
 #include "import/onnx_import.h"
 #include "model/om_io.h"
+#include "pipeline/pipeline.h"
 #include "runtime/compare.h"
+#include "runtime/runtime.h"
 
 namespace graphsplit::fuzz {
 namespace {
@@ -74,12 +78,53 @@ int gear_options(const uint8_t* data, size_t size) {
   return 0;
 }
 
-// omrun's input files: an ONNX TensorProto .pb; a tensor that parses is compared with itself, which walks every
-// element its descriptor claims.
+// omrun's input files: an ONNX TensorProto .pb; a tensor that parses is compared with itself, which walks
+// every element its descriptor claims.
 int tensor_pb(const uint8_t* data, size_t size) {
   sdk::Tensor t;
-  if (parse_tensor_proto(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pb", &t, nullptr).is_ok())
+  if (parse_tensor_proto(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.pb", &t, nullptr)
+          .is_ok())
     (void)compare_tensors(t, t, 1e-3, 1e-7);
+  return 0;
+}
+
+// omrun on arbitrary .om bytes: load, compile on the real engine plugins, run once with random inputs.
+// Tensors are capped at 64 MB and loops at 1,000 iterations so that one input's work stays bounded.
+int om_run(const uint8_t* data, size_t size) {
+  static const std::unique_ptr<Pipeline> engines = [] {
+    kernels::set_max_tensor_bytes(int64_t{64} << 20);
+    kernels::set_blas_threads(1);
+    PipelineConfig config;
+    std::vector<Diagnostic> diags;
+    PipelineSettings settings;
+    settings.plugin_paths = {GRAPHSPLIT_FUZZ_PLUGIN_DIR};
+    std::unique_ptr<Pipeline> p;
+    if (!parse_pipeline_config(GRAPHSPLIT_FUZZ_PIPELINE, &config, &diags).is_ok() ||
+        !Pipeline::create(config, settings, &p, &diags).is_ok())
+      std::abort();  // a broken build, not a finding
+    return p;
+  }();
+  std::unique_ptr<sdk::Graph> root;
+  if (!parse_om(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.om", &root).is_ok())
+    return 0;
+  RuntimeOptions options;
+  options.max_loop_iterations = 1000;
+  std::unique_ptr<Runtime> rt;
+  const Pipeline* p = engines.get();
+  if (!Runtime::create(
+           std::move(root), "fuzz.om", [p](const std::string& n) { return p->find_engine(n); }, options, &rt)
+           .is_ok())
+    return 0;
+  std::vector<sdk::Tensor> inputs, outputs;
+  for (const RuntimeIo& io : rt->inputs()) {
+    sdk::TensorDesc d = io.desc;
+    if (d.shape.is_unknown_rank() || sdk::element_size(d.dtype) == 0) return 0;
+    for (int64_t& v : d.shape.mutable_dims()) v = v < 0 ? 1 : v;
+    const auto n = d.shape.num_elements();
+    if (!n || *n > (1 << 20)) return 0;
+    inputs.push_back(random_tensor(d, 7));
+  }
+  (void)rt->run(inputs, &outputs);
   return 0;
 }
 

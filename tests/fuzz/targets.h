@@ -9,4 +9,5 @@ int pipeline_toml(const uint8_t* data, size_t size);
 int op_table_toml(const uint8_t* data, size_t size);
 int gear_options(const uint8_t* data, size_t size);
 int tensor_pb(const uint8_t* data, size_t size);
+int om_run(const uint8_t* data, size_t size);
 }  // namespace graphsplit::fuzz

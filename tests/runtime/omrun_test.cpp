@@ -330,6 +330,19 @@ TEST_F(OmrunBadInput, BadOptions) {
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --random_input",
                "pass either --input or --random_input, not both");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --rtol=-1", "--rtol and --atol");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --max_loop_iterations=0",
+               "--max_loop_iterations must be at least 1");
+}
+
+TEST_F(OmrunBadInput, TensorSizeLimitNamesTheNode) {
+  // test_add's output is float32[3,4,5] = 240 bytes: a 100-byte limit stops the run at node 'Add_0'...
+  // whatever its name, the message names the node and the limit.
+  Result r = omrun("--model=" + path("add.om") + " --input=" + a_ + "," + b_ +
+                   " --max_tensor_bytes=100 --output=" + path("out"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("(Add): a float32[3,4,5] output exceeds the tensor size limit"), std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(path("out")));
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <algorithm>
+#include <atomic>
 #include <limits>
+#include <stdexcept>
 
 #include "kernel.h"
 
@@ -73,11 +75,31 @@ BFloat16::operator float() const {
 }
 
 // ---- context
+namespace {
+std::atomic<int64_t> g_max_tensor_bytes{0};
+}  // namespace
+
+void set_max_tensor_bytes(int64_t bytes) {
+  g_max_tensor_bytes = std::max<int64_t>(bytes, 0);
+}
+
 char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
   sdk::TensorDesc desc;
   desc.dtype = dtype;
   desc.shape = sdk::Shape(dims);
-  const size_t bytes = static_cast<size_t>(num_elements(dims) * sdk::element_size(dtype));
+  // Element counts from data (Range, ConstantOfShape, Expand...) can be absurd: refuse rather than overflow.
+  const int64_t es = sdk::element_size(dtype);
+  int64_t count = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || (d > 0 && count > (int64_t{1} << 60) / d))
+      throw std::length_error("tensor shape " + dims_string(dims) + " is too large");
+    count *= d;
+  }
+  const int64_t limit = g_max_tensor_bytes.load();
+  if (count > (int64_t{1} << 60) / std::max<int64_t>(es, 1) || (limit > 0 && count * es > limit))
+    throw std::length_error("a " + std::string(sdk::to_string(dtype)) + dims_string(dims) +
+                            " output exceeds the tensor size limit");
+  const size_t bytes = static_cast<size_t>(count * es);
   char* out = nullptr;
   if (outputs->size() <= i) outputs->resize(i + 1);
   (*outputs)[i] = allocator->allocate(i, std::move(desc), bytes, &out);

@@ -74,6 +74,8 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
         s = step.fn(ctx);
       } catch (const std::bad_alloc&) {
         s = Status::resource_exhausted("out of memory");
+      } catch (const std::length_error& e) {
+        s = Status::resource_exhausted(e.what());
       } catch (const std::exception& e) {
         s = Status::internal(std::string("kernel threw: ") + e.what());
       }

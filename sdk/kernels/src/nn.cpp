@@ -797,6 +797,11 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
     for (int64_t i = 0; i < static_cast<int64_t>(2 * rank); ++i)
       roi.push_back(scalar_as_double(ctx.in(1), i));
   }
+  for (size_t a = 0; a < rank; ++a) {
+    if (!(scales[a] > 0) || !std::isfinite(scales[a]) || out_dims[a] < 0 || out_dims[a] > (int64_t{1} << 40))
+      return ctx.error("scales or sizes give output shape " + dims_string(out_dims) + " for input " +
+                       dims_string(xd));
+  }
   // Per axis, per output index: the input taps and whether the point lies outside (tf_crop_and_resize).
   std::vector<std::vector<std::vector<Tap>>> taps(rank);
   std::vector<std::vector<bool>> outside(rank);

@@ -5,6 +5,7 @@
 // compile_graph(); the runtime never calls kernels except through an engine.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,5 +34,10 @@ std::vector<std::string> kernel_names();
 
 // Threads the BLAS may use (1 = single-threaded); 0 restores the library default.
 void set_blas_threads(int threads);
+
+// The largest tensor a kernel may allocate (bytes; 0 = no limit, the default). A larger one fails the run
+// with resource_exhausted naming the node instead of exhausting the machine (omrun --max_tensor_bytes,
+// fuzzing).
+void set_max_tensor_bytes(int64_t bytes);
 
 }  // namespace graphsplit::kernels
