@@ -87,6 +87,19 @@ TEST_F(RuntimeTest, DynamicSegmentsHaveNoArena) {
   EXPECT_EQ(values(out[0]), (std::vector<float>{0, 2, 0}));
 }
 
+// Found by fuzzing om_run: a declared static shape too large to plan overflowed the arena arithmetic. Such a
+// segment now runs as dynamic, with the real shapes.
+TEST_F(RuntimeTest, AbsurdDeclaredShapesAreNotPlanned) {
+  auto g = relu_chain(2, {-1}, "AIcoreEngine");
+  g->find_node("relu0")->mutable_output_desc(0).shape = sdk::Shape({int64_t{1} << 40, int64_t{1} << 22});
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(std::move(g), &rt).is_ok());
+  EXPECT_EQ(rt->segment_stats()[0].arena_bytes, -1);
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(rt->run({floats({3}, {-1, 2, -3})}, &out).is_ok());
+  EXPECT_EQ(values(out[0]), (std::vector<float>{0, 2, 0}));
+}
+
 TEST_F(RuntimeTest, ResultsSurviveLaterRuns) {
   std::unique_ptr<Runtime> rt;
   ASSERT_TRUE(open(relu_chain(4, {4}, "AIcoreEngine"), &rt).is_ok());

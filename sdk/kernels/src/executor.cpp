@@ -1,6 +1,7 @@
 // compile_graph: binds kernels to a standalone graph and plans its memory.
 #include <algorithm>
 #include <map>
+#include <optional>
 
 #include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/ir/topo.h"
@@ -10,6 +11,7 @@ namespace graphsplit::kernels {
 namespace {
 
 constexpr int64_t kAlignment = 64;
+constexpr int64_t kMaxArenaBytes = int64_t{1} << 40;
 
 int opset_of(const sdk::Graph& graph) {
   const sdk::AttrValue* v = graph.attrs().get("_onnx_opset_import");
@@ -171,6 +173,10 @@ void plan_arena(GraphExecutable& exe, const std::vector<int64_t>& bytes_of_slot,
       give_back(exe.offset[slot], rounded(bytes_of_slot[slot]));
     }
   }
+  if (top > kMaxArenaBytes) {  // planned values may each fit yet add up past any machine: no arena then
+    exe.offset.assign(exe.num_slots, -1);
+    return;
+  }
   exe.arena_size = top;
   if (top > 0) {
     exe.arena = std::make_shared_for_overwrite<char[]>(static_cast<size_t>(top + kAlignment));
@@ -276,7 +282,14 @@ Status compile_graph(const sdk::Graph& graph, const std::function<Status(const s
         all_static = false;
         break;
       }
-      bytes[s] = *d.shape.num_elements() * size;
+      // A declared shape too large to plan (a corrupt model, found by fuzzing) leaves the segment dynamic:
+      // the kernels then allocate what the real shapes need, and the size limit applies.
+      const std::optional<int64_t> count = d.shape.num_elements();
+      if (!count || *count > kMaxArenaBytes / size) {
+        all_static = false;
+        break;
+      }
+      bytes[s] = *count * size;
     }
     if (!all_static) break;
   }
