@@ -255,6 +255,25 @@ TEST_F(RuntimeTest, KernelErrorsNameTheNode) {
       << s.message();
 }
 
+// Found by fuzzing om_run: a kernel reading an input the node does not have. Now an error naming the input.
+TEST_F(RuntimeTest, AMissingRequiredInputIsAnError) {
+  auto g = opset17_root();
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(tensor_desc(sdk::DataType::kFloat, {3}), "x");
+  x->attrs().set("index", sdk::AttrValue::Int(0));
+  sdk::Node* gather = g->add_node("gather", "Gather", 2, 0);  // input 1 (the indices) left open
+  gather->add_output(tensor_desc(sdk::DataType::kFloat, {-1}), "gather");
+  gather->attrs().set("_op_engine_name", sdk::AttrValue::String("DNN_VM_AICPU"));
+  ASSERT_TRUE(g->add_edge({x, 0}, {gather, 0}).is_ok());
+  add_net_output(*g, {"gather"});
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(std::move(g), &rt).is_ok());
+  std::vector<sdk::Tensor> out;
+  sdk::Status s = rt->run({floats({3}, {1, 2, 3})}, &out);
+  EXPECT_NE(s.message().find("node 'gather' (Gather): input 1 is required but missing"), std::string::npos)
+      << s.message();
+}
+
 TEST(KernelsTest, RegistryListsWhatEnginesCanBind) {
   const std::vector<std::string> names = kernels::kernel_names();
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));

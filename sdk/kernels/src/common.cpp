@@ -200,6 +200,9 @@ std::vector<double> to_doubles(const Tensor& t) {
 
 double scalar_as_double(const Tensor& t, size_t index) {
   double out = 0;
+  const int64_t es = sdk::element_size(dtype_of(t));
+  if (es == 0 || (index + 1) * static_cast<size_t>(es) > t.size_bytes())
+    return 0;  // absent: never read past the end
   (void)visit_numeric(dtype_of(t), [&](auto tag) {
     using T = decltype(tag);
     out = static_cast<double>(static_cast<Compute<T>>(data_as<T>(t)[index]));

@@ -332,6 +332,8 @@ Status variadic(KernelContext& ctx, Op op, bool mean) {
     if (ctx.has_input(i)) ins.push_back(&ctx.in(i));
   if (ins.empty()) return ctx.error("needs at least one input");
   Dims out_dims = dims_of(*ins[0]);
+  for (const Tensor* t : ins)
+    if (dtype_of(*t) != dtype_of(*ins[0])) return ctx.error("inputs differ in type");
   for (const Tensor* t : ins) {
     Dims next;
     if (!broadcast_shape(out_dims, dims_of(*t), &next)) return ctx.error("inputs do not broadcast");
@@ -438,8 +440,12 @@ Status Clip(KernelContext& ctx) {
       lo = static_cast<C>(ctx.attr_float("min", -std::numeric_limits<float>::max()));
       hi = static_cast<C>(ctx.attr_float("max", std::numeric_limits<float>::max()));
     } else {
-      if (ctx.has_input(1)) lo = static_cast<C>(data_as<T>(ctx.in(1))[0]);
-      if (ctx.has_input(2)) hi = static_cast<C>(data_as<T>(ctx.in(2))[0]);
+      // min and max: scalars of the input's type; anything else is ignored rather than read past its end
+      for (size_t k : {size_t{1}, size_t{2}}) {
+        if (!ctx.has_input(k) || dtype_of(ctx.in(k)) != dtype_of(x) || ctx.in(k).size_bytes() < sizeof(T))
+          continue;
+        (k == 1 ? lo : hi) = static_cast<C>(data_as<T>(ctx.in(k))[0]);
+      }
     }
     const T* in = data_as<T>(x);
     T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));

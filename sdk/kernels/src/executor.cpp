@@ -74,6 +74,8 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
       Status s;
       try {
         s = step.fn(ctx);
+      } catch (const MissingInput& e) {
+        s = Status::invalid_argument("input " + std::to_string(e.index) + " is required but missing");
       } catch (const std::bad_alloc&) {
         s = Status::resource_exhausted("out of memory");
       } catch (const std::length_error& e) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -43,6 +44,14 @@ class OutputAllocator {
   virtual Tensor allocate(size_t output, sdk::TensorDesc desc, size_t bytes, char** writable) = 0;
 };
 
+// Thrown by KernelContext::in() for an input the node does not have (a malformed model: found by fuzzing);
+// the executor turns it into an error naming the node and the input.
+struct MissingInput : std::exception {
+  explicit MissingInput(size_t i) : index(i) {}
+  const char* what() const noexcept override { return "a required input is missing"; }
+  size_t index;
+};
+
 struct KernelContext {
   const sdk::Node* node = nullptr;
   int opset = 17;
@@ -52,7 +61,10 @@ struct KernelContext {
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
-  const Tensor& in(size_t i) const { return *inputs[i]; }
+  const Tensor& in(size_t i) const {
+    if (i >= inputs.size() || !inputs[i]) throw MissingInput(i);
+    return *inputs[i];
+  }
   size_t num_outputs() const { return node->num_outputs(); }
   // Is output i consumed (ONNX optional outputs may be left unnamed)?
   bool wants_output(size_t i) const { return i < node->num_outputs(); }

@@ -233,6 +233,8 @@ Status Einsum(KernelContext& ctx) {
     start = comma + 1;
   }
   if (terms.size() != ctx.num_inputs()) return ctx.error("equation and inputs differ in count");
+  for (size_t t = 0; t < terms.size(); ++t)
+    if (dtype_of(ctx.in(t)) != dtype_of(ctx.in(0))) return ctx.error("inputs differ in type");
   std::map<char, int64_t> size;
   std::map<char, int> count;
   for (size_t t = 0; t < terms.size(); ++t) {

@@ -190,6 +190,7 @@ Status GemmImpl(KernelContext& ctx) {
     T b2 = T(0);
     if (ctx.has_input(2) && beta != 0.0f) {
       const Tensor& c = ctx.in(2);
+      if (dtype_of(c) != dtype_of(a)) return ctx.error("C differs from A in type");
       Dims bc;
       if (!broadcast_shape(dims_of(c), {m, n}, &bc) || bc != Dims{m, n})
         return ctx.error("C does not broadcast");
@@ -357,8 +358,8 @@ Status ConvImpl(KernelContext& ctx) {
   GS_RETURN_IF_ERROR(conv_window(ctx, xd, kernel, false, &w));
   Dims out = {N, M};
   out.insert(out.end(), w.out.begin(), w.out.end());
-  if (ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) != M)
-    return ctx.error("the bias needs one value per output channel");
+  if (ctx.has_input(2) && (num_elements(dims_of(ctx.in(2))) != M || dtype_of(ctx.in(2)) != dtype_of(x)))
+    return ctx.error("the bias needs one value of the input's type per output channel");
   if (dtype_of(wt) != dtype_of(x)) return ctx.error("input and weight types differ");
   return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
@@ -471,8 +472,8 @@ Status ConvTransposeImpl(KernelContext& ctx) {
   }
   Dims out = {N, M};
   out.insert(out.end(), w.in.begin(), w.in.end());
-  if (ctx.has_input(2) && num_elements(dims_of(ctx.in(2))) != M)
-    return ctx.error("the bias needs one value per output channel");
+  if (ctx.has_input(2) && (num_elements(dims_of(ctx.in(2))) != M || dtype_of(ctx.in(2)) != dtype_of(x)))
+    return ctx.error("the bias needs one value of the input's type per output channel");
   if (dtype_of(wt) != dtype_of(x)) return ctx.error("input and weight types differ");
   return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
     using T = decltype(tag);

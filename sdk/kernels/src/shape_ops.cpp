@@ -210,6 +210,7 @@ Status Concat(KernelContext& ctx) {
   out[axis] = 0;
   for (const Tensor* t : ins) {
     const Dims& d = dims_of(*t);
+    if (dtype_of(*t) != dtype_of(*ins[0])) return ctx.error("inputs differ in type");
     if (d.size() != d0.size()) return ctx.error("inputs have different ranks");
     for (size_t i = 0; i < d.size(); ++i)
       if (static_cast<int64_t>(i) != axis && d[i] != d0[i])
