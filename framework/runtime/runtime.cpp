@@ -297,6 +297,12 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
         GS_RETURN_IF_ERROR(plan_graph(*sub, engines));
         step.subplans.push_back(plans.at(sub).get());
       }
+      // The subgraphs each control-flow node needs (a corrupt model may have lost one: found by fuzzing).
+      const size_t need = type == "If" ? 2 : (type == "NoOp" ? 0 : 1);
+      if (step.subplans.size() < need ||
+          (type == "If" && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
+        return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
+                                        (need > 1 ? "s" : ""));
       plan->steps.push_back(std::move(step));
       ++k;
       continue;
@@ -806,7 +812,11 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
       impl->outputs.push_back(io);
     }
   }
-  GS_RETURN_IF_ERROR(impl->plan_graph(g, engines));
+  try {
+    GS_RETURN_IF_ERROR(impl->plan_graph(g, engines));
+  } catch (const std::exception& e) {
+    return Status::internal(source + ": loading failed: " + e.what());
+  }
   out->reset(new Runtime(std::move(impl)));
   return Status::ok();
 }
@@ -870,7 +880,11 @@ Status Runtime::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outp
     GS_RETURN_IF_ERROR(m.fill_shape_data(by_index, &shape));
     ptrs[m.shape_data_index] = &shape;
   }
-  return m.run_plan(*m.plans.at(m.root.get()), ptrs, outputs);
+  try {
+    return m.run_plan(*m.plans.at(m.root.get()), ptrs, outputs);
+  } catch (const std::exception& e) {  // a bug or a corrupt model: an error, never a crash
+    return Status::internal(m.source + ": the run failed: " + e.what());
+  }
 }
 
 std::string Runtime::timing_summary() const {

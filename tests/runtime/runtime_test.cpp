@@ -274,6 +274,21 @@ TEST_F(RuntimeTest, AMissingRequiredInputIsAnError) {
       << s.message();
 }
 
+// Found by fuzzing om_run: a Loop that lost its body. Refused at load, naming the node.
+TEST_F(RuntimeTest, AControlFlowNodeWithoutItsSubgraphIsRefused) {
+  auto g = opset17_root();
+  sdk::Node* m = g->add_node("m", "Data", 0, 0);
+  m->add_output(tensor_desc(sdk::DataType::kInt64, {}), "m");
+  m->attrs().set("index", sdk::AttrValue::Int(0));
+  sdk::Node* loop = g->add_node("loop", "Loop", 2, 0);
+  ASSERT_TRUE(g->add_edge({m, 0}, {loop, 0}).is_ok());
+  add_net_output(*g, {});
+  std::unique_ptr<Runtime> rt;
+  sdk::Status s = open(std::move(g), &rt);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node 'loop' (Loop) in graph 'g' lacks its subgraph"), std::string::npos) << s.message();
+}
+
 TEST(KernelsTest, RegistryListsWhatEnginesCanBind) {
   const std::vector<std::string> names = kernels::kernel_names();
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
