@@ -212,7 +212,8 @@ double scalar_as_double(const Tensor& t, size_t index) {
 }
 
 bool normalize_axis(int64_t* axis, int64_t rank) {
-  if (*axis < -rank || *axis >= std::max<int64_t>(rank, 1)) return false;
+  // A scalar has no axis (found by fuzzing: Slice on a scalar indexed an empty vector).
+  if (rank <= 0 || *axis < -rank || *axis >= rank) return false;
   if (*axis < 0) *axis += rank;
   return true;
 }
