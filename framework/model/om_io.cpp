@@ -3,6 +3,8 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <algorithm>
+#include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include "common/atomic_file.h"
@@ -277,6 +279,22 @@ class Loader {
   Status from_proto(const om::Tensor& p, sdk::Tensor* t, const std::string& owner) const {
     sdk::TensorDesc d;
     GS_RETURN_IF_ERROR(from_proto(p.desc(), &d, owner));
+    // The bytes must be what the descriptor says: kernels trust the shape (found by fuzzing the runtime).
+    const int64_t es = sdk::element_size(d.dtype);
+    if (es > 0) {
+      const std::optional<int64_t> n = d.shape.num_elements();
+      if (!d.shape.is_static() || !n || *n > std::numeric_limits<int64_t>::max() / es ||
+          static_cast<int64_t>(p.data().size()) != *n * es)
+        return err("'" + owner + "': a tensor of " + d.to_string() + " holds " +
+                   std::to_string(p.data().size()) + " bytes");
+    } else if (d.dtype == sdk::DataType::kString) {
+      sdk::Tensor probe(d, p.data());
+      std::vector<std::string> values;
+      const std::optional<int64_t> n = d.shape.num_elements();
+      if (!probe.strings(&values) || !n || static_cast<int64_t>(values.size()) != *n)
+        return err("'" + owner + "': a string tensor of " + d.to_string() +
+                   " holds corrupt or too few strings");
+    }
     *t = sdk::Tensor(std::move(d), p.data());
     return Status::ok();
   }

@@ -296,7 +296,9 @@ Status Slice(KernelContext& ctx) {
   for (size_t i = 0; i < starts.size(); ++i) {
     int64_t a = axes[i];
     if (!normalize_axis(&a, rank)) return ctx.error("axis out of range");
-    const int64_t dim = d[a], st = steps[i];
+    const int64_t dim = d[a];
+    // Steps beyond the dimension behave alike; bounding them keeps the arithmetic below from overflowing.
+    const int64_t st = std::clamp<int64_t>(steps[i], -(int64_t{1} << 62), int64_t{1} << 62);
     if (st == 0) return ctx.error("step 0");
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += dim;
@@ -304,11 +306,11 @@ Status Slice(KernelContext& ctx) {
     if (st > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      count[a] = e > s ? (e - s + st - 1) / st : 0;
+      count[a] = e > s ? (e - s - 1) / st + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      count[a] = s > e ? (s - e + (-st) - 1) / (-st) : 0;
+      count[a] = s > e ? (s - e - 1) / (-st) + 1 : 0;
     }
     begin[a] = s;
     step[a] = st;
