@@ -9,6 +9,7 @@
 #include "config/config.h"
 #include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/ir/verify.h"
+#include "model/om_io.h"
 #include "pipeline/pipeline.h"
 #include "support/pipeline_testing.h"
 
@@ -286,7 +287,25 @@ TEST_F(RuntimeTest, AControlFlowNodeWithoutItsSubgraphIsRefused) {
   std::unique_ptr<Runtime> rt;
   sdk::Status s = open(std::move(g), &rt);
   EXPECT_FALSE(s.is_ok());
-  EXPECT_NE(s.message().find("node 'loop' (Loop) in graph 'g' lacks its subgraph"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("node 'loop' (Loop) in graph 'g' lacks its subgraph"), std::string::npos)
+      << s.message();
+}
+
+// Found by fuzzing om_run: a Const whose bytes disagree with its shape let Slice read past the end. The .om
+// loader now refuses such a tensor.
+TEST(OmTensorsTest, BytesMustMatchTheDescriptor) {
+  auto g = opset17_root();
+  sdk::Node* c = g->add_node("c", "Const", 0, 0);
+  const sdk::Tensor bad(tensor_desc(sdk::DataType::kFloat, {2, 3}), std::string(4, '\0'));
+  c->add_output(bad.desc(), "c");
+  c->attrs().set("value", sdk::AttrValue::OfTensor(bad));
+  add_net_output(*g, {"c"});
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  std::unique_ptr<sdk::Graph> loaded;
+  sdk::Status s = parse_om(bytes, "bad.om", &loaded);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("a tensor of float32[2,3] holds 4 bytes"), std::string::npos) << s.message();
 }
 
 TEST(KernelsTest, RegistryListsWhatEnginesCanBind) {
