@@ -325,6 +325,17 @@ void col2im(const T* col, int64_t channels, const Window& w, T* x) {
   });
 }
 
+// Conv and ConvTranspose: the weight has the input's type, and the optional bias one such value per output
+// channel.
+Status check_weight_and_bias(KernelContext& ctx, const Tensor& x, const Tensor& weight,
+                             int64_t out_channels) {
+  if (dtype_of(weight) != dtype_of(x)) return ctx.error("input and weight types differ");
+  if (ctx.has_input(2) &&
+      (num_elements(dims_of(ctx.in(2))) != out_channels || dtype_of(ctx.in(2)) != dtype_of(x)))
+    return ctx.error("the bias needs one value of the input's type per output channel");
+  return Status::ok();
+}
+
 // y[n, m, :] += bias[m]
 template <class T>
 void add_channel_bias(T* y, int64_t N, int64_t M, int64_t per_channel, const T* bias) {
@@ -358,9 +369,7 @@ Status ConvImpl(KernelContext& ctx) {
   GS_RETURN_IF_ERROR(conv_window(ctx, xd, kernel, false, &w));
   Dims out = {N, M};
   out.insert(out.end(), w.out.begin(), w.out.end());
-  if (ctx.has_input(2) && (num_elements(dims_of(ctx.in(2))) != M || dtype_of(ctx.in(2)) != dtype_of(x)))
-    return ctx.error("the bias needs one value of the input's type per output channel");
-  if (dtype_of(wt) != dtype_of(x)) return ctx.error("input and weight types differ");
+  GS_RETURN_IF_ERROR(check_weight_and_bias(ctx, x, wt, M));
   return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data_as<T>(x);
@@ -472,9 +481,7 @@ Status ConvTransposeImpl(KernelContext& ctx) {
   }
   Dims out = {N, M};
   out.insert(out.end(), w.in.begin(), w.in.end());
-  if (ctx.has_input(2) && (num_elements(dims_of(ctx.in(2))) != M || dtype_of(ctx.in(2)) != dtype_of(x)))
-    return ctx.error("the bias needs one value of the input's type per output channel");
-  if (dtype_of(wt) != dtype_of(x)) return ctx.error("input and weight types differ");
+  GS_RETURN_IF_ERROR(check_weight_and_bias(ctx, x, wt, M));
   return visit_blas_float(ctx, dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     const T* px = data_as<T>(x);
