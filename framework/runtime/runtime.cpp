@@ -670,6 +670,13 @@ Status expand_one(Graph& root, Node* call) {
   const sdk::AttrValue* f = call->attrs().get("f");
   Graph* sub = f ? f->as_graph() : nullptr;
   if (!sub) return Status::invalid_argument("PartitionedCall '" + call->name() + "' has no subgraph");
+  // Checked before anything changes, so a refused expansion leaves the graph as it was.
+  for (const Node* n : sub->nodes()) {
+    if (n->type() != "Data" && n->type() != "NetOutput" && parent.find_node(n->name()))
+      return Status::failed_precondition("cannot expand PartitionedCall '" + call->name() + "': its node '" +
+                                         n->name() + "' has the name of a node of graph '" + parent.name() +
+                                         "'");
+  }
   Node* pre = parent.add_node(parent.unique_node_name(call->name() + "_pre_noop"), "NoOp", 0, 0);
   Node* post = parent.add_node(parent.unique_node_name(call->name() + "_post_noop"), "NoOp", 0, 0);
   // In-control edges go to pre_noop, out-control edges leave from post_noop (GE drops both; R18).
@@ -706,12 +713,6 @@ Status expand_one(Graph& root, Node* call) {
   doomed.push_back(net_output);
   for (Node* d : doomed) sub->remove_node(d);
   std::vector<Node*> rest = sub->node_list();
-  for (Node* n : rest) {
-    if (parent.find_node(n->name()))
-      return Status::failed_precondition("cannot expand PartitionedCall '" + call->name() + "': its node '" +
-                                         n->name() + "' has the name of a node of graph '" + parent.name() +
-                                         "'");
-  }
   GS_RETURN_IF_ERROR(sub->move_nodes_to(rest, &parent));
   root.remove_subgraph(sub);  // empty now; this also clears the call's reference to it
   parent.remove_node(call);

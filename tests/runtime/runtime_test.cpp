@@ -198,6 +198,22 @@ TEST_F(RuntimeTest, ExpansionTransfersOutputsAndControlEdges) {
   EXPECT_EQ(g->find_node("out")->input(0).node, neg);
 }
 
+TEST_F(RuntimeTest, ExpansionRefusesANameTakenInTheParent) {
+  auto g = graph_with_call();
+  add_op(*g, "neg", "Neg", {"x"}, tensor_desc(sdk::DataType::kFloat, {3}));  // the body also has a 'neg'
+  size_t expanded = 0;
+  sdk::Status s = expand_partitioned_calls(*g, &expanded);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find(
+                "cannot expand PartitionedCall 'call': its node 'neg' has the name of a node of graph"),
+            std::string::npos)
+      << s.message();
+  // Refused before anything changed.
+  EXPECT_NE(g->find_node("call"), nullptr);
+  EXPECT_EQ(g->find_node("call_pre_noop"), nullptr);
+  EXPECT_EQ(g->subgraphs().size(), 1u);
+}
+
 TEST_F(RuntimeTest, ExpandedAndCalledGiveTheSameResults) {
   for (bool expand : {false, true}) {
     std::unique_ptr<Runtime> rt;

@@ -224,6 +224,15 @@ std::string dims_string(const Dims& dims) {
   return s + "]";
 }
 
+void split_at_axis(const Dims& dims, int64_t axis, int64_t* outer, int64_t* inner) {
+  *outer = 1;
+  *inner = 1;
+  for (int64_t a = 0; a < static_cast<int64_t>(dims.size()); ++a) {
+    if (a < axis) *outer *= dims[a];
+    if (a > axis) *inner *= dims[a];
+  }
+}
+
 Dims strides_of(const Dims& dims) {
   Dims s(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];

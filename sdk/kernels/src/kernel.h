@@ -122,6 +122,8 @@ double scalar_as_double(const Tensor& t, size_t index = 0);
 // Normalises a possibly negative axis against `rank`; false if out of range.
 bool normalize_axis(int64_t* axis, int64_t rank);
 std::string dims_string(const Dims& dims);
+// Elements before and after `axis` (exclusive): a tensor seen as [outer, dims[axis], inner].
+void split_at_axis(const Dims& dims, int64_t axis, int64_t* outer, int64_t* inner);
 // Row-major strides.
 Dims strides_of(const Dims& dims);
 // Numpy-style broadcast; false if incompatible.

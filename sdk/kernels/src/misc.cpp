@@ -20,8 +20,7 @@ Status TopK(KernelContext& ctx) {
   const bool largest = ctx.attr_int("largest", 1) != 0, sorted = ctx.attr_int("sorted", 1) != 0;
   (void)sorted;  // always sorted: a valid order for sorted = 0 too
   int64_t outer = 1, inner = 1;
-  for (int64_t a = 0; a < axis; ++a) outer *= d[a];
-  for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  split_at_axis(d, axis, &outer, &inner);
   Dims out = d;
   out[axis] = k;
   return visit_arith(dtype_of(x), [&](auto tag) {
@@ -163,8 +162,7 @@ Status OneHot(KernelContext& ctx) {
   for (int64_t i = 0, n = num_elements(dims_of(indices)); i < n; ++i)
     idx.push_back(static_cast<int64_t>(scalar_as_double(indices, static_cast<size_t>(i))));
   int64_t outer = 1, inner = 1;
-  for (int64_t a = 0; a < axis; ++a) outer *= out[a];
-  for (size_t a = axis + 1; a < out.size(); ++a) inner *= out[a];
+  split_at_axis(out, axis, &outer, &inner);
   char* o = ctx.allocate(0, dtype_of(values), out);
   for (int64_t r = 0; r < outer; ++r)
     for (int64_t j = 0; j < depth; ++j)
@@ -545,8 +543,7 @@ Status Compress(KernelContext& ctx) {
   for (int64_t i = 0; i < std::min(nc, d[axis]); ++i)
     if (cond[i]) keep.push_back(i);
   int64_t outer = 1, inner = 1;
-  for (int64_t a = 0; a < axis; ++a) outer *= d[a];
-  for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  split_at_axis(d, axis, &outer, &inner);
   Dims out = d;
   out[axis] = static_cast<int64_t>(keep.size());
   char* o = ctx.allocate(0, dtype_of(x), out);
@@ -726,8 +723,7 @@ Status Unique(KernelContext& ctx) {
   if (!has_axis) axis = 0;
   const int64_t n = shape[axis];
   int64_t outer = 1, inner = 1;
-  for (int64_t a = 0; a < axis; ++a) outer *= shape[a];
-  for (size_t a = axis + 1; a < shape.size(); ++a) inner *= shape[a];
+  split_at_axis(shape, axis, &outer, &inner);
   // Slice k as doubles (for ordering) and as bytes (for equality).
   const std::vector<double> v = to_doubles(x);
   auto slice_less = [&](int64_t a, int64_t b) {

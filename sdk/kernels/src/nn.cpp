@@ -631,6 +631,15 @@ Status GlobalMaxPool(KernelContext& ctx) {
 }
 
 // ---- normalisation
+// Inputs first..last hold at least one value per channel (scale, bias, mean, variance).
+Status check_per_channel(KernelContext& ctx, size_t first, size_t last, int64_t channels) {
+  for (size_t i = first; i <= last; ++i)
+    if (!ctx.has_input(i) || num_elements(dims_of(ctx.in(i))) < channels)
+      return ctx.error("input " + std::to_string(i) + " must hold one value per channel (" +
+                       std::to_string(channels) + ")");
+  return Status::ok();
+}
+
 Status BatchNormalization(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
@@ -638,10 +647,7 @@ Status BatchNormalization(KernelContext& ctx) {
   if (ctx.attr_int("training_mode", 0) != 0) return ctx.unsupported("training_mode is not supported");
   const float eps = ctx.attr_float("epsilon", 1e-5f);
   const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
-  for (size_t i = 1; i <= 4; ++i)
-    if (!ctx.has_input(i) || num_elements(dims_of(ctx.in(i))) < C)
-      return ctx.error("input " + std::to_string(i) + " must hold one value per channel (" +
-                       std::to_string(C) + ")");
+  GS_RETURN_IF_ERROR(check_per_channel(ctx, 1, 4, C));
   return visit_float(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using Cm = Compute<T>;
@@ -668,10 +674,7 @@ Status InstanceNormalization(KernelContext& ctx) {
   if (xd.size() < 3) return ctx.error("input must have rank >= 3");
   const float eps = ctx.attr_float("epsilon", 1e-5f);
   const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
-  for (size_t i = 1; i <= 2; ++i)
-    if (!ctx.has_input(i) || num_elements(dims_of(ctx.in(i))) < C)
-      return ctx.error("input " + std::to_string(i) + " must hold one value per channel (" +
-                       std::to_string(C) + ")");
+  GS_RETURN_IF_ERROR(check_per_channel(ctx, 1, 2, C));
   return visit_float(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using Cm = Compute<T>;
@@ -905,8 +908,7 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
           coord != "tf_crop_and_resize" && scales[a] == 1.0)
         continue;
       int64_t outer = 1, inner = 1;
-      for (size_t k = 0; k < a; ++k) outer *= cd[k];
-      for (size_t k = a + 1; k < rank; ++k) inner *= cd[k];
+      split_at_axis(cd, static_cast<int64_t>(a), &outer, &inner);
       std::vector<double> next(static_cast<size_t>(outer * out_dims[a] * inner));
       for (int64_t r = 0; r < outer; ++r)
         for (int64_t o = 0; o < out_dims[a]; ++o) {

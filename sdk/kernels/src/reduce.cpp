@@ -168,8 +168,7 @@ Status arg_reduce(KernelContext& ctx, bool max) {
       out.push_back(1);
   }
   int64_t outer = 1, inner = 1;
-  for (int64_t a = 0; a < axis; ++a) outer *= d[a];
-  for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  split_at_axis(d, axis, &outer, &inner);
   return visit_numeric(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
@@ -213,9 +212,8 @@ Status softmax(KernelContext& ctx, SoftKind kind) {
   if (ctx.opset < 13) {
     for (int64_t a = 0; a < rank; ++a) (a < axis ? outer : n) *= d[a];
   } else {
-    for (int64_t a = 0; a < axis; ++a) outer *= d[a];
+    split_at_axis(d, axis, &outer, &inner);
     n = d[axis];
-    for (int64_t a = axis + 1; a < rank; ++a) inner *= d[a];
   }
   return visit_float(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
@@ -269,8 +267,7 @@ Status CumSum(KernelContext& ctx) {
   if (!normalize_axis(&axis, static_cast<int64_t>(d.size()))) return ctx.error("axis out of range");
   const bool exclusive = ctx.attr_int("exclusive", 0) != 0, reverse = ctx.attr_int("reverse", 0) != 0;
   int64_t outer = 1, inner = 1;
-  for (int64_t a = 0; a < axis; ++a) outer *= d[a];
-  for (size_t a = axis + 1; a < d.size(); ++a) inner *= d[a];
+  split_at_axis(d, axis, &outer, &inner);
   return visit_arith(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;

@@ -220,8 +220,7 @@ Status Concat(KernelContext& ctx) {
   }
   const int64_t es = esize(*ins[0]);
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= out[i];
-  for (size_t i = axis + 1; i < out.size(); ++i) inner *= out[i];
+  split_at_axis(out, axis, &outer, &inner);
   char* o = ctx.allocate(0, dtype_of(*ins[0]), out);
   const int64_t row = out[axis] * inner * es;
   int64_t offset = 0;
@@ -256,8 +255,7 @@ Status Split(KernelContext& ctx) {
     return ctx.error("split sizes do not add up to dimension " + std::to_string(d[axis]));
   const int64_t es = esize(x);
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
-  for (size_t i = axis + 1; i < d.size(); ++i) inner *= d[i];
+  split_at_axis(d, axis, &outer, &inner);
   int64_t offset = 0;
   for (int64_t k = 0; k < n; ++k) {
     Dims od = d;
@@ -359,8 +357,7 @@ Status Gather(KernelContext& ctx) {
   out.insert(out.end(), id.begin(), id.end());
   out.insert(out.end(), d.begin() + axis + 1, d.end());
   int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < axis; ++i) outer *= d[i];
-  for (size_t i = axis + 1; i < d.size(); ++i) inner *= d[i];
+  split_at_axis(d, axis, &outer, &inner);
   const int64_t es = esize(x), chunk = inner * es;
   for (int64_t& i : idx) {
     if (i < 0) i += d[axis];
