@@ -23,5 +23,13 @@ for t in "${TARGETS[@]}"; do
   echo "== $t: ${SECONDS_PER_TARGET} s"
   LD_PRELOAD="$(clang++ -print-file-name=libclang_rt.asan-x86_64.so)" ASAN_OPTIONS=detect_leaks=0 build-fuzz/bin/fuzz_"$t" -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=4096 \
     -timeout=20 -artifact_prefix="build-fuzz/findings/$t/" "build-fuzz/corpus/$t" 2>&1 | tee "build-fuzz/$t.log" |
-    grep -E "^#[0-9]+ +DONE|ERROR|SUMMARY" || true
+    grep -E "^Done [0-9]+ runs|ERROR|SUMMARY" || true
+done
+# libFuzzer ends a clean run with "Done N runs in S second(s)"; a run that found something ends without it.
+echo "== summary"
+for t in "${TARGETS[@]}"; do
+  done_line=$(grep -E "^Done [0-9]+ runs" "build-fuzz/$t.log" | tail -1 || true)
+  findings=$(find "build-fuzz/findings/$t" -type f | wc -l)
+  printf '%-16s %s; %d finding(s) in build-fuzz/findings/%s\n' "$t" "${done_line:-stopped early (see build-fuzz/$t.log)}" \
+    "$findings" "$t"
 done

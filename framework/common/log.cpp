@@ -7,9 +7,10 @@
 namespace graphsplit {
 namespace {
 
-// protobuf prints parse complaints (invalid UTF-8 in a string field...) straight to stderr; a corrupt file must
-// give one error line, ours, so they go to the debug log instead.
-void protobuf_to_debug_log(google::protobuf::LogLevel, const char* file, int line, const std::string& message) {
+// protobuf prints parse complaints (invalid UTF-8 in a string field...) straight to stderr; a corrupt file
+// must give one error line, ours, so they go to the debug log instead.
+void protobuf_to_debug_log(google::protobuf::LogLevel, const char* file, int line,
+                           const std::string& message) {
   spdlog::debug("protobuf {}:{}: {}", file, line, message);
 }
 

@@ -971,12 +971,15 @@ Status ShapeInferencer::infer(const std::vector<InputShapeOverride>& input_shape
   return Status::ok();
 }
 
-Status parse_tensor_proto(std::string_view bytes, const std::string& source, sdk::Tensor* out, std::string* name) {
+Status parse_tensor_proto(std::string_view bytes, const std::string& source, sdk::Tensor* out,
+                          std::string* name) {
   onnx::TensorProto t;
-  if (bytes.size() > static_cast<size_t>(INT_MAX) || !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !t.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return Status::invalid_argument(source + ": not an ONNX TensorProto (protobuf parse failed)");
   if (t.data_type() == 0)
-    return Status::invalid_argument(source + ": not an ONNX TensorProto (no data type; a sequence or map .pb?)");
+    return Status::invalid_argument(source +
+                                    ": not an ONNX TensorProto (no data type; a sequence or map .pb?)");
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     return Status::invalid_argument(source + ": external tensor data is not supported in input files");
   TensorReader reader(source, {});
@@ -998,7 +1001,8 @@ Status serialize_tensor_proto(const sdk::Tensor& tensor, const std::string& name
   for (int64_t d : tensor.desc().shape.dims()) t.add_dims(d);
   if (tensor.desc().dtype == sdk::DataType::kString) {
     std::vector<std::string> values;
-    if (!tensor.strings(&values)) return Status::invalid_argument("tensor '" + name + "' has corrupt strings");
+    if (!tensor.strings(&values))
+      return Status::invalid_argument("tensor '" + name + "' has corrupt strings");
     for (const std::string& v : values) t.add_string_data(v);
   } else {
     t.set_raw_data(std::string(tensor.bytes()));

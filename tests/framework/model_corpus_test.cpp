@@ -122,8 +122,8 @@ TEST(ModelCorpusTest, EveryOnnxTestdataModel) {
   EXPECT_GT(with_subgraphs, 20u);  // If/Loop/Scan tests are among them
 }
 
-// The whole default pipeline (placement, host-CPU update, stage and dynamic-shape partitioning, placement again) on
-// every test model: atc must be able to compile any valid ONNX model, not just the ones named here.
+// The whole default pipeline (placement, host-CPU update, stage and dynamic-shape partitioning, placement
+// again) on every test model: atc must be able to compile any valid ONNX model, not just the ones named here.
 TEST(ModelCorpusTest, EveryOnnxTestdataModelThroughTheDefaultPipeline) {
   PipelineConfig config;
   std::vector<Diagnostic> diags;

@@ -3,8 +3,8 @@
 // scripts/fuzz.sh) for long runs, and with smoke_driver.cpp into the normal test suite for a bounded run on
 // every build.
 #include <cstddef>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>

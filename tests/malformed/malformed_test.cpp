@@ -196,9 +196,11 @@ TEST_F(MalformedTest, DeepNesting) {
   // 10,000 levels: past protobuf's recursion limit, refused while parsing (no stack exhaustion).
   expect_refused(write("deep10000.onnx", nested_ifs(10000)), "nested deeper than protobuf's limit");
   // 30 levels parse, but the import refuses nesting deeper than GE's 25 (the option raises the limit).
-  expect_refused(write("deep30.onnx", nested_ifs(30)), "is nested 26 levels deep; the limit is 25 (--max_nesting_depth)");
+  expect_refused(write("deep30.onnx", nested_ifs(30)),
+                 "is nested 26 levels deep; the limit is 25 (--max_nesting_depth)");
   // The node limit.
-  const Result big = atc("--model=" + path(write("deep3b.onnx", nested_ifs(3))) + " --output=" + path("o") + " --max_nodes=5");
+  const Result big = atc("--model=" + path(write("deep3b.onnx", nested_ifs(3))) + " --output=" + path("o") +
+                         " --max_nodes=5");
   EXPECT_EQ(big.code, 1);
   EXPECT_NE(big.err.find("the limit is --max_nodes=5"), std::string::npos) << big.err;
   // A few levels are an ordinary model.

@@ -3,7 +3,8 @@
 namespace graphsplit::plugins::ai_cpu {
 
 AiCpuEngine::AiCpuEngine(const sdk::PluginContext& ctx)
-    : kernels::KernelEngine(ctx, "DNN_VM_AICPU"), string_tensors_(ctx.options().get_bool("string_tensors", true)) {}
+    : kernels::KernelEngine(ctx, "DNN_VM_AICPU"),
+      string_tensors_(ctx.options().get_bool("string_tensors", true)) {}
 
 sdk::SupportVerdict AiCpuEngine::check_support(const sdk::Node& node) const {
   sdk::SupportVerdict v = check_table(node);

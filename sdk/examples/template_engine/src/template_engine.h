@@ -1,6 +1,6 @@
 // A minimal engine: float32 Relu, Add and Mul without broadcasting. compile() turns a subgraph into a small
-// program (one instruction per node, in topological order) whose run() interprets it. Real engines bind the shared
-// CPU kernels instead (graphsplit/kernels/kernels.h, as the built-in engines do).
+// program (one instruction per node, in topological order) whose run() interprets it. Real engines bind the
+// shared CPU kernels instead (graphsplit/kernels/kernels.h, as the built-in engines do).
 #pragma once
 
 #include "graphsplit/sdk/engine.h"

@@ -57,9 +57,10 @@ class GS_SDK_API ClusterGraph final {
   // Is there a path from `from` to `to` (length >= 1)? Searches only the rank window between them.
   bool reachable(Id from, Id to) const;
 
-  // ---- merges; each returns the surviving cluster, or kNone when the merge was refused (and nothing
-  // changed) Merges two clusters unless that would create a cycle: an edge between them must be the only path
-  // between them, and clusters with no edge must not reach each other.
+  // ---- merges: each returns the surviving cluster, or kNone when refused (nothing changed then)
+
+  // Merges two clusters unless that would create a cycle: an edge between them must be the only path between
+  // them, and clusters with no edge must not reach each other.
   Id try_merge(Id a, Id b);
   // Merges `from`, `to` and every cluster on a path from `from` to `to` (GE's MergeAllPathFrom). Never
   // refused: the set of clusters on all such paths is convex. Without a path it merges just the two, if they

@@ -30,8 +30,8 @@ enum gs_option_type : uint32_t {
 struct gs_option_desc {
   const char* name;
   uint32_t type;  // gs_option_type
-  const char*
-      default_value;        // TOML literal: "true", "4", "0.5", "\"fast\"", "[\"a\", \"b\"]"; NULL = required
+  // A TOML literal: "true", "4", "0.5", "\"fast\"", "[\"a\", \"b\"]"; NULL means the option is required.
+  const char* default_value;
   double min, max;          // GS_OPT_INT / GS_OPT_FLOAT; min > max means unbounded
   const char* enum_values;  // GS_OPT_ENUM: "a|b|c"
   const char* help;
@@ -95,8 +95,7 @@ static_assert(offsetof(gs_plugin_desc, magic) == 0 && offsetof(gs_plugin_desc, s
 #else
 #define GS_ABI_DEBUG "glibcxx_debug=0"
 #endif
-// Compiler family and major; standard library, its string ABI and debug mode (these three must match the
-// host's).
+// Compiler family and major; the standard library, its string ABI and its debug mode must match the host's.
 #define GS_ABI_TAG GS_ABI_COMPILER ";" GS_ABI_STDLIB ";" GS_ABI_DEBUG
 
 #define GS_ENTRY_SYMBOL_NAME_(major) graphsplit_plugin_descriptor_v##major

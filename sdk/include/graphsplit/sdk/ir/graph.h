@@ -220,9 +220,10 @@ class GS_SDK_API Graph final {
   // Registers a new subgraph used by `parent_node`. Returns nullptr if the name is taken or this is not the
   // root. The caller still has to reference it from a kGraph/kGraphs attribute of the parent node.
   Graph* add_subgraph(std::string name, Node* parent_node);
-  // Registers a subgraph no node references: a work area for a partitioner that must take nodes out of a graph
-  // and put them back (GE's engine subgraphs between partition and merge-back). Nodes move in and out with
-  // move_nodes_to. verify() refuses a root that still holds one, so it must be removed before the pass ends.
+  // Registers a subgraph no node references: a work area for a partitioner that must take nodes out of a
+  // graph and put them back (GE's engine subgraphs between partition and merge-back). Nodes move in and out
+  // with move_nodes_to. verify() refuses a root that still holds one, so it must be removed before the pass
+  // ends.
   Graph* add_detached_subgraph(std::string name);
   bool is_detached() const { return !is_root() && parent_node_ == nullptr; }
   Graph* find_subgraph(std::string_view name) const;
