@@ -104,7 +104,7 @@ std::unique_ptr<Graph> build_ir(const Dag& d) {
     for (size_t j = 0; j < d.inputs[k].size(); ++j)
       (void)g->add_edge({nodes[d.inputs[k][j]], 0}, {nodes[k], static_cast<int32_t>(j)});
   }
-  Node* out = g->add_node("out", "NetOutput", 1, 0);
+  Node* out = g->add_node("out", sdk::op::kNetOutput, 1, 0);
   (void)g->add_edge({nodes.back(), 0}, {out, 0});
   return g;
 }

@@ -321,10 +321,10 @@ class Importer {
       opset_texts.push_back((is_default_domain(o.domain()) ? std::string(kDefaultDomain) : o.domain()) + ":" +
                             std::to_string(o.version()));
     }
-    root->attrs().set("_onnx_ir_version", sdk::AttrValue::Int(model_.ir_version()));
-    root->attrs().set("_onnx_opset_import", sdk::AttrValue::Strings(std::move(opset_texts)));
+    root->attrs().set(sdk::attr::kOnnxIrVersion, sdk::AttrValue::Int(model_.ir_version()));
+    root->attrs().set(sdk::attr::kOnnxOpsetImport, sdk::AttrValue::Strings(std::move(opset_texts)));
     if (!model_.producer_name().empty()) {
-      root->attrs().set("_onnx_producer",
+      root->attrs().set(sdk::attr::kOnnxProducer,
                         sdk::AttrValue::String(model_.producer_name() + " " + model_.producer_version()));
     }
     Scope scope;
@@ -442,10 +442,9 @@ class Importer {
           s->graph->add_node(s->graph->unique_node_name(vi.name()), std::string(sdk::op::kData), 0, 0);
       d->add_output(desc_of(&vi.type()), vi.name());
       const int64_t index = s->next_data_index++;
-      d->attrs().set(std::string(sdk::attr::kIndex), sdk::AttrValue::Int(index));
+      d->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(index));
       if (s->owner) {
-        d->attrs().set(std::string(sdk::attr::kParentNodeIndex),
-                       sdk::AttrValue::Int(index + formal_parent_offset));
+        d->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(index + formal_parent_offset));
       }
       s->values[vi.name()] = {d, 0};
     }
@@ -457,7 +456,7 @@ class Importer {
       sdk::Node* c =
           s->graph->add_node(s->graph->unique_node_name(t.name()), std::string(sdk::op::kConst), 0, 0);
       c->add_output(value.desc(), t.name());
-      c->attrs().set(std::string(sdk::attr::kValue), sdk::AttrValue::OfTensor(std::move(value)));
+      c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(std::move(value)));
       s->values[t.name()] = {c, 0};
     }
 
@@ -467,13 +466,13 @@ class Importer {
     created.reserve(g.node_size());
     for (const auto& n : g.node()) {
       GS_RETURN_IF_ERROR(check_operator(n));
-      const bool is_constant = n.op_type() == "Constant" && is_default_domain(n.domain());
+      const bool is_constant = n.op_type() == sdk::op::kConstant && is_default_domain(n.domain());
       std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
       sdk::Node* ir =
           s->graph->add_node(s->graph->unique_node_name(base),
                              is_constant ? std::string(sdk::op::kConst) : n.op_type(), n.input_size(), 0);
       if (!is_default_domain(n.domain()))
-        ir->attrs().set(std::string(sdk::attr::kDomain), sdk::AttrValue::String(n.domain()));
+        ir->attrs().set(sdk::attr::kDomain, sdk::AttrValue::String(n.domain()));
       for (int o = 0; o < n.output_size(); ++o) {
         const std::string& v = n.output(o);
         auto type = s->types.find(v);
@@ -503,7 +502,7 @@ class Importer {
         }
         GS_RETURN_IF_ERROR(s->graph->add_edge(src, {ir, i}));
       }
-      if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == "Constant") {
+      if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == sdk::op::kConstant) {
         GS_RETURN_IF_ERROR(convert_constant(n, ir));
         continue;
       }
@@ -526,7 +525,7 @@ class Importer {
       GS_RETURN_IF_ERROR(s->graph->add_edge(src, {out, i}));
       names.push_back(v);
     }
-    out->attrs().set(std::string(sdk::attr::kOutputNames), sdk::AttrValue::Strings(std::move(names)));
+    out->attrs().set(sdk::attr::kOutputNames, sdk::AttrValue::Strings(std::move(names)));
     return Status::ok();
   }
 
@@ -583,9 +582,9 @@ class Importer {
     }
     sdk::Node* d = s->graph->add_node(s->graph->unique_node_name(name), std::string(sdk::op::kData), 0, 0);
     d->add_output(outer.node->output_desc(outer.index), name);
-    d->attrs().set(std::string(sdk::attr::kIndex), sdk::AttrValue::Int(s->next_data_index++));
-    d->attrs().set(std::string(sdk::attr::kParentNodeIndex), sdk::AttrValue::Int(input_index));
-    d->attrs().set(std::string(sdk::attr::kOuterValue), sdk::AttrValue::String(name));
+    d->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(s->next_data_index++));
+    d->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(input_index));
+    d->attrs().set(sdk::attr::kOuterValue, sdk::AttrValue::String(name));
     s->values[name] = {d, 0};
     *out = {d, 0};
     return Status::ok();
@@ -594,7 +593,7 @@ class Importer {
   // The parent input that a subgraph's first formal input binds to. Loop and Scan bind positionally; Scan-8
   // has the sequence_lens input in front; If/Case branches have no formal inputs.
   int64_t formal_offset(const onnx::NodeProto& n) const {
-    if (n.op_type() == "Scan" && is_default_domain(n.domain())) {
+    if (n.op_type() == sdk::op::kScan && is_default_domain(n.domain())) {
       auto it = opsets_.find("");
       if (it != opsets_.end() && it->second < 9) return 1;
     }
@@ -660,7 +659,7 @@ class Importer {
     }
     // The inferred type can only agree with the constant; the constant's own descriptor is exact.
     ir->mutable_output_desc(0) = t.desc();
-    ir->attrs().set(std::string(sdk::attr::kValue), sdk::AttrValue::OfTensor(std::move(t)));
+    ir->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(std::move(t)));
     return Status::ok();
   }
 
@@ -925,7 +924,7 @@ void collect_types(const onnx::GraphProto& g, sdk::ValueDescs* out) {
   }
   for (const auto& n : g.node()) {
     for (const auto& a : n.attribute()) {
-      if (a.has_t() && n.op_type() == "Constant" && n.output_size() == 1) {
+      if (a.has_t() && n.op_type() == sdk::op::kConstant && n.output_size() == 1) {
         sdk::TensorDesc d;
         d.dtype = static_cast<sdk::DataType>(a.t().data_type());
         d.shape = sdk::Shape(std::vector<int64_t>(a.t().dims().begin(), a.t().dims().end()));

@@ -22,7 +22,8 @@ void emit_graph(const sdk::Graph& g, size_t index, std::ostringstream& out) {
                               : n->type() == sdk::op::kConst                                  ? "note"
                                                                                               : "box";
     std::string label = n->name() + "\\n" + n->type();
-    if (const sdk::AttrValue* engine = n->attrs().get("_op_engine_name"); engine && engine->as_string()) {
+    if (const sdk::AttrValue* engine = n->attrs().get(sdk::attr::kOpEngineName);
+        engine && engine->as_string()) {
       label += "\\n@" + *engine->as_string();
     }
     out << "    " << quote(prefix + std::to_string(n->id())) << " [shape=" << shape

@@ -11,11 +11,11 @@ std::string graph_kind(const sdk::Graph& g) {
   if (g.is_root()) return "root";
   const sdk::Node* parent = g.parent_node();
   const std::string& t = parent->type();
-  if (g.attrs().get_bool("_engine_subgraph", false)) return "engine_subgraph";
-  if (t == "PartitionedCall") return parent->attrs().has("_stage_level") ? "stage" : "partitioned_call";
-  if (t == "Case") return "case_branch";
-  if (t == "If") return "if_branch";
-  if (t == "Loop" || t == "Scan" || t == "While") return "loop_body";
+  if (t == sdk::op::kPartitionedCall)
+    return parent->attrs().has(sdk::attr::kStageLevel) ? "stage" : "partitioned_call";
+  if (t == sdk::op::kCase) return "case_branch";
+  if (t == sdk::op::kIf) return "if_branch";
+  if (t == sdk::op::kLoop || t == sdk::op::kScan || t == sdk::op::kWhile) return "loop_body";
   return "subgraph";
 }
 
@@ -34,13 +34,13 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
       e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
     const std::string kind = graph_kind(*g);
     e->set_kind(kind);
-    const bool unknown = g->attrs().get_bool("_is_unknown_shape", false);
+    const bool unknown = g->attrs().get_bool(sdk::attr::kIsUnknownShape, false);
     e->set_unknown_shape(unknown);
     if (g->parent_node()) {
-      const std::string engine = g->parent_node()->attrs().get_string("_op_engine_name");
+      const std::string engine = g->parent_node()->attrs().get_string(sdk::attr::kOpEngineName);
       if (!engine.empty()) e->set_engine(engine);
     }
-    if (const sdk::AttrValue* s = g->attrs().get("_stage_level"); s && s->as_int())
+    if (const sdk::AttrValue* s = g->attrs().get(sdk::attr::kStageLevel); s && s->as_int())
       e->set_stage(*s->as_int());
     e->set_node_count(static_cast<int64_t>(g->num_nodes()));
     (*summary->mutable_by_kind())[kind] += 1;
@@ -56,8 +56,8 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
     const sdk::Node* parent = g->parent_node();
     if (!parent) continue;
     for (const sdk::Node* n : g->nodes()) {
-      if (n->type() == "Data") {
-        const int64_t index = n->attrs().get_int("_parent_node_index", -1);
+      if (n->type() == sdk::op::kData) {
+        const int64_t index = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
         if (index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) continue;
         const sdk::OutPort src = parent->input(static_cast<size_t>(index));
         if (!src.node) continue;
@@ -69,7 +69,7 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
         b->set_to_node(n->name());
         b->set_to_input(static_cast<int32_t>(index));
         b->set_tensor(src.node->output_desc(src.index).to_string());
-      } else if (n->type() == "NetOutput" && parent->type() == "PartitionedCall") {
+      } else if (n->type() == sdk::op::kNetOutput && parent->type() == sdk::op::kPartitionedCall) {
         for (size_t j = 0; j < n->num_inputs() && j < parent->num_outputs(); ++j) {
           const sdk::OutPort src = n->input(j);
           if (!src.node) continue;
@@ -91,7 +91,7 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
   // The engine partitioner's subgraphs exist between its split and its merge-back; each partitioned graph
   // keeps the list ("name|engine|stream label|node count").
   for (const sdk::Graph* g : graphs) {
-    const sdk::AttrValue* parts = g->attrs().get("_engine_partitions");
+    const sdk::AttrValue* parts = g->attrs().get(sdk::attr::kEnginePartitions);
     if (!parts || !parts->as_strings()) continue;
     for (const std::string& entry : *parts->as_strings()) {
       const std::vector<std::string> f = sdk::split(entry, '|');
@@ -100,7 +100,7 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
       e->set_name(f[0]);
       e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
       e->set_kind("engine_subgraph");
-      e->set_unknown_shape(g->attrs().get_bool("_is_unknown_shape", false));
+      e->set_unknown_shape(g->attrs().get_bool(sdk::attr::kIsUnknownShape, false));
       e->set_engine(f[1]);
       if (!f[2].empty()) e->set_stream_label(f[2]);
       e->set_parent_graph(g->name());
@@ -109,7 +109,7 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
       summary->set_engine_subgraphs(summary->engine_subgraphs() + 1);
     }
   }
-  if (const sdk::AttrValue* d = root.attrs().get("_dsp_decisions"); d && d->as_strings()) {
+  if (const sdk::AttrValue* d = root.attrs().get(sdk::attr::kDspDecisions); d && d->as_strings()) {
     for (const std::string& s : *d->as_strings()) {
       const size_t a = s.find('|'), b = s.find('|', a == std::string::npos ? 0 : a + 1);
       report::Decision* dec = r.add_decisions();

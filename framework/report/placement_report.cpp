@@ -10,11 +10,6 @@
 namespace graphsplit {
 namespace {
 
-constexpr std::string_view kEngine = "_op_engine_name";
-constexpr std::string_view kKernelLib = "_op_kernel_lib_name";
-constexpr std::string_view kDecision = "_placement_decision";
-constexpr std::string_view kVerdicts = "_placement_verdicts";
-
 std::vector<const sdk::Graph*> all_graphs(const sdk::Graph& root) {
   std::vector<const sdk::Graph*> graphs{&root};
   graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
@@ -25,10 +20,10 @@ void fill(const sdk::Node& n, report::NodePlacement* p) {
   p->set_graph(n.owner()->name());
   p->set_node(n.name());
   p->set_type(n.type());
-  p->set_engine(n.attrs().get_string(kEngine));
-  p->set_kernel_lib(n.attrs().get_string(kKernelLib));
-  p->set_decision(n.attrs().get_string(kDecision));
-  if (const sdk::AttrValue* v = n.attrs().get(kVerdicts); v && v->as_strings()) {
+  p->set_engine(n.attrs().get_string(sdk::attr::kOpEngineName));
+  p->set_kernel_lib(n.attrs().get_string(sdk::attr::kOpKernelLibName));
+  p->set_decision(n.attrs().get_string(sdk::attr::kPlacementDecision));
+  if (const sdk::AttrValue* v = n.attrs().get(sdk::attr::kPlacementVerdicts); v && v->as_strings()) {
     for (const std::string& s : *v->as_strings()) {
       const size_t a = s.find('|'), b = s.find('|', a == std::string::npos ? 0 : a + 1);
       report::EngineVerdict* e = p->add_verdicts();
@@ -52,7 +47,7 @@ void fill(const sdk::Node& n, report::NodePlacement* p) {
 std::map<std::string, size_t> placement_summary(const sdk::Graph& root) {
   std::map<std::string, size_t> out;
   for (const sdk::Graph* g : all_graphs(root)) {
-    for (const sdk::Node* n : g->nodes()) ++out[n->attrs().get_string(kEngine)];
+    for (const sdk::Node* n : g->nodes()) ++out[n->attrs().get_string(sdk::attr::kOpEngineName)];
   }
   return out;
 }
@@ -65,7 +60,7 @@ sdk::Status placement_report_json(const sdk::Graph& root, const std::string& mod
     for (const sdk::Node* n : g->nodes()) {
       fill(*n, r.add_placements());
       ++nodes;
-      placed += n->attrs().get_string(kEngine).empty() ? 0 : 1;
+      placed += n->attrs().get_string(sdk::attr::kOpEngineName).empty() ? 0 : 1;
     }
   }
   r.set_nodes(nodes);

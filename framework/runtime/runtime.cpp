@@ -20,11 +20,11 @@ using sdk::Tensor;
 
 namespace {
 
-constexpr std::string_view kEngineAttr = "_op_engine_name";
-
 bool is_framework_op(const std::string& type) {
-  static const std::set<std::string, std::less<>> kOps = {
-      "Data", "Const", "NetOutput", "PartitionedCall", "If", "Case", "Loop", "Scan", "NoOp"};
+  static const std::set<std::string_view, std::less<>> kOps = {
+      sdk::op::kData, sdk::op::kConst, sdk::op::kNetOutput, sdk::op::kPartitionedCall,
+      sdk::op::kIf,   sdk::op::kCase,  sdk::op::kLoop,      sdk::op::kScan,
+      sdk::op::kNoOp};
   return kOps.count(type) > 0;
 }
 
@@ -40,7 +40,7 @@ std::string describe(const Node& n) {
 
 // The model's ai.onnx opset (root attribute `_onnx_opset_import`, "domain:version"); 17 when absent.
 int onnx_opset(const Graph& root) {
-  const sdk::AttrValue* v = root.attrs().get("_onnx_opset_import");
+  const sdk::AttrValue* v = root.attrs().get(sdk::attr::kOnnxOpsetImport);
   if (!v || !v->as_strings()) return 17;
   for (const std::string& e : *v->as_strings()) {
     const auto colon = e.rfind(':');
@@ -150,8 +150,8 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
   auto seg = std::make_unique<Segment>();
   seg->graph = Graph::create(g.name() + "/" + members.front()->name());
   Graph& sg = *seg->graph;
-  if (const sdk::AttrValue* v = root->attrs().get("_onnx_opset_import"))
-    sg.attrs().set("_onnx_opset_import", *v);
+  if (const sdk::AttrValue* v = root->attrs().get(sdk::attr::kOnnxOpsetImport))
+    sg.attrs().set(sdk::attr::kOnnxOpsetImport, *v);
   std::unordered_map<const Node*, Node*> copy;
   std::set<const Node*> inside(members.begin(), members.end());
   std::map<std::pair<const Node*, int>, Node*> boundary;  // external producer -> Data or Const copy
@@ -172,12 +172,12 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
       } else {
         Node*& b = boundary[{p.node, p.index}];
         if (!b) {
-          if (p.node->type() == "Const") {  // weights stay inside the segment
-            b = sg.add_node(sg.unique_node_name(p.node->name()), "Const", 0, 0);
+          if (p.node->type() == sdk::op::kConst) {  // weights stay inside the segment
+            b = sg.add_node(sg.unique_node_name(p.node->name()), sdk::op::kConst, 0, 0);
             b->attrs() = p.node->attrs();
           } else {
-            b = sg.add_node(sg.unique_node_name("input_" + std::to_string(next_index)), "Data", 0, 0);
-            b->attrs().set(std::string(sdk::attr::kIndex), sdk::AttrValue::Int(next_index++));
+            b = sg.add_node(sg.unique_node_name("input_" + std::to_string(next_index)), sdk::op::kData, 0, 0);
+            b->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(next_index++));
           }
           b->add_output(p.node->output_desc(p.index));
         }
@@ -195,7 +195,7 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
       if (leaves) results.push_back({copy.at(n), static_cast<int32_t>(o)});
     }
   }
-  Node* net_output = sg.add_node("segment_output", "NetOutput", results.size(), 0);
+  Node* net_output = sg.add_node("segment_output", sdk::op::kNetOutput, results.size(), 0);
   for (size_t k = 0; k < results.size(); ++k)
     GS_RETURN_IF_ERROR(sg.add_edge(results[k], {net_output, static_cast<int32_t>(k)}));
   Status s;
@@ -259,12 +259,12 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
   // Data and Const first (they have no inputs, so this stays a topological order): constants then never cut a
   // run of one engine's operators into two segments.
   for (Node* n : order) {
-    if (n->type() == "Data") {
+    if (n->type() == sdk::op::kData) {
       const int64_t index = g.is_root() ? n->attrs().get_int(sdk::attr::kIndex, -1)
                                         : n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
       if (index < 0) return Status::invalid_argument(source + ": " + describe(*n) + " has no input index");
       plan->data.emplace_back(index, new_slot(n, 0));
-    } else if (n->type() == "Const") {
+    } else if (n->type() == sdk::op::kConst) {
       const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
       if (!v || !v->as_tensor())
         return Status::invalid_argument(source + ": " + describe(*n) + " has no value");
@@ -273,18 +273,18 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
   }
   // NoOps only order other nodes, and the topological order already does: they neither run nor cut segments.
   std::erase_if(order, [](const Node* n) {
-    return n->type() == "Data" || n->type() == "Const" || n->type() == "NoOp";
+    return n->type() == sdk::op::kData || n->type() == sdk::op::kConst || n->type() == sdk::op::kNoOp;
   });
   size_t k = 0;
   while (k < order.size()) {
     Node* n = order[k];
     const std::string& type = n->type();
-    if (type == "NetOutput") {
+    if (type == sdk::op::kNetOutput) {
       net_output = n;
       ++k;
       continue;
     }
-    if (type == "Scan" && onnx_opset(*root) < 9)
+    if (type == sdk::op::kScan && onnx_opset(*root) < 9)
       return Status::unsupported(source + ": " + describe(*n) +
                                  ": Scan before opset 9 (batched, with sequence_lens) is not supported");
     if (is_framework_op(type)) {
@@ -298,9 +298,9 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
         step.subplans.push_back(plans.at(sub).get());
       }
       // The subgraphs each control-flow node needs (a corrupt model may have lost one: found by fuzzing).
-      const size_t need = type == "If" ? 2 : (type == "NoOp" ? 0 : 1);
+      const size_t need = type == sdk::op::kIf ? 2 : (type == sdk::op::kNoOp ? 0 : 1);
       if (step.subplans.size() < need ||
-          (type == "If" && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
+          (type == sdk::op::kIf && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
         return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
                                         (need > 1 ? "s" : ""));
       plan->steps.push_back(std::move(step));
@@ -308,7 +308,7 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
       continue;
     }
     // An engine segment: this node and the following ones of the same engine.
-    const std::string engine_name = n->attrs().get_string(kEngineAttr);
+    const std::string engine_name = n->attrs().get_string(sdk::attr::kOpEngineName);
     if (engine_name.empty())
       return Status::failed_precondition(
           source + ": " + describe(*n) +
@@ -319,7 +319,7 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
                                ", which is not loaded");
     std::vector<Node*> members;
     while (k < order.size() && !is_framework_op(order[k]->type()) &&
-           order[k]->attrs().get_string(kEngineAttr) == engine_name) {
+           order[k]->attrs().get_string(sdk::attr::kOpEngineName) == engine_name) {
       members.push_back(order[k]);
       ++k;
     }
@@ -333,7 +333,7 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
     for (Node* m : members) {
       for (size_t i = 0; i < m->num_inputs(); ++i) {
         const sdk::OutPort p = m->input(i);
-        if (!p.valid() || inside.count(p.node) || p.node->type() == "Const") continue;
+        if (!p.valid() || inside.count(p.node) || p.node->type() == sdk::op::kConst) continue;
         if (seen.insert({p.node, p.index}).second) step.in_slots.push_back(slot_of.at({p.node, p.index}));
       }
     }
@@ -484,9 +484,9 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
                                       " is missing");
     return Status::ok();
   };
-  if (type == "NoOp") return Status::ok();
-  if (type == "PartitionedCall") return run_plan(*step.subplans.at(0), in, out);
-  if (type == "If") {
+  if (type == sdk::op::kNoOp) return Status::ok();
+  if (type == sdk::op::kPartitionedCall) return run_plan(*step.subplans.at(0), in, out);
+  if (type == sdk::op::kIf) {
     GS_RETURN_IF_ERROR(need(0));
     const bool cond = read_bool(*in[0]);
     const sdk::AttrValue* branch = n.attrs().get(cond ? "then_branch" : "else_branch");
@@ -494,7 +494,7 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
       return Status::invalid_argument(source + ": " + describe(n) + " has no branch");
     return run_plan(*plans.at(branch->as_graph()), in, out);
   }
-  if (type == "Case") {
+  if (type == sdk::op::kCase) {
     GS_RETURN_IF_ERROR(need(0));
     const int64_t index = read_int(*in[0]);
     if (index < 0 || static_cast<size_t>(index) >= step.subplans.size())
@@ -503,7 +503,7 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
                                       std::to_string(step.subplans.size()) + " branches");
     return run_plan(*step.subplans[index], in, out);
   }
-  if (type == "Loop") {
+  if (type == sdk::op::kLoop) {
     // Body inputs: iteration number, condition, carried values, then captured values (the node's own inputs,
     // appended by the importer; their body Data carry `_outer_value`). Body outputs: condition, carried,
     // scans.
@@ -518,7 +518,7 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
       return Status::invalid_argument(source + ": " + describe(n) + ": the body has no outputs");
     size_t captured = 0;
     for (const Node* d : n.subgraphs().at(0)->nodes())
-      if (d->type() == "Data" && d->attrs().has("_outer_value")) ++captured;
+      if (d->type() == sdk::op::kData && d->attrs().has(sdk::attr::kOuterValue)) ++captured;
     if (n.num_inputs() < 2 + captured)
       return Status::invalid_argument(source + ": " + describe(n) +
                                       ": fewer inputs than the Loop contract needs");
@@ -566,12 +566,12 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
     }
     return Status::ok();
   }
-  if (type == "Scan") {
+  if (type == sdk::op::kScan) {
     const GraphPlan& body = *step.subplans.at(0);
     const int64_t m = n.attrs().get_int("num_scan_inputs", 0);
     size_t outer_captured = 0;
     for (const Node* d : n.subgraphs().at(0)->nodes())
-      if (d->type() == "Data" && d->attrs().has("_outer_value")) ++outer_captured;
+      if (d->type() == sdk::op::kData && d->attrs().has(sdk::attr::kOuterValue)) ++outer_captured;
     const size_t formal = n.num_inputs() - outer_captured;
     if (m <= 0 || static_cast<size_t>(m) > formal)
       return Status::invalid_argument(source + ": " + describe(n) + ": bad num_scan_inputs");
@@ -636,12 +636,12 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
 Status Runtime::Impl::fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape) {
   // The gear shape: the unknown dimensions of the gear inputs, in input order (GE's
   // ascend_mbatch_shape_data).
-  const sdk::AttrValue* which = shape_data->attrs().get("_dynamic_batch_unknown_data_index");
+  const sdk::AttrValue* which = shape_data->attrs().get(sdk::attr::kDynamicBatchUnknownDataIndex);
   std::vector<int32_t> dims;
   if (which && which->as_ints()) {
     for (int64_t i : *which->as_ints()) {
       const Node* d = root_data.at(static_cast<size_t>(i));
-      const sdk::AttrValue* where = d->attrs().get("_dynamic_batch_unknown_dim_index");
+      const sdk::AttrValue* where = d->attrs().get(sdk::attr::kDynamicBatchUnknownDimIndex);
       if (!where || !where->as_ints()) continue;
       const auto& actual = user_inputs.at(static_cast<size_t>(i)).desc().shape.dims();
       for (int64_t a : *where->as_ints()) {
@@ -672,13 +672,13 @@ Status expand_one(Graph& root, Node* call) {
   if (!sub) return Status::invalid_argument("PartitionedCall '" + call->name() + "' has no subgraph");
   // Checked before anything changes, so a refused expansion leaves the graph as it was.
   for (const Node* n : sub->nodes()) {
-    if (n->type() != "Data" && n->type() != "NetOutput" && parent.find_node(n->name()))
+    if (n->type() != sdk::op::kData && n->type() != sdk::op::kNetOutput && parent.find_node(n->name()))
       return Status::failed_precondition("cannot expand PartitionedCall '" + call->name() + "': its node '" +
                                          n->name() + "' has the name of a node of graph '" + parent.name() +
                                          "'");
   }
-  Node* pre = parent.add_node(parent.unique_node_name(call->name() + "_pre_noop"), "NoOp", 0, 0);
-  Node* post = parent.add_node(parent.unique_node_name(call->name() + "_post_noop"), "NoOp", 0, 0);
+  Node* pre = parent.add_node(parent.unique_node_name(call->name() + "_pre_noop"), sdk::op::kNoOp, 0, 0);
+  Node* post = parent.add_node(parent.unique_node_name(call->name() + "_post_noop"), sdk::op::kNoOp, 0, 0);
   // In-control edges go to pre_noop, out-control edges leave from post_noop (GE drops both; R18).
   for (Node* c : std::vector<Node*>(call->control_inputs()))
     GS_RETURN_IF_ERROR(parent.add_control_edge(c, pre));
@@ -690,7 +690,7 @@ Status expand_one(Graph& root, Node* call) {
   std::vector<Node*> doomed;
   Node* net_output = nullptr;
   for (Node* n : sub->nodes()) {
-    if (n->type() == "Data") {
+    if (n->type() == sdk::op::kData) {
       const int64_t index = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
       if (index < 0 || static_cast<size_t>(index) >= call->num_inputs() || !call->input(index).valid())
         return Status::invalid_argument("PartitionedCall '" + call->name() + "': inner Data '" + n->name() +
@@ -699,7 +699,7 @@ Status expand_one(Graph& root, Node* call) {
       data_source[{n, 0}] = src;
       feeds.emplace_back(src, n->consumers(0));
       doomed.push_back(n);
-    } else if (n->type() == "NetOutput") {
+    } else if (n->type() == sdk::op::kNetOutput) {
       net_output = n;
     }
   }
@@ -744,7 +744,7 @@ Status expand_partitioned_calls(Graph& root, size_t* expanded) {
     for (Graph* g : root.subgraphs()) graphs.push_back(g);
     for (Graph* g : graphs) {
       for (Node* n : g->nodes()) {
-        if (n->type() == "PartitionedCall") {
+        if (n->type() == sdk::op::kPartitionedCall) {
           call = n;
           break;
         }
@@ -778,7 +778,7 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
   impl->root = std::move(root);
   const Graph& g = *impl->root;
   for (const Node* n : g.nodes()) {
-    if (n->type() != "Data") continue;
+    if (n->type() != sdk::op::kData) continue;
     const int64_t index = n->attrs().get_int(sdk::attr::kIndex, -1);
     if (index < 0) return Status::invalid_argument(source + ": root Data '" + n->name() + "' has no index");
     if (impl->root_data.size() <= static_cast<size_t>(index)) impl->root_data.resize(index + 1, nullptr);
@@ -789,21 +789,21 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
   for (size_t i = 0; i < impl->root_data.size(); ++i) {
     const Node* d = impl->root_data[i];
     if (!d) return Status::invalid_argument(source + ": no root Data has index " + std::to_string(i));
-    if (d->attrs().get_bool("_is_multi_batch_shape_data", false)) {
+    if (d->attrs().get_bool(sdk::attr::kIsMultiBatchShapeData, false)) {
       impl->shape_data = d;
       impl->shape_data_index = static_cast<int64_t>(i);
       continue;
     }
     RuntimeIo io{d->output_name(0).empty() ? d->name() : d->output_name(0), d->output_desc(0)};
     // A gear input accepts any gear: its dynamic dimensions are unknown to the caller.
-    if (const sdk::AttrValue* origin = d->attrs().get("_mbatch_origin_input_dims");
+    if (const sdk::AttrValue* origin = d->attrs().get(sdk::attr::kMbatchOriginInputDims);
         origin && origin->as_ints())
       io.desc.shape = sdk::Shape(*origin->as_ints());
     impl->inputs.push_back(io);
   }
   for (const Node* n : g.nodes()) {
-    if (n->type() != "NetOutput") continue;
-    const sdk::AttrValue* names = n->attrs().get("output_names");
+    if (n->type() != sdk::op::kNetOutput) continue;
+    const sdk::AttrValue* names = n->attrs().get(sdk::attr::kOutputNames);
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       RuntimeIo io;
       io.name = names && names->as_strings() && i < names->as_strings()->size()

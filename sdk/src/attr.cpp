@@ -50,12 +50,12 @@ AttrValue* AttrMap::get_mutable(std::string_view key) {
   return nullptr;
 }
 
-void AttrMap::set(std::string key, AttrValue value) {
+void AttrMap::set(std::string_view key, AttrValue value) {
   if (AttrValue* existing = get_mutable(key)) {
     *existing = std::move(value);
     return;
   }
-  entries_.emplace_back(std::move(key), std::move(value));
+  entries_.emplace_back(std::string(key), std::move(value));
 }
 
 bool AttrMap::remove(std::string_view key) {

@@ -124,10 +124,10 @@ void Graph::index_erase(std::string_view name) {
   name_slots_[i] = NameSlot{};
 }
 
-Node* Graph::add_node(std::string name, std::string type, size_t num_inputs, size_t num_outputs) {
+Node* Graph::add_node(std::string name, std::string_view type, size_t num_inputs, size_t num_outputs) {
   const uint64_t hash = name_hash(name);
   if (index_find(name, hash) != SIZE_MAX) return nullptr;
-  auto node = std::unique_ptr<Node>(new Node(this, std::move(name), std::move(type)));
+  auto node = std::unique_ptr<Node>(new Node(this, std::move(name), std::string(type)));
   node->inputs_.resize(num_inputs);
   node->outputs_.resize(num_outputs);
   node->id_ = static_cast<int64_t>(slots_.size());

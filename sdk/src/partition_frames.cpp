@@ -153,8 +153,8 @@ Status build_frames(Graph& graph, const std::vector<FrameSpec>& specs, const Fra
       Node* d = sub->add_node(sub->unique_node_name(prefix + std::to_string(in.call_input)),
                               std::string(op::kData), 0, 0);
       d->add_output(in.desc);
-      d->attrs().set(std::string(attr::kIndex), AttrValue::Int(in.call_input));
-      d->attrs().set(std::string(attr::kParentNodeIndex), AttrValue::Int(in.call_input));
+      d->attrs().set(attr::kIndex, AttrValue::Int(in.call_input));
+      d->attrs().set(attr::kParentNodeIndex, AttrValue::Int(in.call_input));
       for (const std::string& name : options.copy_to_inner_data) {
         if (const AttrValue* v = in.member->attrs().get(name)) d->attrs().set(name, *v);
       }

@@ -102,7 +102,7 @@ int64_t node_opset(const Node& node) {
   const AttrValue* domain_attr = node.attrs().get(attr::kDomain);
   const std::string domain = domain_attr && domain_attr->as_string() ? *domain_attr->as_string() : "ai.onnx";
   const Graph* root = node.owner() ? node.owner()->root() : nullptr;
-  const AttrValue* imports = root ? root->attrs().get("_onnx_opset_import") : nullptr;
+  const AttrValue* imports = root ? root->attrs().get(sdk::attr::kOnnxOpsetImport) : nullptr;
   if (!imports || !imports->as_strings()) return -1;
   for (const std::string& entry : *imports->as_strings()) {
     const size_t colon = entry.rfind(':');

@@ -7,11 +7,6 @@
 namespace graphsplit::sdk {
 namespace {
 
-bool is_data_like(const Node* n) {
-  const std::string& t = n->type();
-  return t == op::kData || t == "RefData" || t == "AippData";
-}
-
 template <class F>
 void for_each_successor(const Node* n, F&& f) {
   for (size_t o = 0; o < n->num_outputs(); ++o) {
@@ -40,7 +35,7 @@ std::vector<Node*> seeds(const Graph& g, const std::vector<uint32_t>& deg) {
   std::vector<Node*> data, other;
   for (Node* n : g.nodes()) {
     if (deg[n->id()] != 0) continue;
-    (is_data_like(n) ? data : other).push_back(n);
+    (is_data_like(n->type()) ? data : other).push_back(n);
   }
   std::stable_sort(data.begin(), data.end(), [](const Node* a, const Node* b) {
     return a->attrs().get_int(attr::kIndex, std::numeric_limits<int64_t>::max()) <

@@ -340,7 +340,7 @@ TEST_F(AtcTest, PartitionReportOnRealModels) {
     size_t ifs = 0;
     std::function<void(const onnx::GraphProto&)> count = [&](const onnx::GraphProto& g) {
       for (const auto& n : g.node()) {
-        ifs += n.op_type() == "If";
+        ifs += n.op_type() == sdk::op::kIf;
         for (const auto& a : n.attribute()) {
           if (a.has_g()) count(a.g());
         }
@@ -433,7 +433,7 @@ const sdk::Node* find_case(const sdk::Graph& root) {
   graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
   for (const sdk::Graph* g : graphs) {
     for (const sdk::Node* n : g->nodes()) {
-      if (n->type() == "Case" && n->attrs().get_bool("mbatch-inserted-node", false)) return n;
+      if (n->type() == sdk::op::kCase && n->attrs().get_bool(sdk::attr::kMbatchInsertedNode, false)) return n;
     }
   }
   return nullptr;
@@ -475,10 +475,10 @@ TEST_F(AtcTest, DynamicDimsOnPpOcrDetGiveOneStaticBranchPerGear) {
   ASSERT_EQ(r.code, 0) << r.err;
   std::unique_ptr<sdk::Graph> root;
   ASSERT_TRUE(read_om_file(path("det.om"), &root).is_ok());
-  EXPECT_TRUE(root->attrs().get_bool("_enable_dynamic_batch", false));
+  EXPECT_TRUE(root->attrs().get_bool(sdk::attr::kEnableDynamicBatch, false));
   const sdk::Node* c = find_case(*root);
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(c->attrs().get_int("_batch_num", 0), 3);
+  EXPECT_EQ(c->attrs().get_int(sdk::attr::kBatchNum, 0), 3);
   EXPECT_EQ(c->attrs().get_string("mbatch_dynamic_type"), "DYNAMIC_DIMS");
   const std::vector<std::vector<int64_t>> gears = {{1, 640, 640}, {1, 960, 960}, {4, 640, 640}};
   const std::vector<sdk::Graph*> branches = c->subgraphs();
@@ -489,7 +489,7 @@ TEST_F(AtcTest, DynamicDimsOnPpOcrDetGiveOneStaticBranchPerGear) {
     ASSERT_TRUE(pred && pred->as_ints());
     EXPECT_EQ(*pred->as_ints(), gears[g]);
     EXPECT_EQ(branches[g]->name(), "Batch_" + std::to_string(g));
-    EXPECT_FALSE(branches[g]->attrs().get_bool("_is_unknown_shape", true));
+    EXPECT_FALSE(branches[g]->attrs().get_bool(sdk::attr::kIsUnknownShape, true));
     EXPECT_EQ(dynamic_values(*branches[g]), 0u) << "a branch must be fully static";
     bool found = false;
     for (const sdk::Node* n : branches[g]->nodes()) {
@@ -525,7 +525,7 @@ TEST_F(AtcTest, DynamicBatchSizeOnACnnGivesFourStaticBranches) {
     EXPECT_EQ(dynamic_values(*c->subgraphs()[g]), 0u) << g;
     // The model's output in this branch: batch b, one channel, the full 320x320 map.
     for (const sdk::Node* n : c->subgraphs()[g]->nodes()) {
-      if (n->type() != "NetOutput") continue;
+      if (n->type() != sdk::op::kNetOutput) continue;
       const sdk::OutPort p = n->input(0);
       EXPECT_EQ(p.node->output_desc(p.index).shape.dims(), (std::vector<int64_t>{batches[g], 1, 320, 320}));
     }
@@ -546,7 +546,7 @@ TEST_F(AtcTest, SileroWithDynamicDimsKeepsItsIfNodesInsideEachBranch) {
   // Every If of the model appears once per branch, its branches registered under the branch's copy.
   size_t ifs = 0;
   for (const sdk::Graph* g : root->subgraphs()) {
-    if (g->parent_node() && g->parent_node()->type() == "If") {
+    if (g->parent_node() && g->parent_node()->type() == sdk::op::kIf) {
       ++ifs;
       const sdk::Graph* up = g;
       while (up->parent_node() && up->parent_node() != c) up = up->parent_node()->owner();

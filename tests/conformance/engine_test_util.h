@@ -26,11 +26,11 @@ inline OneNode one_node(const std::string& type, const std::vector<sdk::TensorDe
                         const std::vector<sdk::TensorDesc>& outputs, int opset = 17) {
   OneNode g;
   g.root = sdk::Graph::create("g");
-  g.root->attrs().set("_onnx_opset_import",
+  g.root->attrs().set(sdk::attr::kOnnxOpsetImport,
                       sdk::AttrValue::Strings({"ai.onnx:" + std::to_string(opset), "ai.onnx.ml:3"}));
   g.node = g.root->add_node("op", type, inputs.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    sdk::Node* d = g.root->add_node("in" + std::to_string(i), "Data", 0, 0);
+    sdk::Node* d = g.root->add_node("in" + std::to_string(i), sdk::op::kData, 0, 0);
     d->add_output(inputs[i], "in" + std::to_string(i));
     (void)g.root->add_edge({d, 0}, {g.node, static_cast<int32_t>(i)});
   }

@@ -31,7 +31,8 @@ void expected_counts(const onnx::GraphProto& g, Counts* types, size_t* subgraphs
   }
   ++(*types)["NetOutput"];
   for (const auto& n : g.node()) {
-    const bool constant = n.op_type() == "Constant" && (n.domain().empty() || n.domain() == "ai.onnx");
+    const bool constant =
+        n.op_type() == sdk::op::kConstant && (n.domain().empty() || n.domain() == "ai.onnx");
     ++(*types)[constant ? "Const" : n.op_type()];
     for (const auto& a : n.attribute()) {
       if (a.has_g()) {
@@ -51,7 +52,7 @@ Counts actual_counts(const sdk::Graph& root) {
   Counts c;
   auto count = [&](const sdk::Graph& g) {
     for (const sdk::Node* n : g.nodes()) {
-      if (n->type() == "Data" && n->attrs().has("_outer_value")) continue;
+      if (n->type() == sdk::op::kData && n->attrs().has(sdk::attr::kOuterValue)) continue;
       ++c[n->type()];
     }
   };
@@ -145,7 +146,7 @@ TEST(ModelCorpusTest, EveryOnnxTestdataModelThroughTheDefaultPipeline) {
     ASSERT_TRUE(import_onnx_file(p, {}, &root).is_ok()) << p;
     s = pipeline->run(*root);
     EXPECT_TRUE(s.is_ok()) << p << ": " << s.message();
-    split += root->attrs().get_bool("_dynamic_shape_partitioned", false);
+    split += root->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, false);
   }
   EXPECT_GT(split, 10u);  // some test models have dynamic shapes and are split
 }

@@ -32,7 +32,7 @@ TEST(OnnxImportTest, MapsInputsNodesAndOutputs) {
   sdk::Node* x = root->find_node("x");
   ASSERT_NE(x, nullptr);
   EXPECT_EQ(x->type(), "Data");
-  EXPECT_EQ(x->attrs().get_int("index", -1), 0);
+  EXPECT_EQ(x->attrs().get_int(sdk::attr::kIndex, -1), 0);
   EXPECT_EQ(x->output_desc(0).to_string(), "float32[-1(N),4]");
   sdk::Node* relu = root->find_node("relu");
   EXPECT_EQ(relu->input(0).node, x);
@@ -42,7 +42,7 @@ TEST(OnnxImportTest, MapsInputsNodesAndOutputs) {
   sdk::Node* out = root->find_node("NetOutput");
   ASSERT_NE(out, nullptr);
   EXPECT_EQ(out->input(0).node->name(), "sigmoid");
-  EXPECT_EQ(*out->attrs().get("output_names")->as_strings(), std::vector<std::string>{"y"});
+  EXPECT_EQ(*out->attrs().get(sdk::attr::kOutputNames)->as_strings(), std::vector<std::string>{"y"});
 }
 
 TEST(OnnxImportTest, InputShapeOverrideIsInferredThroughTheGraph) {
@@ -78,7 +78,7 @@ TEST(OnnxImportTest, InitializersAndConstantsBecomeConst) {
   ASSERT_TRUE(import(m, &root).is_ok());
   sdk::Node* wn = root->find_node("w");
   ASSERT_EQ(wn->type(), "Const");
-  const sdk::Tensor* t = wn->attrs().get("value")->as_tensor();
+  const sdk::Tensor* t = wn->attrs().get(sdk::attr::kValue)->as_tensor();
   ASSERT_NE(t, nullptr);
   EXPECT_EQ(t->desc().to_string(), "float32[4]");
   EXPECT_EQ(t->size_bytes(), 16u);
@@ -150,17 +150,17 @@ TEST(OnnxImportTest, OuterScopeCapturesBecomeExplicitInputsAtEveryLevel) {
   EXPECT_EQ(body->parent_graph(), else_g);
   sdk::Node* then_x = then_g->find_node("x");
   ASSERT_NE(then_x, nullptr);
-  EXPECT_EQ(then_x->attrs().get_int("_parent_node_index", -1), 1);
-  EXPECT_EQ(then_x->attrs().get_string("_outer_value"), "x");
+  EXPECT_EQ(then_x->attrs().get_int(sdk::attr::kParentNodeIndex, -1), 1);
+  EXPECT_EQ(then_x->attrs().get_string(sdk::attr::kOuterValue), "x");
   // In the else branch, x arrives as a Data (parent index 1) and feeds the Loop's appended input 3.
   sdk::Node* loop = else_g->find_node("loop");
   ASSERT_EQ(loop->num_inputs(), 4u);
   EXPECT_FALSE(loop->input(1).valid());  // the omitted optional cond
   EXPECT_EQ(loop->input(3).node->name(), "x");
-  EXPECT_EQ(loop->input(3).node->attrs().get_int("_parent_node_index", -1), 1);
+  EXPECT_EQ(loop->input(3).node->attrs().get_int(sdk::attr::kParentNodeIndex, -1), 1);
   // In the body, the formal inputs bind positionally and the capture binds Loop input 3.
-  EXPECT_EQ(body->find_node("acc")->attrs().get_int("_parent_node_index", -1), 2);
-  EXPECT_EQ(body->find_node("x")->attrs().get_int("_parent_node_index", -1), 3);
+  EXPECT_EQ(body->find_node("acc")->attrs().get_int(sdk::attr::kParentNodeIndex, -1), 2);
+  EXPECT_EQ(body->find_node("x")->attrs().get_int(sdk::attr::kParentNodeIndex, -1), 3);
   EXPECT_TRUE(sdk::verify(*root).is_ok());
 }
 

@@ -34,16 +34,16 @@ int run_order(const std::vector<int>& order) {
   if (!create_pass(*registry->find(ComponentKind::kPass, "std.prune_unused"), {}, &pass).is_ok()) return 13;
 
   auto graph = sdk::Graph::create("g");
-  sdk::Node* x = graph->add_node("x", "Data", 0, 0);
+  sdk::Node* x = graph->add_node("x", sdk::op::kData, 0, 0);
   sdk::TensorDesc desc;
   desc.dtype = sdk::DataType::kFloat;
   desc.shape = sdk::Shape({4});
   x->add_output(desc, "x");
-  x->attrs().set("index", sdk::AttrValue::Int(0));
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
   sdk::Node* relu = graph->add_node("relu", "Relu", 1, 0);
   relu->add_output(desc, "y");
   graph->add_node("dead", "Relu", 0, 1);
-  sdk::Node* out = graph->add_node("out", "NetOutput", 1, 0);
+  sdk::Node* out = graph->add_node("out", sdk::op::kNetOutput, 1, 0);
   (void)graph->add_edge({x, 0}, {relu, 0});
   (void)graph->add_edge({relu, 0}, {out, 0});
   class Ctx final : public sdk::PassContext {

@@ -31,14 +31,14 @@ std::vector<float> values(const sdk::Tensor& t) {
 // x -> Relu x `n` -> out, every value float32[shape].
 std::unique_ptr<sdk::Graph> relu_chain(int n, std::vector<int64_t> shape, const std::string& engine) {
   auto g = opset17_root();
-  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
   x->add_output(tensor_desc(sdk::DataType::kFloat, shape), "x");
-  x->attrs().set("index", sdk::AttrValue::Int(0));
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
   std::string prev = "x";
   for (int i = 0; i < n; ++i) {
     const std::string name = "relu" + std::to_string(i);
     sdk::Node* r = add_op(*g, name, "Relu", {prev}, tensor_desc(sdk::DataType::kFloat, shape));
-    r->attrs().set("_op_engine_name", sdk::AttrValue::String(engine));
+    r->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(engine));
     prev = name;
   }
   add_net_output(*g, {prev});
@@ -125,7 +125,7 @@ TEST_F(RuntimeTest, AnEngineCompilesOnlyItsOwnOperators) {
 
 TEST_F(RuntimeTest, SegmentsFollowEngineChanges) {
   auto g = relu_chain(4, {4}, "AIcoreEngine");
-  g->find_node("relu2")->attrs().set("_op_engine_name", sdk::AttrValue::String("DNN_VM_AICPU"));
+  g->find_node("relu2")->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
   std::unique_ptr<Runtime> rt;
   ASSERT_TRUE(open(std::move(g), &rt).is_ok());
   ASSERT_EQ(rt->segment_stats().size(), 3u);
@@ -141,31 +141,31 @@ TEST_F(RuntimeTest, SegmentsFollowEngineChanges) {
 std::unique_ptr<sdk::Graph> graph_with_call() {
   auto g = opset17_root();
   const auto d = tensor_desc(sdk::DataType::kFloat, {3});
-  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
   x->add_output(d, "x");
-  x->attrs().set("index", sdk::AttrValue::Int(0));
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
   sdk::Node* before = add_op(*g, "before", "Abs", {"x"}, d);
-  before->attrs().set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
-  sdk::Node* call = g->add_node("call", "PartitionedCall", 1, 0);
+  before->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("AIcoreEngine"));
+  sdk::Node* call = g->add_node("call", sdk::op::kPartitionedCall, 1, 0);
   call->add_output(d, "y");
   EXPECT_TRUE(g->add_edge({x, 0}, {call, 0}).is_ok());
   sdk::Graph* f = g->add_subgraph("f", call);
   call->attrs().set("f", sdk::AttrValue::OfGraph(f));
-  sdk::Node* in = f->add_node("f_in", "Data", 0, 0);
+  sdk::Node* in = f->add_node("f_in", sdk::op::kData, 0, 0);
   in->add_output(d);
-  in->attrs().set("index", sdk::AttrValue::Int(0));
-  in->attrs().set("_parent_node_index", sdk::AttrValue::Int(0));
+  in->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  in->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(0));
   add_op(*f, "relu", "Relu", {"f_in"}, d)
       ->attrs()
-      .set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+      .set(sdk::attr::kOpEngineName, sdk::AttrValue::String("AIcoreEngine"));
   add_op(*f, "neg", "Neg", {"relu"}, d)
       ->attrs()
-      .set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+      .set(sdk::attr::kOpEngineName, sdk::AttrValue::String("AIcoreEngine"));
   add_net_output(*f, {"neg"});
   sdk::Node* after = add_op(*g, "after", "Abs", {"call"}, d);
-  after->attrs().set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+  after->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("AIcoreEngine"));
   EXPECT_TRUE(g->add_control_edge(before, call).is_ok());
-  sdk::Node* out = g->add_node("out", "NetOutput", 2, 0);
+  sdk::Node* out = g->add_node("out", sdk::op::kNetOutput, 2, 0);
   EXPECT_TRUE(g->add_edge({call, 0}, {out, 0}).is_ok());
   EXPECT_TRUE(g->add_edge({after, 0}, {out, 1}).is_ok());
   EXPECT_TRUE(g->add_control_edge(call, after).is_ok());
@@ -248,15 +248,15 @@ TEST_F(RuntimeTest, InputsAreChecked) {
 TEST_F(RuntimeTest, KernelErrorsNameTheNode) {
   // Gather with an index out of range, found at run time.
   auto g = opset17_root();
-  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
   x->add_output(tensor_desc(sdk::DataType::kFloat, {3}), "x");
-  x->attrs().set("index", sdk::AttrValue::Int(0));
-  sdk::Node* i = g->add_node("i", "Data", 0, 0);
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  sdk::Node* i = g->add_node("i", sdk::op::kData, 0, 0);
   i->add_output(tensor_desc(sdk::DataType::kInt64, {1}), "i");
-  i->attrs().set("index", sdk::AttrValue::Int(1));
+  i->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(1));
   add_op(*g, "gather", "Gather", {"x", "i"}, tensor_desc(sdk::DataType::kFloat, {1}))
       ->attrs()
-      .set("_op_engine_name", sdk::AttrValue::String("DNN_VM_AICPU"));
+      .set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
   add_net_output(*g, {"gather"});
   std::unique_ptr<Runtime> rt;
   ASSERT_TRUE(open(std::move(g), &rt).is_ok());
@@ -275,12 +275,12 @@ TEST_F(RuntimeTest, KernelErrorsNameTheNode) {
 // Found by fuzzing om_run: a kernel reading an input the node does not have. Now an error naming the input.
 TEST_F(RuntimeTest, AMissingRequiredInputIsAnError) {
   auto g = opset17_root();
-  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
   x->add_output(tensor_desc(sdk::DataType::kFloat, {3}), "x");
-  x->attrs().set("index", sdk::AttrValue::Int(0));
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
   sdk::Node* gather = g->add_node("gather", "Gather", 2, 0);  // input 1 (the indices) left open
   gather->add_output(tensor_desc(sdk::DataType::kFloat, {-1}), "gather");
-  gather->attrs().set("_op_engine_name", sdk::AttrValue::String("DNN_VM_AICPU"));
+  gather->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
   ASSERT_TRUE(g->add_edge({x, 0}, {gather, 0}).is_ok());
   add_net_output(*g, {"gather"});
   std::unique_ptr<Runtime> rt;
@@ -294,10 +294,10 @@ TEST_F(RuntimeTest, AMissingRequiredInputIsAnError) {
 // Found by fuzzing om_run: a Loop that lost its body. Refused at load, naming the node.
 TEST_F(RuntimeTest, AControlFlowNodeWithoutItsSubgraphIsRefused) {
   auto g = opset17_root();
-  sdk::Node* m = g->add_node("m", "Data", 0, 0);
+  sdk::Node* m = g->add_node("m", sdk::op::kData, 0, 0);
   m->add_output(tensor_desc(sdk::DataType::kInt64, {}), "m");
-  m->attrs().set("index", sdk::AttrValue::Int(0));
-  sdk::Node* loop = g->add_node("loop", "Loop", 2, 0);
+  m->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  sdk::Node* loop = g->add_node("loop", sdk::op::kLoop, 2, 0);
   ASSERT_TRUE(g->add_edge({m, 0}, {loop, 0}).is_ok());
   add_net_output(*g, {});
   std::unique_ptr<Runtime> rt;
@@ -311,10 +311,10 @@ TEST_F(RuntimeTest, AControlFlowNodeWithoutItsSubgraphIsRefused) {
 // loader now refuses such a tensor.
 TEST(OmTensorsTest, BytesMustMatchTheDescriptor) {
   auto g = opset17_root();
-  sdk::Node* c = g->add_node("c", "Const", 0, 0);
+  sdk::Node* c = g->add_node("c", sdk::op::kConst, 0, 0);
   const sdk::Tensor bad(tensor_desc(sdk::DataType::kFloat, {2, 3}), std::string(4, '\0'));
   c->add_output(bad.desc(), "c");
-  c->attrs().set("value", sdk::AttrValue::OfTensor(bad));
+  c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(bad));
   add_net_output(*g, {"c"});
   std::string bytes;
   ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
@@ -337,16 +337,16 @@ TEST(KernelsTest, RegistryListsWhatEnginesCanBind) {
 TEST(KernelsTest, DepthwiseConvolutionMatchesTheDefinition) {
   const int64_t C = 3, H = 7, W = 6, K = 3, stride = 2, pad = 1, dil = 1;
   auto g = opset17_root();
-  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
   x->add_output(tensor_desc(sdk::DataType::kFloat, {1, C, H, W}), "x");
-  x->attrs().set("index", sdk::AttrValue::Int(0));
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
   std::vector<float> wv(C * K * K), bv = {0.5f, -1.0f, 2.0f}, xv(C * H * W);
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 7) - 3.0f;
   for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 37) % 11) - 5.0f;
   for (const auto& [name, t] : {std::pair{"w", floats({C, 1, K, K}, wv)}, std::pair{"b", floats({C}, bv)}}) {
-    sdk::Node* c = g->add_node(name, "Const", 0, 0);
+    sdk::Node* c = g->add_node(name, sdk::op::kConst, 0, 0);
     c->add_output(t.desc(), name);
-    c->attrs().set("value", sdk::AttrValue::OfTensor(t));
+    c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(t));
   }
   const int64_t OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
   sdk::Node* conv =

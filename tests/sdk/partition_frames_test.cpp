@@ -34,7 +34,7 @@ TEST(PartitionFramesTest, OneFrameInTheMiddleOfAChain) {
   add(*g, "out", "NetOutput", {"c", "a"});
   std::vector<Frame> frames;
   FrameSpec s = spec(*g, {"a", "b"}, "g_sub_0_know", "g_sub_0_know_PartitionedCall_0");
-  s.call_attrs.set("_is_unknown_shape", AttrValue::Bool(false));
+  s.call_attrs.set(sdk::attr::kIsUnknownShape, AttrValue::Bool(false));
   ASSERT_TRUE(build_frames(*g, {s}, {}, &frames).is_ok());
   ASSERT_EQ(frames.size(), 1u);
   Node* call = frames[0].call;
@@ -49,10 +49,10 @@ TEST(PartitionFramesTest, OneFrameInTheMiddleOfAChain) {
   ASSERT_EQ(call->num_outputs(), 2u);
   EXPECT_EQ(g->find_node("c")->input(0), (OutPort{call, 1}));
   EXPECT_EQ(g->find_node("out")->input(1), (OutPort{call, 0}));
-  EXPECT_FALSE(call->attrs().get_bool("_is_unknown_shape", true));
+  EXPECT_FALSE(call->attrs().get_bool(sdk::attr::kIsUnknownShape, true));
   EXPECT_EQ(names(sub->node_list()), (std::vector<std::string>{"g_sub_0_know_Data_0", "g_sub_0_know_Data_1",
                                                                "a", "b", "g_sub_0_know_Node_Output"}));
-  EXPECT_EQ(sub->find_node("g_sub_0_know_Data_1")->attrs().get_int("_parent_node_index", -1), 1);
+  EXPECT_EQ(sub->find_node("g_sub_0_know_Data_1")->attrs().get_int(sdk::attr::kParentNodeIndex, -1), 1);
   EXPECT_EQ(sub->find_node("b")->input(1).node->name(), "g_sub_0_know_Data_1");
   Status v = verify(*g);
   EXPECT_TRUE(v.is_ok()) << v.message();

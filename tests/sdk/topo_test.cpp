@@ -24,8 +24,8 @@ std::vector<Node*> order_of(const Graph& g, TopoSortMode mode) {
 // d1 (index 1) and d0 (index 0) are created out of order; d0 feeds z, y, x (created in that order).
 std::unique_ptr<Graph> fan_out_graph() {
   auto g = Graph::create("g");
-  add(*g, "d1", "Data")->attrs().set("index", AttrValue::Int(1));
-  add(*g, "d0", "Data")->attrs().set("index", AttrValue::Int(0));
+  add(*g, "d1", "Data")->attrs().set(sdk::attr::kIndex, AttrValue::Int(1));
+  add(*g, "d0", "Data")->attrs().set(sdk::attr::kIndex, AttrValue::Int(0));
   add(*g, "c", "Const");
   add(*g, "z", "Relu", {"d0"});
   add(*g, "y", "Relu", {"d0"});
@@ -86,7 +86,7 @@ TEST(TopoSortTest, StableRdfsKeepsAValidOrderAndRepairsAnInvalidOne) {
 
   auto h = Graph::create("h");
   Node* b = h->add_node("b", "Relu", 1, 1);
-  Node* a = h->add_node("a", "Data", 0, 1);
+  Node* a = h->add_node("a", sdk::op::kData, 0, 1);
   ASSERT_TRUE(h->add_edge({a, 0}, {b, 0}).is_ok());
   EXPECT_EQ(names(order_of(*h, TopoSortMode::kStableRDFS)), (Names{"a", "b"}));
 }

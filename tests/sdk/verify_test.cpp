@@ -17,7 +17,7 @@ void expect_failure(const Graph& root, const std::string& fragment) {
 
 Node* inner_data(Graph& g, const std::string& name, int64_t parent_index) {
   Node* d = add(g, name, "Data");
-  d->attrs().set("_parent_node_index", AttrValue::Int(parent_index));
+  d->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(parent_index));
   return d;
 }
 

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$1"
 command -v clang-format >/dev/null || { echo "check_format: clang-format is not installed (scripts/setup.sh installs it)"; exit 1; }
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files '*.cpp' '*.h' '*.cc')
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' '*.cc')
 else
   mapfile -t files < <(find . -path ./build -prune -o \( -name '*.cpp' -o -name '*.h' -o -name '*.cc' \) -print)
 fi

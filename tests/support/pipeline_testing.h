@@ -24,7 +24,7 @@ inline sdk::TensorDesc tensor_desc(sdk::DataType dtype, std::vector<int64_t> dim
 // A root graph importing ai.onnx opset 17, as an imported model would.
 inline std::unique_ptr<sdk::Graph> opset17_root(const std::string& name = "g") {
   auto g = sdk::Graph::create(name);
-  g->attrs().set("_onnx_opset_import", sdk::AttrValue::Strings({"ai.onnx:17"}));
+  g->attrs().set(sdk::attr::kOnnxOpsetImport, sdk::AttrValue::Strings({"ai.onnx:17"}));
   return g;
 }
 
@@ -40,7 +40,7 @@ inline sdk::Node* add_op(sdk::Graph& g, const std::string& name, const std::stri
 }
 
 inline sdk::Node* add_net_output(sdk::Graph& g, const std::vector<std::string>& inputs) {
-  sdk::Node* n = g.add_node("out", "NetOutput", inputs.size(), 0);
+  sdk::Node* n = g.add_node("out", sdk::op::kNetOutput, inputs.size(), 0);
   for (size_t i = 0; i < inputs.size(); ++i)
     (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
   return n;

@@ -14,7 +14,7 @@ constexpr int64_t kAlignment = 64;
 constexpr int64_t kMaxArenaBytes = int64_t{1} << 40;
 
 int opset_of(const sdk::Graph& graph) {
-  const sdk::AttrValue* v = graph.attrs().get("_onnx_opset_import");
+  const sdk::AttrValue* v = graph.attrs().get(sdk::attr::kOnnxOpsetImport);
   if (!v || !v->as_strings()) return 17;
   for (const std::string& entry : *v->as_strings()) {
     auto colon = entry.rfind(':');

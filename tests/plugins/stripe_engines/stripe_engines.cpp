@@ -31,15 +31,15 @@ class StripeEngines final : public sdk::Pass {
     for (sdk::Graph* g : graphs) {
       size_t position = 0;
       for (sdk::Node* n : g->nodes()) {
-        if (structural(n->type()) || !n->attrs().has("_op_engine_name")) continue;
+        if (structural(n->type()) || !n->attrs().has(sdk::attr::kOpEngineName)) continue;
         std::vector<const sdk::EngineRef*> able;
         for (const sdk::EngineRef& e : engines)
           if (e.engine && e.engine->check_support(*n).supported) able.push_back(&e);
         if (able.size() < 2) continue;
         const sdk::EngineRef* pick = able[position++ % able.size()];
-        if (n->attrs().get_string("_op_engine_name") == pick->name) continue;
-        n->attrs().set("_op_engine_name", sdk::AttrValue::String(pick->name));
-        n->attrs().set("_op_kernel_lib_name",
+        if (n->attrs().get_string(sdk::attr::kOpEngineName) == pick->name) continue;
+        n->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(pick->name));
+        n->attrs().set(sdk::attr::kOpKernelLibName,
                        sdk::AttrValue::String(pick->table ? pick->table->kernel_lib() : ""));
         *changed = true;
       }

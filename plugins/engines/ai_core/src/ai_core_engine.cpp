@@ -3,7 +3,8 @@
 namespace graphsplit::plugins::ai_core {
 
 AiCoreEngine::AiCoreEngine(const sdk::PluginContext& ctx)
-    : kernels::KernelEngine(ctx, "AIcoreEngine"), max_rank_(ctx.options().get_int("max_rank", 8)) {}
+    : kernels::KernelEngine(ctx, std::string(sdk::engine::kAiCore)),
+      max_rank_(ctx.options().get_int("max_rank", 8)) {}
 
 sdk::SupportVerdict AiCoreEngine::check_support(const sdk::Node& node) const {
   sdk::SupportVerdict v = check_table(node);

@@ -7,7 +7,8 @@ constexpr gs_option_desc kOptions[] = {
     {"max_rank", GS_OPT_INT, "8", 1, 8, nullptr, "Largest tensor rank the AI Core kernels take", nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
-    GS_ENGINE_COMPONENT("AIcoreEngine", "AI Core: dense compute and vector ops (float16/float32)",
+    GS_ENGINE_COMPONENT(graphsplit::sdk::engine::kAiCore.data(),
+                        "AI Core: dense compute and vector ops (float16/float32)",
                         graphsplit::plugins::ai_core::AiCoreEngine, GS_OPTIONS(kOptions), "ai_core.ops.toml"),
 };
 

@@ -3,7 +3,7 @@
 namespace graphsplit::plugins::ai_cpu {
 
 AiCpuEngine::AiCpuEngine(const sdk::PluginContext& ctx)
-    : kernels::KernelEngine(ctx, "DNN_VM_AICPU"),
+    : kernels::KernelEngine(ctx, std::string(sdk::engine::kAiCpu)),
       string_tensors_(ctx.options().get_bool("string_tensors", true)) {}
 
 sdk::SupportVerdict AiCpuEngine::check_support(const sdk::Node& node) const {

@@ -8,7 +8,8 @@ constexpr gs_option_desc kOptions[] = {
      nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
-    GS_ENGINE_COMPONENT("DNN_VM_AICPU", "AI CPU: every ONNX operator, dynamic and data-dependent shapes",
+    GS_ENGINE_COMPONENT(graphsplit::sdk::engine::kAiCpu.data(),
+                        "AI CPU: every ONNX operator, dynamic and data-dependent shapes",
                         graphsplit::plugins::ai_cpu::AiCpuEngine, GS_OPTIONS(kOptions), "ai_cpu.ops.toml"),
 };
 

@@ -9,7 +9,8 @@ constexpr gs_option_desc kOptions[] = {
     {"max_channels", GS_OPT_INT, "4", 1, 4, nullptr, "Most image channels DVPP takes", nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
-    GS_ENGINE_COMPONENT("DNN_VM_DVPP", "DVPP: uint8 image pre-processing (resize, crop, pad, layout, cast)",
+    GS_ENGINE_COMPONENT(graphsplit::sdk::engine::kDvpp.data(),
+                        "DVPP: uint8 image pre-processing (resize, crop, pad, layout, cast)",
                         graphsplit::plugins::dvpp::DvppEngine, GS_OPTIONS(kOptions), "dvpp.ops.toml"),
 };
 

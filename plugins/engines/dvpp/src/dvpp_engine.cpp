@@ -5,7 +5,7 @@
 namespace graphsplit::plugins::dvpp {
 
 DvppEngine::DvppEngine(const sdk::PluginContext& ctx)
-    : kernels::KernelEngine(ctx, "DNN_VM_DVPP"),
+    : kernels::KernelEngine(ctx, std::string(sdk::engine::kDvpp)),
       max_resolution_(ctx.options().get_int("max_resolution", 4096)),
       max_channels_(ctx.options().get_int("max_channels", 4)) {}
 

@@ -8,9 +8,9 @@ constexpr gs_option_desc kOptions[] = {
      "Largest output (elements) the host computes", nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
-    GS_ENGINE_COMPONENT("DNN_VM_HOST_CPU", "Host CPU: shape computation and small integer tensors",
-                        graphsplit::plugins::host_cpu::HostCpuEngine, GS_OPTIONS(kOptions),
-                        "host_cpu.ops.toml"),
+    GS_ENGINE_COMPONENT(
+        graphsplit::sdk::engine::kHostCpu.data(), "Host CPU: shape computation and small integer tensors",
+        graphsplit::plugins::host_cpu::HostCpuEngine, GS_OPTIONS(kOptions), "host_cpu.ops.toml"),
 };
 
 }  // namespace

@@ -3,7 +3,7 @@
 namespace graphsplit::plugins::host_cpu {
 
 HostCpuEngine::HostCpuEngine(const sdk::PluginContext& ctx)
-    : kernels::KernelEngine(ctx, "DNN_VM_HOST_CPU"),
+    : kernels::KernelEngine(ctx, std::string(sdk::engine::kHostCpu)),
       max_output_elements_(ctx.options().get_int("max_output_elements", 65536)) {}
 
 sdk::SupportVerdict HostCpuEngine::check_support(const sdk::Node& node) const {

@@ -22,10 +22,6 @@ using sdk::Status;
 
 enum class Kind { kData, kNetOutput, kInputNode, kStage, kKnown, kUnknown };
 
-bool is_data_like(const Node& n) {
-  return n.type() == "Data" || n.type() == "RefData" || n.type() == "AippData";
-}
-
 bool has_unknown_tensor(const Node& n) {
   for (size_t i = 0; i < n.num_inputs(); ++i) {
     const sdk::TensorDesc* d = n.input_desc(i);
@@ -89,7 +85,7 @@ class Partition {
     // GE's known-first strategy (selected when ffts+ is on) has its own default limit, 6.
     known_first_ = !stable_ && ctx_.options().get_string("strategy") == "known_first";
     if (known_first_ && limit_ != -1) limit_ = ctx_.options().get_int("known_first_limit", 6);
-    if (graph_.attrs().get_bool(kNoNeedPartition, false)) {
+    if (graph_.attrs().get_bool(sdk::attr::kNoNeedDynamicShapePartition, false)) {
       ctx_.log(sdk::LogLevel::kInfo, "skipped '" + graph_.name() + "': _no_need_dynamic_shape_partition");
       return Status::ok();
     }
@@ -104,7 +100,7 @@ class Partition {
       why = "the graph holds only Data and NetOutput, with an unknown tensor";
     if (!why.empty()) {
       whole_graph_unknown();
-      graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
       decide("WHOLE_GRAPH_DYNAMIC", {}, why);
       *changed = true;
       return Status::ok();
@@ -113,7 +109,7 @@ class Partition {
     classify();
     *changed = true;
     if (unknown_.empty()) {
-      graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
       const int64_t threshold = ge.get_int("ge.host_scheduling_max_threshold", 0);
       size_t known = 0;
       bool special = false;
@@ -122,26 +118,27 @@ class Partition {
         special = special || is_special(*n);
       }
       if (static_cast<int64_t>(known) < threshold && !special) {
-        graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+        graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
         decide("HOST_SCHEDULING", {},
                std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
                    std::to_string(threshold));
       }
       return Status::ok();
     }
-    graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
-    if (graph_.attrs().get_bool("_single_op_scene", false)) {
+    graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
+    if (graph_.attrs().get_bool(sdk::attr::kSingleOpScene, false)) {
       // Single-op scene: dynamic, but never split.
-      graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(false));
+      graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
       bool any = false;
       for (const Node* n : graph_.nodes())
-        any = any || unknown_.count(const_cast<Node*>(n)) || n->attrs().get_bool(kForceUnknownShape, false);
-      if (any) graph_.attrs().set(std::string(kMemoryDiscontiguous), AttrValue::Bool(true));
-      for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+        any = any || unknown_.count(const_cast<Node*>(n)) ||
+              n->attrs().get_bool(sdk::attr::kForceUnknownShape, false);
+      if (any) graph_.attrs().set(sdk::attr::kMemoryDiscontiguousAllocation, AttrValue::Bool(true));
+      for (Node* n : graph_.nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
       mark_subgraphs();
       return Status::ok();
     }
-    graph_.attrs().set(std::string(kDynamicShapePartitioned), AttrValue::Bool(true));
+    graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(true));
     GS_RETURN_IF_ERROR(sort_graph());
     unknown_.rekey(graph_.id_bound());
     // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do
@@ -166,7 +163,7 @@ class Partition {
     GS_RETURN_IF_ERROR(build());
     // What stayed in the graph (Data, NetOutput, stage calls) and the new calls live in a dynamic graph; the
     // framed nodes got their frame's flag (written once, not twice: on large graphs this is a second's work).
-    for (Node* n : graph_.nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+    for (Node* n : graph_.nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
     mark_subgraphs();
     transfer_const_control_edges();
     return Status::ok();
@@ -180,7 +177,7 @@ class Partition {
   }
 
   const sdk::OpSupportRow* row_of(const Node& n) const {
-    const std::string engine = n.attrs().get_string("_op_engine_name");
+    const std::string engine = n.attrs().get_string(sdk::attr::kOpEngineName);
     for (const sdk::EngineRef& e : engines_) {
       if (e.name == engine && e.table) return e.table->find(n.type());
     }
@@ -196,12 +193,12 @@ class Partition {
     for (Graph* g : graphs) {
       for (Node* n : g->nodes()) {
         const sdk::OpSupportRow* row = row_of(*n);
-        if (!row || !row->tiling || n->attrs().has(kTilingDependOp)) continue;
+        if (!row || !row->tiling || n->attrs().has(sdk::attr::kDynamicTilingDependOp)) continue;
         bool non_const_input = false;
         for (const sdk::OutPort& p : n->inputs())
-          non_const_input = non_const_input || (p.node && p.node->type() != "Const");
+          non_const_input = non_const_input || (p.node && p.node->type() != sdk::op::kConst);
         if (has_unknown_tensor(*n) && non_const_input) {
-          n->attrs().set(std::string(kTilingDependOp), AttrValue::Bool(true));
+          n->attrs().set(sdk::attr::kDynamicTilingDependOp, AttrValue::Bool(true));
         }
       }
     }
@@ -210,7 +207,7 @@ class Partition {
   bool only_io_with_unknown_tensor() const {
     bool unknown = false;
     for (const Node* n : graph_.nodes()) {
-      if (!is_data_like(*n) && n->type() != "NetOutput") return false;
+      if (!sdk::is_data_like(n->type()) && n->type() != sdk::op::kNetOutput) return false;
       unknown = unknown || has_unknown_tensor(*n);
     }
     return unknown;
@@ -231,20 +228,21 @@ class Partition {
   }
 
   void whole_graph_unknown() {
-    graph_.attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
+    graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
     for (Graph* g : with_descendants()) {
-      g->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(true));
-      for (Node* n : g->nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(true));
+      g->attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
+      for (Node* n : g->nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
     }
   }
 
   // Rules 1-8 of the reference's section 3.2, first match wins; the code's order, not the docs'.
   bool is_unknown(Node& n, std::string* why) {
-    if (n.attrs().get_bool(kIsUnknownShape, false) || n.attrs().get_bool(kForceUnknownShape, false)) {
+    if (n.attrs().get_bool(sdk::attr::kIsUnknownShape, false) ||
+        n.attrs().get_bool(sdk::attr::kForceUnknownShape, false)) {
       *why = "FORCED|_is_unknown_shape or _force_unknown_shape is set";
       return true;
     }
-    if (n.attrs().get_string("_op_engine_name") == "DNN_VM_HOST_CPU") {
+    if (n.attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu) {
       *why = "HOST_CPU|runs on DNN_VM_HOST_CPU";
       return true;
     }
@@ -262,23 +260,23 @@ class Partition {
         return true;
       }
     }
-    if (n.attrs().get_bool(kTilingDependOp, false)) {
+    if (n.attrs().get_bool(sdk::attr::kDynamicTilingDependOp, false)) {
       const sdk::OpSupportRow* row = row_of(n);
       const sdk::OptionValues& ge = ctx_.ge_options();
       const bool sink = ge.get_string("ge.tiling_schedule_optimize") == "1" &&
                         ge.get_string("ge.buildGraphMode") == "offline" && row && row->tiling_sink;
       if (sink) {
-        n.attrs().set(std::string(kTilingSinkOp), AttrValue::Bool(true));
+        n.attrs().set(sdk::attr::kTilingSinkOp, AttrValue::Bool(true));
       } else {
-        n.attrs().set(std::string(kForceUnknownShape), AttrValue::Bool(true));
+        n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
         *why = "TILING_DEPEND|needs run-time tiling data and cannot sink its tiling to AI CPU";
         return true;
       }
     }
-    const sdk::AttrValue* refresh = n.attrs().get(kSupportAddrRefresh);
+    const sdk::AttrValue* refresh = n.attrs().get(sdk::attr::kIsSupportAddrRefresh);
     const sdk::OpSupportRow* row = row_of(n);
     if ((refresh && refresh->as_bool() && !*refresh->as_bool()) || (!refresh && row && !row->addr_refresh)) {
-      n.attrs().set(std::string(kForceUnknownShape), AttrValue::Bool(true));
+      n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
       *why = "NO_ADDR_REFRESH|its kernel cannot repoint addresses";
       return true;
     }
@@ -288,7 +286,8 @@ class Partition {
   // GE's no-tiling capability, reduced to what the graph can say: the op types GE always allows and ops
   // marked _op_no_tiling. (GE's engine export-shape lists have no counterpart here.)
   static bool no_tiling_capable(const Node& n) {
-    return n.type() == "MemcpyAsync" || n.type() == "StreamMerge" || n.attrs().get_bool(kOpNoTiling, false);
+    return n.type() == "MemcpyAsync" || n.type() == "StreamMerge" ||
+           n.attrs().get_bool(sdk::attr::kOpNoTiling, false);
   }
 
   bool subgraph_has_unknown(const Graph& g) {
@@ -320,7 +319,7 @@ class Partition {
     if (!unknown_.empty() && !no_tiling_.empty()) {
       for (Node* n : graph_.nodes()) {
         if (!no_tiling_.count(n) || unknown_.count(n)) continue;
-        n->attrs().set(std::string(kOpNoTiling), AttrValue::Bool(false));
+        n->attrs().set(sdk::attr::kOpNoTiling, AttrValue::Bool(false));
         unknown_.insert(n);
         decide("NO_TILING_REVERTED", {n}, "mixed no-tiling and dynamic nodes are not supported");
       }
@@ -330,7 +329,7 @@ class Partition {
     for (Node* n : graph_.nodes()) {
       if (!unknown_.count(n)) continue;
       for (const sdk::OutPort& p : n->inputs()) {
-        if (p.node && p.node->type() == "Const" && !unknown_.count(p.node)) pulled.push_back(p.node);
+        if (p.node && p.node->type() == sdk::op::kConst && !unknown_.count(p.node)) pulled.push_back(p.node);
       }
     }
     for (Node* c : pulled) unknown_.insert(c);
@@ -351,13 +350,13 @@ class Partition {
       bool has_data_in = false;
       for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
       Kind k;
-      if (is_data_like(*n) && !has_data_in)
+      if (sdk::is_data_like(n->type()) && !has_data_in)
         k = Kind::kData;
-      else if (n->type() == "Const" && !has_data_in && n->control_inputs().empty())
+      else if (n->type() == sdk::op::kConst && !has_data_in && n->control_inputs().empty())
         k = Kind::kInputNode;
-      else if (n->type() == "NetOutput")
+      else if (n->type() == sdk::op::kNetOutput)
         k = Kind::kNetOutput;
-      else if (n->type() == "PartitionedCall" && n->attrs().has(kStageLevel))
+      else if (n->type() == sdk::op::kPartitionedCall && n->attrs().has(sdk::attr::kStageLevel))
         k = Kind::kStage;
       else if (unknown_.count(n))
         k = Kind::kUnknown;
@@ -379,7 +378,7 @@ class Partition {
   void merge_control_flow_groups() {
     std::map<int64_t, std::vector<Node*>> groups;
     for (Node* n : graph_.nodes()) {
-      if (const AttrValue* g = n->attrs().get(kControlFlowGroup); g && g->as_int())
+      if (const AttrValue* g = n->attrs().get(sdk::attr::kControlFlowGroup); g && g->as_int())
         groups[*g->as_int()].push_back(n);
     }
     for (auto& [group, members] : groups) {
@@ -413,7 +412,8 @@ class Partition {
   bool merge_ref_variable(ClusterGraph::Id c) {
     if (clusters_->size(c) != 1) return false;
     const Node* n = clusters_->first_member(c);
-    if ((n->type() != "Variable" && n->type() != "VariableV2" && n->type() != "RefData") ||
+    if ((n->type() != sdk::op::kVariable && n->type() != sdk::op::kVariableV2 &&
+         n->type() != sdk::op::kRefData) ||
         n->attrs().get_string("ref_var_src_var_name").empty()) {
       return false;
     }
@@ -575,9 +575,9 @@ class Partition {
           tree_.unique_subgraph_name(graph_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
       s.call_name = graph_.unique_node_name(s.subgraph_name + "_PartitionedCall_" + std::to_string(counter));
       ++counter;
-      s.call_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
-      s.subgraph_attrs.set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
-      if (unknown) s.subgraph_attrs.set(std::string(kMemoryDiscontiguous), AttrValue::Bool(true));
+      s.call_attrs.set(sdk::attr::kIsUnknownShape, AttrValue::Bool(unknown));
+      s.subgraph_attrs.set(sdk::attr::kIsUnknownShape, AttrValue::Bool(unknown));
+      if (unknown) s.subgraph_attrs.set(sdk::attr::kMemoryDiscontiguousAllocation, AttrValue::Bool(true));
       specs.push_back(std::move(s));
       unknown_frame.push_back(unknown);
     }
@@ -586,10 +586,10 @@ class Partition {
     for (size_t i = 0; i < frames.size(); ++i) {
       framed_.insert(frames[i].subgraph);
       for (Node* n : frames[i].subgraph->nodes()) {
-        if (n->type() == "Data") continue;
-        n->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(unknown_frame[i]));
-        if (n->type() != "NetOutput")
-          n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown_frame[i]));
+        if (n->type() == sdk::op::kData) continue;
+        n->attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(unknown_frame[i]));
+        if (n->type() != sdk::op::kNetOutput)
+          n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(unknown_frame[i]));
       }
     }
     ctx_.log(sdk::LogLevel::kInfo, std::to_string(frames.size()) + " subgraphs, " + std::to_string(refused_) +
@@ -610,21 +610,21 @@ class Partition {
     std::stable_sort(order.begin(), order.end(),
                      [&](const Graph* a, const Graph* b) { return depth(a) < depth(b); });
     for (Graph* g : order) {
-      if (framed_.count(g) || g->attrs().has(kIsUnknownShape)) continue;
+      if (framed_.count(g) || g->attrs().has(sdk::attr::kIsUnknownShape)) continue;
       bool unknown = subgraph_has_unknown(*g);
       if (!unknown) {
         for (const Node* n : g->nodes()) {
-          unknown = unknown || n->attrs().get_string("_op_engine_name") == "DNN_VM_HOST_CPU" ||
-                    n->attrs().get_bool(kForceUnknownShape, false);
+          unknown = unknown || n->attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu ||
+                    n->attrs().get_bool(sdk::attr::kForceUnknownShape, false);
         }
       }
       const Node* parent = g->parent_node();
-      if (!unknown && parent && parent->type() == "PartitionedCall") {
-        unknown = parent->owner()->attrs().get_bool(kIsUnknownShape, false) ||
-                  parent->attrs().get_bool(kIsUnknownShape, false);
+      if (!unknown && parent && parent->type() == sdk::op::kPartitionedCall) {
+        unknown = parent->owner()->attrs().get_bool(sdk::attr::kIsUnknownShape, false) ||
+                  parent->attrs().get_bool(sdk::attr::kIsUnknownShape, false);
       }
-      g->attrs().set(std::string(kIsUnknownShape), AttrValue::Bool(unknown));
-      for (Node* n : g->nodes()) n->attrs().set(std::string(kOwnerGraphIsUnknown), AttrValue::Bool(unknown));
+      g->attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(unknown));
+      for (Node* n : g->nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(unknown));
     }
   }
 
@@ -645,7 +645,7 @@ class Partition {
       for (Node* n : ops) sides.insert(kind(clusters_->cluster_of(n)) == Kind::kUnknown);
       if (sides.size() < 2) continue;
       split = true;
-      for (Node* n : ops) n->attrs().set(std::string(kForceUnknownShape), AttrValue::Bool(true));
+      for (Node* n : ops) n->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
       decide("STACK_REPARTITION", std::vector<const Node*>(ops.begin(), ops.end()),
              "data-flow handle " + std::to_string(handle) + " was split across static and dynamic clusters");
     }
@@ -657,7 +657,7 @@ class Partition {
   void transfer_const_control_edges() {
     for (Graph* g : tree_.subgraphs()) {
       for (Node* c : g->node_list()) {
-        if (c->type() != "Const" || c->control_inputs().empty()) continue;
+        if (c->type() != sdk::op::kConst || c->control_inputs().empty()) continue;
         std::vector<Node*> consumers;
         for (size_t o = 0; o < c->num_outputs(); ++o) {
           for (const sdk::InPort& p : c->consumers(o)) consumers.push_back(p.node);
@@ -694,20 +694,20 @@ Status DynamicShapePartitioner::partition(Graph& root, sdk::PassContext& ctx, bo
   // Independent graphs (reference 3.1, step 4): multi-batch Case branches, then the root or, when the root is
   // pipeline-partitioned, each root PartitionedCall's subgraph.
   std::vector<Graph*> independent;
-  if (root.attrs().get_bool("_enable_dynamic_batch", false)) {
+  if (root.attrs().get_bool(sdk::attr::kEnableDynamicBatch, false)) {
     std::vector<Graph*> graphs{&root};
     graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
     for (Graph* g : graphs) {
       for (Node* n : g->nodes()) {
-        if (n->type() == "Case" && n->attrs().get_bool("mbatch-inserted-node", false)) {
+        if (n->type() == sdk::op::kCase && n->attrs().get_bool(sdk::attr::kMbatchInsertedNode, false)) {
           for (Graph* branch : n->subgraphs()) independent.push_back(branch);
         }
       }
     }
   }
-  if (root.attrs().get_bool("_pipeline_partitioned", false)) {
+  if (root.attrs().get_bool(sdk::attr::kPipelinePartitioned, false)) {
     for (Node* n : root.nodes()) {
-      if (n->type() == "PartitionedCall") {
+      if (n->type() == sdk::op::kPartitionedCall) {
         for (Graph* sub : n->subgraphs()) independent.push_back(sub);
       }
     }
@@ -721,7 +721,8 @@ Status DynamicShapePartitioner::partition(Graph& root, sdk::PassContext& ctx, bo
     *changed = *changed || c;
   }
   // Written once: the list can hold a decision per node of a large graph.
-  if (!decisions.empty()) root.attrs().set(std::string(kDecisions), AttrValue::Strings(std::move(decisions)));
+  if (!decisions.empty())
+    root.attrs().set(sdk::attr::kDspDecisions, AttrValue::Strings(std::move(decisions)));
   return Status::ok();
 }
 

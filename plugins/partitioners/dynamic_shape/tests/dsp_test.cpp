@@ -66,13 +66,13 @@ std::vector<std::string> root_types(const Graph& g) {
 std::vector<std::string> members(const Graph& sub) {
   std::vector<std::string> out;
   for (const Node* n : sub.nodes()) {
-    if (n->type() != "Data" && n->type() != "NetOutput") out.push_back(n->name());
+    if (n->type() != sdk::op::kData && n->type() != sdk::op::kNetOutput) out.push_back(n->name());
   }
   return out;
 }
 
 bool unknown(const Graph& g) {
-  return g.attrs().get_bool("_is_unknown_shape", false);
+  return g.attrs().get_bool(sdk::attr::kIsUnknownShape, false);
 }
 
 TEST(DynamicShapePartitionerTest, Dsp15ShortStaticEndsJoinTheDynamicMiddle) {
@@ -84,11 +84,11 @@ TEST(DynamicShapePartitionerTest, Dsp15ShortStaticEndsJoinTheDynamicMiddle) {
   ASSERT_TRUE(partition(*g).is_ok());
   ASSERT_EQ(g->subgraphs().size(), 1u);
   EXPECT_EQ(root_types(*g), std::vector<std::string>{"PartitionedCall"});
-  EXPECT_TRUE(g->node_list()[0]->attrs().get_bool("_is_unknown_shape", false));
+  EXPECT_TRUE(g->node_list()[0]->attrs().get_bool(sdk::attr::kIsUnknownShape, false));
   EXPECT_EQ(members(*g->subgraphs()[0]), (std::vector<std::string>{"a", "b", "c", "d"}));
   EXPECT_EQ(g->subgraphs()[0]->name(), "g1_sub_0_unknow");
-  EXPECT_TRUE(g->subgraphs()[0]->attrs().get_bool("_memory_discontiguous_allocation", false));
-  EXPECT_TRUE(g->attrs().get_bool("_dynamic_shape_partitioned", false));
+  EXPECT_TRUE(g->subgraphs()[0]->attrs().get_bool(sdk::attr::kMemoryDiscontiguousAllocation, false));
+  EXPECT_TRUE(g->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, false));
 }
 
 TEST(DynamicShapePartitionerTest, NodesCreatedOutOfOrderAreClassifiedAfterTheSortRenumbersThem) {
@@ -99,7 +99,7 @@ TEST(DynamicShapePartitionerTest, NodesCreatedOutOfOrderAreClassifiedAfterTheSor
   std::vector<std::string> chain = {"x",  "s1", "s2", "s3", "s4", "s5", "u", "t1",
                                     "t2", "t3", "t4", "t5", "t6", "t7", "t8"};
   std::map<std::string, Node*> nodes;
-  Node* out = g->add_node("out", "NetOutput", 1, 0);
+  Node* out = g->add_node("out", sdk::op::kNetOutput, 1, 0);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     const bool data = *it == "x";
     nodes[*it] = g->add_node(*it, data ? "Data" : "Relu", data ? 0 : 1, 0);
@@ -127,10 +127,10 @@ TEST(DynamicShapePartitionerTest, KnownFirstStrategyHasNoPathAbsorption) {
   auto build = [] {
     auto g = new_root();
     add(*g, "x", "Data", {});
-    add(*g, "u1", "Relu", {"x"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+    add(*g, "u1", "Relu", {"x"})->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
     add(*g, "k1", "Relu", {"u1"});
     for (int i = 2; i <= 6; ++i) add(*g, "k" + std::to_string(i), "Relu", {"k" + std::to_string(i - 1)});
-    add(*g, "u2", "Add", {"u1", "k6"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+    add(*g, "u2", "Add", {"u1", "k6"})->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
     net_output(*g, {"u2"});
     return g;
   };
@@ -167,7 +167,7 @@ TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
   add(*g, "s3", "Relu", {"s2"});
   add(*g, "s4", "Relu", {"s3"});
   add(*g, "s5", "Relu", {"s4"});
-  add(*g, "u", "Relu", {"s1"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  add(*g, "u", "Relu", {"s1"})->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
   add(*g, "s6", "Add", {"s5", "u"});
   net_output(*g, {"s6"});
   ASSERT_TRUE(partition(*g).is_ok());
@@ -180,7 +180,7 @@ TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
   EXPECT_TRUE(unknown(*g->subgraphs()[1]));
   EXPECT_EQ(root_types(*g),
             (std::vector<std::string>{"Data", "PartitionedCall", "PartitionedCall", "NetOutput"}));
-  const auto* decisions = g->attrs().get("_dsp_decisions")->as_strings();
+  const auto* decisions = g->attrs().get(sdk::attr::kDspDecisions)->as_strings();
   ASSERT_NE(decisions, nullptr);
   EXPECT_NE(
       std::find(decisions->begin(), decisions->end(),
@@ -201,8 +201,8 @@ TEST(DynamicShapePartitionerTest, Dsp16HostPlacementAndDsp20LimitMinusOneKeepThe
     ASSERT_TRUE(partition(*g, {option}).is_ok());
     EXPECT_TRUE(g->subgraphs().empty()) << option.first;
     EXPECT_TRUE(unknown(*g));
-    EXPECT_FALSE(g->attrs().get_bool("_dynamic_shape_partitioned", true));
-    for (const Node* n : g->nodes()) EXPECT_TRUE(n->attrs().get_bool("OwnerGraphIsUnknown", false));
+    EXPECT_FALSE(g->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, true));
+    for (const Node* n : g->nodes()) EXPECT_TRUE(n->attrs().get_bool(sdk::attr::kOwnerGraphIsUnknown, false));
   }
 }
 
@@ -215,7 +215,7 @@ TEST(DynamicShapePartitionerTest, Dsp17And18HostSchedulingThreshold) {
     ASSERT_TRUE(partition(*g, {{"ge.host_scheduling_max_threshold", threshold}}).is_ok());
     EXPECT_TRUE(g->subgraphs().empty());
     EXPECT_EQ(unknown(*g), std::string(threshold) == "15") << threshold;
-    EXPECT_FALSE(g->attrs().get_bool("_dynamic_shape_partitioned", true));
+    EXPECT_FALSE(g->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, true));
   }
 }
 
@@ -228,7 +228,7 @@ TEST(DynamicShapePartitionerTest, Dsp19OnlyDataAndNetOutput) {
   EXPECT_TRUE(g->subgraphs().empty());
   EXPECT_EQ(g->num_nodes(), 3u);
   EXPECT_TRUE(unknown(*g));
-  EXPECT_TRUE(g->find_node("y")->attrs().get_bool("OwnerGraphIsUnknown", false));
+  EXPECT_TRUE(g->find_node("y")->attrs().get_bool(sdk::attr::kOwnerGraphIsUnknown, false));
 }
 
 TEST(DynamicShapePartitionerTest, Dsp21LargeLimitMakesOneDynamicSubgraph) {
@@ -262,12 +262,12 @@ TEST(DynamicShapePartitionerTest, Dsp22EmptyOrOutOfRangeLimitIsAnError) {
 TEST(DynamicShapePartitionerTest, Dsp23NoAddressRefreshForcesDynamic) {
   auto g = new_root();
   add(*g, "x", "Data", {});
-  add(*g, "neg", "Neg", {"x"})->attrs().set("_is_support_addr_refresh", AttrValue::Bool(false));
+  add(*g, "neg", "Neg", {"x"})->attrs().set(sdk::attr::kIsSupportAddrRefresh, AttrValue::Bool(false));
   net_output(*g, {"neg"});
   ASSERT_TRUE(partition(*g).is_ok());
   ASSERT_EQ(g->subgraphs().size(), 1u);
-  EXPECT_TRUE(g->subgraphs()[0]->find_node("neg")->attrs().get_bool("_force_unknown_shape", false));
-  EXPECT_TRUE(g->subgraphs()[0]->parent_node()->attrs().get_bool("_is_unknown_shape", false));
+  EXPECT_TRUE(g->subgraphs()[0]->find_node("neg")->attrs().get_bool(sdk::attr::kForceUnknownShape, false));
+  EXPECT_TRUE(g->subgraphs()[0]->parent_node()->attrs().get_bool(sdk::attr::kIsUnknownShape, false));
 }
 
 TEST(DynamicShapePartitionerTest, Dsp02HostCpuAndForcedNodesAreDynamic) {
@@ -277,8 +277,8 @@ TEST(DynamicShapePartitionerTest, Dsp02HostCpuAndForcedNodesAreDynamic) {
   add(*g, "b", "Relu", {"a"});
   add(*g, "c", "Relu", {"b"});
   add(*g, "d", "Relu", {"c"});
-  add(*g, "h", "Shape", {"d"})->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_HOST_CPU"));
-  add(*g, "f", "Relu", {"x"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  add(*g, "h", "Shape", {"d"})->attrs().set(sdk::attr::kOpEngineName, AttrValue::String("DNN_VM_HOST_CPU"));
+  add(*g, "f", "Relu", {"x"})->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
   net_output(*g, {"h", "f"});
   ASSERT_TRUE(partition(*g).is_ok());
   std::set<std::string> dynamic_nodes;
@@ -304,14 +304,14 @@ std::unique_ptr<Graph> nested(const std::function<void(Graph&)>& fill_branch) {
   net_output(*g, {"call"});
   Graph* f = g->add_subgraph("f", call);
   call->attrs().set("f", AttrValue::OfGraph(f));
-  add(*f, "a", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(0));
+  add(*f, "a", "Data", {})->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(0));
   add(*f, "c", "Const", {}, {});
   Node* iff = add(*f, "if", "If", {"c", "a"});
   net_output(*f, {"if"});
   for (const char* key : {"then_branch", "else_branch"}) {
     Graph* b = g->add_subgraph(std::string("if_") + key, iff);
     iff->attrs().set(key, AttrValue::OfGraph(b));
-    add(*b, "in", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(1));
+    add(*b, "in", "Data", {})->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
     add(*b, "op", "Relu", {"in"});
     if (std::string(key) == "then_branch") fill_branch(*b);
     net_output(*b, {"op"});
@@ -326,10 +326,12 @@ TEST(DynamicShapePartitionerTest, Dsp04To06SomethingDynamicTwoLevelsDownMakesThe
          b.find_node("op")->mutable_output_desc(0).shape = sdk::Shape({-1, 3});
        }},
       {"force unknown",
-       [](Graph& b) { b.find_node("op")->attrs().set("_force_unknown_shape", AttrValue::Bool(true)); }},
+       [](Graph& b) {
+         b.find_node("op")->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
+       }},
       {"host cpu",
        [](Graph& b) {
-         b.find_node("op")->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_HOST_CPU"));
+         b.find_node("op")->attrs().set(sdk::attr::kOpEngineName, AttrValue::String("DNN_VM_HOST_CPU"));
        }},
   };
   for (const auto& [what, fill] : cases) {
@@ -340,7 +342,7 @@ TEST(DynamicShapePartitionerTest, Dsp04To06SomethingDynamicTwoLevelsDownMakesThe
       if (members(*s) == std::vector<std::string>{"call"}) call = s->find_node("call");
     }
     ASSERT_NE(call, nullptr) << what;
-    EXPECT_TRUE(call->owner()->attrs().get_bool("_is_unknown_shape", false)) << what;
+    EXPECT_TRUE(call->owner()->attrs().get_bool(sdk::attr::kIsUnknownShape, false)) << what;
     // The call's own subgraph and the dynamic branch are marked; the static else branch is not (If passes
     // nothing down).
     EXPECT_TRUE(unknown(*g->find_subgraph("f"))) << what;
@@ -397,37 +399,37 @@ TEST(DynamicShapePartitionerTest, ConstsWithoutInputsGatherInOneInputSubgraph) {
 
 TEST(DynamicShapePartitionerTest, Dsp01SingleOpSceneIsDynamicButNotSplit) {
   auto g = new_root();
-  g->attrs().set("_single_op_scene", AttrValue::Bool(true));
+  g->attrs().set(sdk::attr::kSingleOpScene, AttrValue::Bool(true));
   add(*g, "x", "Data", {}, kDynamic);
   add(*g, "a", "AddN", {"x"}, kDynamic);
   net_output(*g, {"a"});
   ASSERT_TRUE(partition(*g).is_ok());
   EXPECT_TRUE(g->subgraphs().empty());
-  EXPECT_FALSE(g->attrs().get_bool("_dynamic_shape_partitioned", true));
-  EXPECT_TRUE(g->attrs().get_bool("_memory_discontiguous_allocation", false));
+  EXPECT_FALSE(g->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, true));
+  EXPECT_TRUE(g->attrs().get_bool(sdk::attr::kMemoryDiscontiguousAllocation, false));
   EXPECT_TRUE(unknown(*g));
 }
 
 TEST(DynamicShapePartitionerTest, NoNeedAttributeSkipsTheGraph) {
   auto g = new_root();
-  g->attrs().set("_no_need_dynamic_shape_partition", AttrValue::Bool(true));
+  g->attrs().set(sdk::attr::kNoNeedDynamicShapePartition, AttrValue::Bool(true));
   add(*g, "x", "Data", {}, kDynamic);
   add(*g, "a", "Relu", {"x"}, kDynamic);
   net_output(*g, {"a"});
   ASSERT_TRUE(partition(*g).is_ok());
   EXPECT_TRUE(g->subgraphs().empty());
-  EXPECT_FALSE(g->attrs().has("_dynamic_shape_partitioned"));
+  EXPECT_FALSE(g->attrs().has(sdk::attr::kDynamicShapePartitioned));
 }
 
 TEST(DynamicShapePartitionerTest, Dsp07ControlFlowGroupBecomesOneCluster) {
   auto g = new_root();
   add(*g, "x", "Data", {});
-  add(*g, "m1", "StreamSwitch", {"x"})->attrs().set("_control_flow_group", AttrValue::Int(1));
+  add(*g, "m1", "StreamSwitch", {"x"})->attrs().set(sdk::attr::kControlFlowGroup, AttrValue::Int(1));
   add(*g, "k1", "Relu", {"m1"});
   add(*g, "k2", "Relu", {"k1"});
   Node* m2 = add(*g, "m2", "Merge", {"k2"});
-  m2->attrs().set("_control_flow_group", AttrValue::Int(1));
-  m2->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  m2->attrs().set(sdk::attr::kControlFlowGroup, AttrValue::Int(1));
+  m2->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
   add(*g, "h1", "Relu", {"x"});
   add(*g, "h2", "Relu", {"h1"});
   add(*g, "h3", "Relu", {"h2"});
@@ -460,24 +462,24 @@ TEST(DynamicShapePartitionerTest, Dsp13StackOpsOfOneHandleEndOnOneSide) {
     if (s->find_node("stack1")) stack1 = s->find_node("stack1");
   }
   ASSERT_NE(stack1, nullptr);
-  EXPECT_TRUE(stack1->attrs().get_bool("_force_unknown_shape", false));
+  EXPECT_TRUE(stack1->attrs().get_bool(sdk::attr::kForceUnknownShape, false));
   EXPECT_TRUE(unknown(*stack1->owner()));
 }
 
 TEST(DynamicShapePartitionerTest, Dsp24MultiBatchBranchesAreSplitOnTheirOwn) {
   for (bool flag : {true, false}) {
     auto g = new_root();
-    if (flag) g->attrs().set("_enable_dynamic_batch", AttrValue::Bool(true));
+    if (flag) g->attrs().set(sdk::attr::kEnableDynamicBatch, AttrValue::Bool(true));
     add(*g, "idx", "Data", {}, {});
     add(*g, "x", "Data", {});
     Node* c = add(*g, "case", "Case", {"idx", "x"}, kDynamic);
-    c->attrs().set("mbatch-inserted-node", AttrValue::Bool(true));
+    c->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
     net_output(*g, {"case"});
     std::vector<Graph*> branches;
     for (int b = 0; b < 2; ++b) {
       Graph* br = g->add_subgraph("Batch_" + std::to_string(b), c);
       branches.push_back(br);
-      add(*br, "in", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(1));
+      add(*br, "in", "Data", {})->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
       add(*br, "s1", "Relu", {"in"});
       add(*br, "s2", "Relu", {"s1"});
       add(*br, "s3", "Relu", {"s2"});
@@ -489,7 +491,7 @@ TEST(DynamicShapePartitionerTest, Dsp24MultiBatchBranchesAreSplitOnTheirOwn) {
     ASSERT_TRUE(partition(*g).is_ok());
     size_t calls_in_branches = 0;
     for (Graph* br : branches) {
-      for (const Node* n : br->nodes()) calls_in_branches += n->type() == "PartitionedCall";
+      for (const Node* n : br->nodes()) calls_in_branches += n->type() == sdk::op::kPartitionedCall;
     }
     EXPECT_EQ(calls_in_branches, flag ? 4u : 0u) << "flag " << flag;
     EXPECT_TRUE(unknown(*g)) << "flag " << flag;
@@ -522,7 +524,7 @@ TEST(DynamicShapePartitionerTest, RefVariableMergesIntoItsProducer) {
   add(*g, "s2", "Relu", {"s1"});
   add(*g, "s3", "Relu", {"s2"});
   add(*g, "s4", "Relu", {"s3"});
-  add(*g, "u", "Relu", {"s4"})->attrs().set("_force_unknown_shape", AttrValue::Bool(true));
+  add(*g, "u", "Relu", {"s4"})->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
   add(*g, "var", "Variable", {"u"})->attrs().set("ref_var_src_var_name", AttrValue::String("weights"));
   add(*g, "t1", "Relu", {"var"});
   add(*g, "t2", "Relu", {"t1"});
@@ -562,7 +564,7 @@ std::unique_ptr<Graph> random_graph(std::mt19937& rng, int n, const std::vector<
     for (size_t j = 0; j < inputs[k].size(); ++j)
       (void)g->add_edge({created[inputs[k][j]], 0}, {created[k], static_cast<int32_t>(j)});
   }
-  Node* out = g->add_node("out", "NetOutput", 1, 0);
+  Node* out = g->add_node("out", sdk::op::kNetOutput, 1, 0);
   (void)g->add_edge({created[n - 1], 0}, {out, 0});
   return g;
 }
@@ -652,12 +654,12 @@ TEST_P(RealModelDspTest, PartitionsAndVerifies) {
   const size_t before = root->total_nodes();
   sdk::Status s = partition(*root, {}, true);
   ASSERT_TRUE(s.is_ok()) << s.message();
-  EXPECT_TRUE(root->attrs().get_bool("_dynamic_shape_partitioned", false));
+  EXPECT_TRUE(root->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, false));
   size_t frames = 0, dynamic_frames = 0;
   for (const Node* n : root->nodes()) {
-    if (n->type() != "PartitionedCall") continue;
+    if (n->type() != sdk::op::kPartitionedCall) continue;
     ++frames;
-    dynamic_frames += n->attrs().get_bool("_is_unknown_shape", false);
+    dynamic_frames += n->attrs().get_bool(sdk::attr::kIsUnknownShape, false);
   }
   EXPECT_GE(frames, GetParam().min_subgraphs);
   EXPECT_GE(dynamic_frames, 1u);
@@ -685,7 +687,7 @@ TEST(RealModelDspTest, StaticShapesLeaveTheGraphWhole) {
       import_onnx_file(std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx", o, &root).is_ok());
   ASSERT_TRUE(partition(*root, {}, true).is_ok());
   EXPECT_TRUE(root->subgraphs().empty());
-  EXPECT_FALSE(root->attrs().get_bool("_dynamic_shape_partitioned", true));
+  EXPECT_FALSE(root->attrs().get_bool(sdk::attr::kDynamicShapePartitioned, true));
 }
 
 }  // namespace

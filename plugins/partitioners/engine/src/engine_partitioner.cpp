@@ -22,10 +22,9 @@ using sdk::Status;
 
 // GE's data-like nodes: without inputs they go to the default data engine and end in the input graph.
 bool is_data_like_source(const Node& n) {
-  static const std::set<std::string_view> kTypes = {"Data",       "RefData",     "AippData",
-                                                    "Const",      "Constant",    "Variable",
-                                                    "VariableV2", "VarHandleOp", "FileConstant"};
-  if (!kTypes.count(n.type())) return false;
+  const std::string_view t = n.type();
+  if (!sdk::is_data_like(t) && !sdk::is_const_like(t) && !sdk::is_variable_like(t) && t != "FileConstant")
+    return false;
   for (const sdk::OutPort& p : n.inputs()) {
     if (p.node) return false;
   }
@@ -33,7 +32,8 @@ bool is_data_like_source(const Node& n) {
 }
 
 std::string engine_key(const Node& n, Mode mode) {
-  return n.attrs().get_string(mode == Mode::kComposite ? kCompositeEngineAttr : kEngineAttr);
+  return n.attrs().get_string(mode == Mode::kComposite ? sdk::attr::kCompositeEngineName
+                                                       : sdk::attr::kOpEngineName);
 }
 
 // Clusters of one graph: the cluster engine does the cycle check exactly (GE bounds a DFS per edge instead).
@@ -65,7 +65,7 @@ class Splitter {
       if (is_data_like_source(*n)) {
         data_[i] = 1;
         engine = std::string(kDefaultDataEngine);
-        n->attrs().remove(kUserStreamLabel);  // GE clears it on data nodes only
+        n->attrs().remove(sdk::attr::kUserStreamLabel);  // GE clears it on data nodes only
       } else {
         engine = engine_key(*n, options_.mode);
         if (engine.empty() && options_.mode == Mode::kAtomic) {
@@ -75,7 +75,7 @@ class Splitter {
         }
       }
       engine_.push_back(engine);
-      label_.push_back(n->attrs().get_string(kStreamLabel));
+      label_.push_back(n->attrs().get_string(sdk::attr::kStreamLabel));
       const std::string key = engine + '\n' + label_.back();
       key_[i] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
     }
@@ -197,17 +197,16 @@ class Splitter {
                         std::string(sdk::op::kPlaceHolder), 0, 0);
     ph->add_output(anchor >= 0 ? producer->output_desc(anchor) : sdk::TensorDesc{},
                    anchor >= 0 ? producer->output_name(anchor) : std::string());
-    end->attrs().set(std::string(kPeerIndex), AttrValue::Int(index));
-    end->attrs().set(std::string(kParentOpType), AttrValue::String(consumer->type()));
-    end->attrs().set(std::string(kRearEngine), AttrValue::String(engine_key_of(*consumer)));
-    ph->attrs().set(std::string(kPeerIndex), AttrValue::Int(index));
-    ph->attrs().set(std::string(kParentOpType), AttrValue::String(producer->type()));
-    ph->attrs().set(std::string(kParentNodeName), AttrValue::String(producer->name()));
-    ph->attrs().set(std::string(kFrontEngine), AttrValue::String(engine_key_of(*producer)));
-    ph->attrs().set(std::string(kParentId),
-                    AttrValue::String(part_name(src) + ":" + std::to_string(producer->id())));
-    ph->attrs().set(std::string(kAnchorIndex), AttrValue::Int(anchor));
-    ph->attrs().set(std::string(kPeerNodeName), AttrValue::String(end->name()));
+    end->attrs().set(kPeerIndex, AttrValue::Int(index));
+    end->attrs().set(kParentOpType, AttrValue::String(consumer->type()));
+    end->attrs().set(kRearEngine, AttrValue::String(engine_key_of(*consumer)));
+    ph->attrs().set(kPeerIndex, AttrValue::Int(index));
+    ph->attrs().set(kParentOpType, AttrValue::String(producer->type()));
+    ph->attrs().set(kParentNodeName, AttrValue::String(producer->name()));
+    ph->attrs().set(kFrontEngine, AttrValue::String(engine_key_of(*producer)));
+    ph->attrs().set(kParentId, AttrValue::String(part_name(src) + ":" + std::to_string(producer->id())));
+    ph->attrs().set(kAnchorIndex, AttrValue::Int(anchor));
+    ph->attrs().set(kPeerNodeName, AttrValue::String(end->name()));
     assign(end, src);
     assign(ph, dst);
     return {end, ph};
@@ -238,12 +237,12 @@ class Splitter {
       const std::string base = "partition" + std::to_string(partition_index) + "_rank" +
                                std::to_string(rank[p]) + "_" + part_name(static_cast<int>(p));
       Graph* sub = tree.add_detached_subgraph(tree.unique_subgraph_name(base));
-      sub->attrs().set(std::string(kParentGraphName), AttrValue::String(graph_.name()));
-      if (graph_.is_root()) sub->attrs().set(std::string(kIsRootGraph), AttrValue::Bool(true));
-      if (const AttrValue* v = graph_.attrs().get("_is_unknown_shape"))
-        sub->attrs().set("_is_unknown_shape", *v);
-      if (const AttrValue* v = graph_.attrs().get("_session_graph_id"))
-        sub->attrs().set("_session_graph_id", *v);
+      sub->attrs().set(sdk::attr::kParentGraphName, AttrValue::String(graph_.name()));
+      if (graph_.is_root()) sub->attrs().set(sdk::attr::kIsRootGraph, AttrValue::Bool(true));
+      if (const AttrValue* v = graph_.attrs().get(sdk::attr::kIsUnknownShape))
+        sub->attrs().set(sdk::attr::kIsUnknownShape, *v);
+      if (const AttrValue* v = graph_.attrs().get(sdk::attr::kSessionGraphId))
+        sub->attrs().set(sdk::attr::kSessionGraphId, *v);
       GS_RETURN_IF_ERROR(graph_.move_nodes_to(members[p], sub));
       out->subgraphs.push_back({sub, parts_[p].engine, parts_[p].label, rank[p]});
     }
@@ -292,25 +291,25 @@ void assign_composite(Graph& root, const Options& options) {
         for (const Graph* sub : n->subgraphs()) {
           size_t ops = 0;
           for (const Node* inner : sub->nodes()) {
-            if (inner->type() == sdk::op::kNetOutput || inner->type() == "NoOp" ||
+            if (inner->type() == sdk::op::kNetOutput || inner->type() == sdk::op::kNoOp ||
                 is_data_like_source(*inner))
               continue;
             ++ops;
-            seen.insert(inner->attrs().get_string(kCompositeEngineAttr));
+            seen.insert(inner->attrs().get_string(sdk::attr::kCompositeEngineName));
           }
           empty = empty || ops == 0;
         }
         if (!empty && seen.size() == 1) composite = *seen.begin();
       } else {
-        auto it = options.composite_map.find(n->attrs().get_string(kEngineAttr));
+        auto it = options.composite_map.find(n->attrs().get_string(sdk::attr::kOpEngineName));
         if (it != options.composite_map.end()) composite = it->second;
       }
       if (composite.empty() && n->type() != sdk::op::kNetOutput) {
-        n->attrs().remove(kCompositeEngineAttr);
-        n->attrs().remove(kCompositeKernelLibAttr);
+        n->attrs().remove(sdk::attr::kCompositeEngineName);
+        n->attrs().remove(sdk::attr::kCompositeEngineKernelLibName);
       } else {
-        n->attrs().set(std::string(kCompositeEngineAttr), AttrValue::String(composite));
-        n->attrs().set(std::string(kCompositeKernelLibAttr), AttrValue::String(composite));
+        n->attrs().set(sdk::attr::kCompositeEngineName, AttrValue::String(composite));
+        n->attrs().set(sdk::attr::kCompositeEngineKernelLibName, AttrValue::String(composite));
       }
     }
   }
@@ -401,12 +400,12 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
       if (n->attrs().has(kPeerIndex) && (n->type() == sdk::op::kEnd || n->type() == sdk::op::kPlaceHolder))
         continue;
       ++count;
-      if (!s.stream_label.empty() && !n->attrs().has(kStreamLabel))
-        n->attrs().set(std::string(kStreamLabel), AttrValue::String(s.stream_label));
-      if (ref && n->attrs().get_string(kEngineAttr).empty()) {
-        n->attrs().set(std::string(kEngineAttr), AttrValue::String(s.engine));
+      if (!s.stream_label.empty() && !n->attrs().has(sdk::attr::kStreamLabel))
+        n->attrs().set(sdk::attr::kStreamLabel, AttrValue::String(s.stream_label));
+      if (ref && n->attrs().get_string(sdk::attr::kOpEngineName).empty()) {
+        n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(s.engine));
         if (ref->table)
-          n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(ref->table->kernel_lib()));
+          n->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(ref->table->kernel_lib()));
       }
     }
     summary.push_back(s.graph->name() + "|" + s.engine + "|" + s.stream_label + "|" + std::to_string(count));
@@ -453,7 +452,7 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
   }
   for (const EngineSubgraph& s : partition.subgraphs) tree.remove_subgraph(s.graph);
   if (!summary.empty())
-    graph.attrs().set(std::string(kEnginePartitions), AttrValue::Strings(std::move(summary)));
+    graph.attrs().set(sdk::attr::kEnginePartitions, AttrValue::Strings(std::move(summary)));
   return sdk::topological_sort(graph, sort_mode);
 }
 
@@ -484,7 +483,7 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   sdk::TopoSortMode sort_mode = sdk::kDefaultTopoSortMode;
   if (auto m = sdk::parse_topo_sorting_mode(ge.get_string("ge.topoSortingMode"))) sort_mode = *m;
   if (options.mode == Mode::kComposite) {
-    if (root.attrs().get_bool("_single_op_scene", false)) return Status::ok();
+    if (root.attrs().get_bool(sdk::attr::kSingleOpScene, false)) return Status::ok();
     if (const AttrValue* list = own.get("composite_engines"); list && list->as_strings()) {
       for (const std::string& entry : *list->as_strings()) {
         const size_t eq = entry.find('=');
@@ -503,7 +502,7 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   }
 
   const int64_t partition_index = root.attrs().get_int(kPartitionCounter, 0);
-  root.attrs().set(std::string(kPartitionCounter), AttrValue::Int(partition_index + 1));
+  root.attrs().set(kPartitionCounter, AttrValue::Int(partition_index + 1));
   // The root, then every graph of its flat list, as GE does; the list is taken before anything is added.
   std::vector<Graph*> graphs{&root};
   graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
@@ -515,8 +514,9 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   int64_t next_pair = 0;
   size_t partitioned = 0, subgraphs = 0, pairs = 0, optimised = 0;
   for (Graph* g : graphs) {
-    if (g->attrs().get_bool(kNoNeedPartition, false) ||
-        g->attrs().get_bool(kNoNeedPartitionAndMerge, false) || g->attrs().get_bool(kNoNeedMerge, false)) {
+    if (g->attrs().get_bool(sdk::attr::kNoNeedPartition, false) ||
+        g->attrs().get_bool(sdk::attr::kNoNeedPartitionAndMerge, false) ||
+        g->attrs().get_bool(sdk::attr::kNoNeedMerge, false)) {
       ctx.log(sdk::LogLevel::kInfo,
               "graph '" + g->name() + "' is marked not to be partitioned; left as it is");
       continue;

@@ -17,12 +17,6 @@
 namespace graphsplit::plugins::engine_partition {
 
 // GE spellings.
-inline constexpr std::string_view kEngineAttr = "_op_engine_name";
-inline constexpr std::string_view kKernelLibAttr = "_op_kernel_lib_name";
-inline constexpr std::string_view kCompositeEngineAttr = "_composite_engine_name";
-inline constexpr std::string_view kCompositeKernelLibAttr = "_composite_engine_kernel_lib_name";
-inline constexpr std::string_view kStreamLabel = "_stream_label";
-inline constexpr std::string_view kUserStreamLabel = "_user_stream_label";
 inline constexpr std::string_view kDefaultDataEngine = "ENGINE_DEFAULT_DATA";
 inline constexpr std::string_view kInputGraphEngine = "inputNodesSubGraph";
 inline constexpr std::string_view kPeerIndex = "peerIndex";
@@ -33,13 +27,6 @@ inline constexpr std::string_view kAnchorIndex = "anchorIndex";
 inline constexpr std::string_view kPeerNodeName = "_peerNodeName";
 inline constexpr std::string_view kFrontEngine = "pld_front_node_engine_name";
 inline constexpr std::string_view kRearEngine = "end_rear_node_engine_name";
-inline constexpr std::string_view kNoNeedPartition = "_no_need_partition";
-inline constexpr std::string_view kNoNeedPartitionAndMerge = "_no_need_partition_and_merge";
-inline constexpr std::string_view kNoNeedMerge = "_no_need_merge";
-inline constexpr std::string_view kParentGraphName = "_parent_graph_name";
-inline constexpr std::string_view kIsRootGraph = "_is_root_graph";
-// Written on every partitioned graph after merge-back, for reports: "name|engine|stream label|node count".
-inline constexpr std::string_view kEnginePartitions = "_engine_partitions";
 // Root counter of engine partitions run so far (GE's partition<T> prefix).
 inline constexpr std::string_view kPartitionCounter = "_engine_partition_count";
 

@@ -27,12 +27,12 @@ Node* op(Graph& g, const std::string& name, const std::string& type, const std::
          const std::string& engine, std::vector<int64_t> dims = {2, 3}) {
   Node* n =
       testing::add_op(g, name, type, inputs, testing::tensor_desc(sdk::DataType::kFloat, std::move(dims)));
-  if (!engine.empty()) n->attrs().set(std::string(kEngineAttr), AttrValue::String(engine));
+  if (!engine.empty()) n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
   return n;
 }
 Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
   Node* n = testing::add_net_output(g, inputs);
-  n->attrs().set(std::string(kEngineAttr), AttrValue::String(kGeLocal));
+  n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(kGeLocal));
   return n;
 }
 
@@ -45,7 +45,7 @@ std::string snapshot(const Graph& root) {
   for (const Graph* g : graphs) {
     out += "graph " + g->name() + "\n";
     for (const auto& [k, v] : g->attrs().entries()) {
-      if (k != kEnginePartitions && k != kPartitionCounter)
+      if (k != sdk::attr::kEnginePartitions && k != kPartitionCounter)
         out +=
             "  @" + k + "=" + std::to_string(v.kind() == AttrValue::Kind::kBool ? *v.as_bool() : -1) + "\n";
     }
@@ -80,7 +80,7 @@ std::vector<std::string> members(const Graph& g) {
 }
 
 std::vector<std::string> summary(const Graph& g) {
-  const AttrValue* v = g.attrs().get(kEnginePartitions);
+  const AttrValue* v = g.attrs().get(sdk::attr::kEnginePartitions);
   return v && v->as_strings() ? *v->as_strings() : std::vector<std::string>{};
 }
 
@@ -170,7 +170,7 @@ TEST(EnginePartitionTest, StreamLabelsSplitOneEngineAndControlEdgesGetPairsToo) 
   auto g = testing::opset17_root("g");
   op(*g, "x", "Data", {}, kGeLocal);
   op(*g, "a", "Relu", {"x"}, kAiCore);
-  op(*g, "b", "Relu", {"a"}, kAiCore)->attrs().set(std::string(kStreamLabel), AttrValue::String("s1"));
+  op(*g, "b", "Relu", {"a"}, kAiCore)->attrs().set(sdk::attr::kStreamLabel, AttrValue::String("s1"));
   op(*g, "c", "Relu", {"b"}, kAiCore);
   net_output(*g, {"c"});
   ASSERT_TRUE(g->add_control_edge(g->find_node("a"), g->find_node("c")).is_ok());
@@ -195,9 +195,9 @@ TEST(EnginePartitionTest, StreamLabelsSplitOneEngineAndControlEdgesGetPairsToo) 
 
 TEST(EnginePartitionTest, Ept11And33DataLikeNodesGoToTheInputGraphAndLoseTheirUserStreamLabel) {
   auto g = testing::opset17_root("g");
-  op(*g, "x", "Data", {}, kGeLocal)->attrs().set(std::string(kUserStreamLabel), AttrValue::String("u"));
+  op(*g, "x", "Data", {}, kGeLocal)->attrs().set(sdk::attr::kUserStreamLabel, AttrValue::String("u"));
   op(*g, "w", "Const", {}, kGeLocal);
-  op(*g, "a", "Add", {"x", "w"}, kAiCore)->attrs().set(std::string(kUserStreamLabel), AttrValue::String("u"));
+  op(*g, "a", "Add", {"x", "w"}, kAiCore)->attrs().set(sdk::attr::kUserStreamLabel, AttrValue::String("u"));
   net_output(*g, {"a"});
   GraphPartition p;
   int64_t pairs = 0;
@@ -206,8 +206,8 @@ TEST(EnginePartitionTest, Ept11And33DataLikeNodesGoToTheInputGraphAndLoseTheirUs
   EXPECT_EQ(p.subgraphs[0].rank, 0);
   EXPECT_EQ(p.subgraphs[0].engine, "inputNodesSubGraph");
   EXPECT_EQ(members(*p.subgraphs[0].graph), (std::vector<std::string>{"x", "w"}));
-  EXPECT_FALSE(p.subgraphs[0].graph->find_node("x")->attrs().has(kUserStreamLabel));
-  EXPECT_TRUE(p.subgraphs[1].graph->find_node("a")->attrs().has(kUserStreamLabel));
+  EXPECT_FALSE(p.subgraphs[0].graph->find_node("x")->attrs().has(sdk::attr::kUserStreamLabel));
+  EXPECT_TRUE(p.subgraphs[1].graph->find_node("a")->attrs().has(sdk::attr::kUserStreamLabel));
   ASSERT_TRUE(merge_back(p, {}, sdk::TopoSortMode::kStableRDFS).is_ok());
 }
 
@@ -258,7 +258,7 @@ TEST(EnginePartitionTest, RandomDagsRoundTripThroughSplitAndMergeBack) {
       if (rng() % 2) in.push_back("n" + std::to_string(rng() % k));
       Node* node = op(*g, "n" + std::to_string(k), in.size() == 2 ? "Add" : "Relu", in, engines[rng() % 4]);
       if (rng() % 5 == 0)
-        node->attrs().set(std::string(kStreamLabel), AttrValue::String("s" + std::to_string(rng() % 2)));
+        node->attrs().set(sdk::attr::kStreamLabel, AttrValue::String("s" + std::to_string(rng() % 2)));
       if (rng() % 6 == 0) (void)g->add_control_edge(g->find_node("n" + std::to_string(rng() % k)), node);
     }
     net_output(*g, {"n" + std::to_string(n - 1)});
@@ -283,7 +283,8 @@ TEST(EnginePartitionTest, RandomDagsRoundTripThroughSplitAndMergeBack) {
         if (node->type() == sdk::op::kEnd || node->type() == sdk::op::kPlaceHolder ||
             p.subgraphs[i].rank == 0)
           continue;
-        keys.insert(node->attrs().get_string(kEngineAttr) + "/" + node->attrs().get_string(kStreamLabel));
+        keys.insert(node->attrs().get_string(sdk::attr::kOpEngineName) + "/" +
+                    node->attrs().get_string(sdk::attr::kStreamLabel));
       }
       EXPECT_LE(keys.size(), 1u) << "trial " << trial;
     }
@@ -384,7 +385,7 @@ TEST(EnginePartitionPluginTest, AFailingThrowingOrGraphBreakingOptimiseHookIsRep
 
 TEST(EnginePartitionPluginTest, ANodeWithoutAnEngineIsAClearError) {
   auto g = mixed_chain();
-  g->find_node("c")->attrs().remove(kEngineAttr);
+  g->find_node("c")->attrs().remove(sdk::attr::kOpEngineName);
   const sdk::Status s = run_engine_partitioner(*g);
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("node 'c' (Relu) has no _op_engine_name"), std::string::npos) << s.message();
@@ -401,12 +402,12 @@ std::unique_ptr<Graph> graph_with_if(bool mark_else) {
   for (const std::string branch : {"then", "else"}) {
     Graph* b = g->add_subgraph(branch, node_if);
     node_if->attrs().set(branch + "_branch", AttrValue::OfGraph(b));
-    op(*b, "bx", "Data", {}, kGeLocal)->attrs().set("_parent_node_index", AttrValue::Int(1));
+    op(*b, "bx", "Data", {}, kGeLocal)->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
     op(*b, "p", "Relu", {"bx"}, kAiCore);
     op(*b, "q", "Relu", {"p"}, kAiCpu);
     net_output(*b, {"q"});
   }
-  if (mark_else) g->find_subgraph("else")->attrs().set(std::string(kNoNeedMerge), AttrValue::Bool(true));
+  if (mark_else) g->find_subgraph("else")->attrs().set(sdk::attr::kNoNeedMerge, AttrValue::Bool(true));
   return g;
 }
 
@@ -429,7 +430,7 @@ TEST(EnginePartitionPluginTest, CompositeModeRunsOnlyWithARegistryAndThenCluster
   auto g = mixed_chain();
   ASSERT_TRUE(run_engine_partitioner(*g).is_ok());
   EXPECT_EQ(g->attrs().get_int(kPartitionCounter, 0), 1);
-  EXPECT_FALSE(g->find_node("a")->attrs().has(kCompositeEngineAttr));
+  EXPECT_FALSE(g->find_node("a")->attrs().has(sdk::attr::kCompositeEngineName));
 
   // AI Core and AI CPU under one composite engine: a, b, c and d form one composite subgraph.
   auto h = mixed_chain();
@@ -438,7 +439,7 @@ TEST(EnginePartitionPluginTest, CompositeModeRunsOnlyWithARegistryAndThenCluster
                              "modes = [\"composite\"], composite_engines = [\"AIcoreEngine=FFTS_PLUS\", "
                              "\"DNN_VM_AICPU=FFTS_PLUS\"]")
           .is_ok());
-  EXPECT_EQ(h->find_node("c")->attrs().get_string(kCompositeEngineAttr), "FFTS_PLUS");
+  EXPECT_EQ(h->find_node("c")->attrs().get_string(sdk::attr::kCompositeEngineName), "FFTS_PLUS");
   const std::vector<std::string> s = summary(*h);
   ASSERT_EQ(s.size(), 3u);
   EXPECT_EQ(s[1], "partition0_rank1_new_sub_graph1|FFTS_PLUS||4");

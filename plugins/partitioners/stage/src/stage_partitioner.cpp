@@ -15,10 +15,8 @@ using sdk::Graph;
 using sdk::Node;
 using sdk::Status;
 
-constexpr std::string_view kStageLevel = "_stage_level";
-
 bool is_input_data(const Node& n) {
-  if (n.type() != "Data" && n.type() != "RefData" && n.type() != "AippData") return false;
+  if (!sdk::is_data_like(n.type())) return false;
   for (const sdk::OutPort& p : n.inputs()) {
     if (p.node) return false;
   }
@@ -33,7 +31,7 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
   std::map<int64_t, std::vector<Node*>> levels;
   std::map<const Node*, int64_t> level_of;
   for (Node* n : root.nodes()) {
-    const AttrValue* v = n->attrs().get(kStageLevel);
+    const AttrValue* v = n->attrs().get(sdk::attr::kStageLevel);
     if (!v) continue;
     if (!v->as_int() || *v->as_int() < 0 || *v->as_int() > std::numeric_limits<uint32_t>::max()) {
       return Status::invalid_argument("node '" + n->name() + "' (" + n->type() +
@@ -60,7 +58,7 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
         if (it != level_of.end())
           continue;  // tagged already: same level continues nowhere new, another stops
         level_of[p] = level;
-        p->attrs().set(std::string(kStageLevel), AttrValue::Int(level));
+        p->attrs().set(sdk::attr::kStageLevel, AttrValue::Int(level));
         if (is_input_data(*p)) continue;  // tagged, but neither traversed nor collected
         members.push_back(p);
         stack.push_back(p);
@@ -70,8 +68,8 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
   // 3. The tail stage: everything still untagged, except input Data and NetOutput, gets max + 1.
   const int64_t tail = levels.rbegin()->first + 1;
   for (Node* n : root.nodes()) {
-    if (level_of.count(n) || is_input_data(*n) || n->type() == "NetOutput") continue;
-    n->attrs().set(std::string(kStageLevel), AttrValue::Int(tail));
+    if (level_of.count(n) || is_input_data(*n) || n->type() == sdk::op::kNetOutput) continue;
+    n->attrs().set(sdk::attr::kStageLevel, AttrValue::Int(tail));
     levels[tail].push_back(n);
   }
   // 4. One frame per level.
@@ -81,9 +79,9 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
     s.members = members;
     s.subgraph_name = root.unique_subgraph_name("Subgraph_Level_" + std::to_string(level));
     s.call_name = root.unique_node_name("Subgraph_Level_" + std::to_string(level) + "_PartitionedCall");
-    s.call_attrs.set(std::string(kStageLevel), AttrValue::Int(level));
-    s.call_attrs.set("_force_unknown_shape", AttrValue::Bool(true));
-    s.subgraph_attrs.set(std::string(kStageLevel), AttrValue::Int(level));
+    s.call_attrs.set(sdk::attr::kStageLevel, AttrValue::Int(level));
+    s.call_attrs.set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
+    s.subgraph_attrs.set(sdk::attr::kStageLevel, AttrValue::Int(level));
     specs.push_back(std::move(s));
   }
   sdk::FrameOptions options;
@@ -98,8 +96,8 @@ Status StagePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* cha
   // 5. Stages in level order where the edges allow it.
   std::vector<Node*> order = root.node_list();
   std::stable_sort(order.begin(), order.end(), [](const Node* a, const Node* b) {
-    const int64_t la = a->attrs().get_int(kStageLevel, std::numeric_limits<uint32_t>::max());
-    const int64_t lb = b->attrs().get_int(kStageLevel, std::numeric_limits<uint32_t>::max());
+    const int64_t la = a->attrs().get_int(sdk::attr::kStageLevel, std::numeric_limits<uint32_t>::max());
+    const int64_t lb = b->attrs().get_int(sdk::attr::kStageLevel, std::numeric_limits<uint32_t>::max());
     return la < lb;
   });
   GS_RETURN_IF_ERROR(root.reorder(order));

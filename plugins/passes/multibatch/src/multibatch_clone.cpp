@@ -28,10 +28,6 @@ Status fail(const std::string& code, const std::string& what) {
   return Status::invalid_argument(code + ": multi-batch: " + what);
 }
 
-bool is_data(const Node& n) {
-  return n.type() == "Data" || n.type() == "RefData" || n.type() == "AippData";
-}
-
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::string s;
   for (int64_t d : dims) s += (s.empty() ? "" : ",") + std::to_string(d);
@@ -57,8 +53,9 @@ class Cloner {
     for (const Node* n : nodes) {
       auto it = data_index.find(n);
       const bool to_data = it != data_index.end();
-      Node* c =
-          dst.add_node(n->name() + suffix_, to_data ? "Data" : n->type(), to_data ? 0 : n->num_inputs(), 0);
+      Node* c = dst.add_node(n->name() + suffix_,
+                             to_data ? std::string_view(sdk::op::kData) : std::string_view(n->type()),
+                             to_data ? 0 : n->num_inputs(), 0);
       if (!c) return Status::internal("multi-batch: node name '" + n->name() + suffix_ + "' is taken");
       for (size_t o = 0; o < n->num_outputs(); ++o) c->add_output(n->output_desc(o), n->output_name(o));
       for (const auto& [key, value] : n->attrs().entries()) {
@@ -66,7 +63,7 @@ class Cloner {
         if (to_data && (key == "value" || key == sdk::attr::kIndex)) continue;
         c->attrs().set(key, value);
       }
-      if (to_data) c->attrs().set(std::string(sdk::attr::kParentNodeIndex), AttrValue::Int(it->second));
+      if (to_data) c->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(it->second));
       copy[static_cast<size_t>(n->id())] = c;
     }
     for (const Node* n : nodes) {
@@ -159,11 +156,11 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
   // Collect IO (P06): the Data nodes in `index` order, the Consts, exactly one NetOutput.
   std::vector<Node*> data, consts, outputs;
   for (Node* n : root.nodes()) {
-    if (is_data(*n) && n->num_inputs() == 0)
+    if (sdk::is_data_like(n->type()) && n->num_inputs() == 0)
       data.push_back(n);
-    else if ((n->type() == "Const" || n->type() == "Constant") && n->num_inputs() == 0)
+    else if ((n->type() == sdk::op::kConst || n->type() == sdk::op::kConstant) && n->num_inputs() == 0)
       consts.push_back(n);
-    else if (n->type() == "NetOutput")
+    else if (n->type() == sdk::op::kNetOutput)
       outputs.push_back(n);
   }
   if (data.empty())
@@ -239,14 +236,15 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
   std::map<size_t, Node*> direct;
   for (size_t i = 0; i < net_output->num_inputs(); ++i) {
     const sdk::OutPort p = net_output->input(i);
-    if (p.node && is_data(*p.node) && p.node->num_inputs() == 0) direct[i] = p.node;
+    if (p.node && sdk::is_data_like(p.node->type()) && p.node->num_inputs() == 0) direct[i] = p.node;
   }
 
   // The Case and its branches. Case inputs: branch index, then the Data, then the Consts.
   std::map<const Node*, int64_t> routed;
   for (size_t i = 0; i < data.size(); ++i) routed[data[i]] = static_cast<int64_t>(1 + i);
   for (size_t i = 0; i < consts.size(); ++i) routed[consts[i]] = static_cast<int64_t>(1 + data.size() + i);
-  Node* case_node = root.add_node(root.unique_node_name(kCase), "Case", 1 + data.size() + consts.size(), 0);
+  Node* case_node =
+      root.add_node(root.unique_node_name(kCase), sdk::op::kCase, 1 + data.size() + consts.size(), 0);
   std::vector<Graph*> branches;
   std::vector<std::string> used_names;
   for (size_t g = 0; g < gears; ++g) {
@@ -265,7 +263,8 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
       Node* inner = branch->find_node(data[i]->name() + kSuffix + std::to_string(g));
       if (auto pos = user_position.find(data[i]); pos != user_position.end()) {
         inner->mutable_output_desc(0).shape = sdk::Shape(per_gear[g][pos->second]);
-        inner->attrs().set("_mbatch_origin_input_dims", AttrValue::Ints(request.inputs[pos->second].dims));
+        inner->attrs().set(sdk::attr::kMbatchOriginInputDims,
+                           AttrValue::Ints(request.inputs[pos->second].dims));
       }
     }
     Node* inner_out = branch->find_node(net_output->name() + kSuffix + std::to_string(g));
@@ -310,7 +309,7 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
     const sdk::AttrMap attrs = inner_out->attrs();
     const std::string name = inner_out->name();
     b.remove_node(inner_out);
-    Node* fresh = b.add_node(name, "NetOutput", kept.size(), 0);
+    Node* fresh = b.add_node(name, sdk::op::kNetOutput, kept.size(), 0);
     fresh->attrs() = attrs;
     for (size_t k = 0; k < sources.size(); ++k)
       GS_RETURN_IF_ERROR(b.add_edge(sources[k], {fresh, static_cast<int32_t>(k)}));
@@ -320,31 +319,30 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
 
   // The root: Data (largest gear's shape), Consts, shape index -> MapIndex -> Case, NetOutput.
   size_t gear_len = request.gears.front().size();
-  Node* shape_data = root.add_node(root.unique_node_name(kShapeData), "Data", 0, 0);
+  Node* shape_data = root.add_node(root.unique_node_name(kShapeData), sdk::op::kData, 0, 0);
   {
     sdk::TensorDesc d;
     d.dtype = sdk::DataType::kInt32;
     d.shape = sdk::Shape({static_cast<int64_t>(gear_len)});
     shape_data->add_output(d, kShapeData);
-    shape_data->attrs().set(std::string(sdk::attr::kIndex),
-                            AttrValue::Int(static_cast<int64_t>(data.size())));
-    shape_data->attrs().set("_is_multi_batch_shape_data", AttrValue::Bool(true));
-    shape_data->attrs().set("mbatch-inserted-node", AttrValue::Bool(true));
-    shape_data->attrs().set("_host_tensor", AttrValue::Bool(true));
+    shape_data->attrs().set(sdk::attr::kIndex, AttrValue::Int(static_cast<int64_t>(data.size())));
+    shape_data->attrs().set(sdk::attr::kIsMultiBatchShapeData, AttrValue::Bool(true));
+    shape_data->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
+    shape_data->attrs().set(sdk::attr::kHostTensor, AttrValue::Bool(true));
   }
   std::vector<int64_t> all_gears;
   for (const auto& g : request.gears) all_gears.insert(all_gears.end(), g.begin(), g.end());
-  Node* shape_const = root.add_node(root.unique_node_name(kShapeConst), "Const", 0, 0);
+  Node* shape_const = root.add_node(root.unique_node_name(kShapeConst), sdk::op::kConst, 0, 0);
   sdk::Tensor table = int32_tensor({static_cast<int64_t>(gears), static_cast<int64_t>(gear_len)}, all_gears);
   shape_const->add_output(table.desc(), kShapeConst);
-  shape_const->attrs().set(std::string(sdk::attr::kValue), AttrValue::OfTensor(table));
-  Node* map_index = root.add_node(root.unique_node_name(kMapIndex), "MapIndex", 2, 0);
+  shape_const->attrs().set(sdk::attr::kValue, AttrValue::OfTensor(table));
+  Node* map_index = root.add_node(root.unique_node_name(kMapIndex), sdk::op::kMapIndex, 2, 0);
   {
     sdk::TensorDesc d;
     d.dtype = sdk::DataType::kInt32;
     d.shape = sdk::Shape(std::vector<int64_t>{});
     map_index->add_output(d, kMapIndex);
-    map_index->attrs().set(std::string(sdk::attr::kDomain), AttrValue::String("graphsplit"));
+    map_index->attrs().set(sdk::attr::kDomain, AttrValue::String("graphsplit"));
   }
   GS_RETURN_IF_ERROR(root.add_edge({shape_data, 0}, {map_index, 0}));
   GS_RETURN_IF_ERROR(root.add_edge({shape_const, 0}, {map_index, 1}));
@@ -410,23 +408,23 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
     for (size_t j = 0; j < origin.size(); ++j) {
       if (origin[j] == -1) where.push_back(static_cast<int64_t>(j));
     }
-    d->attrs().set("_dynamic_batch_unknown_dim_index", AttrValue::Ints(where));
-    d->attrs().set("_mbatch_origin_input_dims", AttrValue::Ints(origin));
+    d->attrs().set(sdk::attr::kDynamicBatchUnknownDimIndex, AttrValue::Ints(where));
+    d->attrs().set(sdk::attr::kMbatchOriginInputDims, AttrValue::Ints(origin));
     d->attrs().set("mbatch-switch-name", AttrValue::String(case_node->name()));
     GS_RETURN_IF_ERROR(root.add_control_edge(d, shape_data));
   }
-  shape_data->attrs().set("_dynamic_batch_unknown_data_index", AttrValue::Ints(unknown_data));
+  shape_data->attrs().set(sdk::attr::kDynamicBatchUnknownDataIndex, AttrValue::Ints(unknown_data));
   // Case input descs come from the producers; its attributes are GE's.
   case_node->attrs().set("branches", AttrValue::Graphs(branches));
-  case_node->attrs().set("_batch_num", AttrValue::Int(static_cast<int64_t>(gears)));
+  case_node->attrs().set(sdk::attr::kBatchNum, AttrValue::Int(static_cast<int64_t>(gears)));
   for (size_t g = 0; g < gears; ++g)
     case_node->attrs().set("_pred_value_" + std::to_string(g), AttrValue::Ints(request.gears[g]));
   std::vector<std::string> order;
   for (const sdk::GearInput& in : request.inputs) order.push_back(in.name);
   case_node->attrs().set("user_designate_shape_order", AttrValue::Strings(order));
-  case_node->attrs().set("mbatch-inserted-node", AttrValue::Bool(true));
+  case_node->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
   case_node->attrs().set("mbatch_dynamic_type", AttrValue::String(sdk::gear_kind_name(request.kind)));
-  root.attrs().set("_enable_dynamic_batch", AttrValue::Bool(true));
+  root.attrs().set(sdk::attr::kEnableDynamicBatch, AttrValue::Bool(true));
   GS_RETURN_IF_ERROR(sdk::topological_sort(root, sdk::TopoSortMode::kStableRDFS));
   std::string shown;
   for (size_t g = 0; g < gears; ++g) shown += (g ? "; " : "") + dims_text(request.gears[g]);

@@ -16,10 +16,6 @@ using sdk::Node;
 using sdk::split;
 using sdk::Status;
 
-constexpr const char* kScopeIndex = "_subgraph_multi_dims_index";
-constexpr const char* kScopeShape = "_subgraph_multi_dims_input_shape";
-constexpr const char* kScopeDims = "_subgraph_multi_dims_input_dims";
-
 bool parse_int(std::string t, int64_t* v) {
   t.erase(std::remove(t.begin(), t.end(), ' '), t.end());
   if (t.empty()) return false;
@@ -41,7 +37,8 @@ Status parse_grades(const Node& n, const std::string& text, std::vector<std::vec
     for (const std::string& tok : multi ? split(grade, ',') : std::vector<std::string>{grade}) {
       int64_t v = 0;
       if (!parse_int(tok, &v) || v < 0) {
-        return Status::invalid_argument("scope subgraph: node '" + n.name() + "': " + kScopeDims + " '" +
+        return Status::invalid_argument("scope subgraph: node '" + n.name() +
+                                        "': " + std::string(sdk::attr::kSubgraphMultiDimsInputDims) + " '" +
                                         text + "' holds '" + tok + "', not a non-negative integer");
       }
       values.push_back(v);
@@ -51,19 +48,19 @@ Status parse_grades(const Node& n, const std::string& text, std::vector<std::vec
   for (const auto& g : *grades) {
     if (g.size() != grades->front().size()) {
       return Status::invalid_argument("scope subgraph: node '" + n.name() + "': every grade of " +
-                                      kScopeDims + " must have the same length ('" + text + "')");
+                                      std::string(sdk::attr::kSubgraphMultiDimsInputDims) +
+                                      " must have the same length ('" + text + "')");
     }
   }
   return Status::ok();
 }
 
 bool is_var(const Node& n) {
-  return n.type() == "Variable" || n.type() == "VariableV2" || n.type() == "VarHandleOp" ||
-         n.type() == "RefData";
+  return sdk::is_variable_like(n.type());
 }
 
 bool is_while(const Node& n) {
-  return n.type() == "While" || n.type() == "_While" || n.type() == "StatelessWhile";
+  return n.type() == sdk::op::kWhile || n.type() == "_While" || n.type() == "StatelessWhile";
 }
 
 }  // namespace
@@ -72,11 +69,12 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
   *changed = false;
   std::map<int64_t, std::vector<Node*>> scopes;
   for (Node* n : root.nodes()) {
-    const AttrValue* index = n->attrs().get(kScopeIndex);
+    const AttrValue* index = n->attrs().get(sdk::attr::kSubgraphMultiDimsIndex);
     if (!index || !index->as_int() || *index->as_int() < 0) continue;
-    if (n->type() == "Data" || n->type() == "NetOutput") {
+    if (n->type() == sdk::op::kData || n->type() == sdk::op::kNetOutput) {
       return Status::invalid_argument("scope subgraph: " + n->type() + " '" + n->name() + "' has " +
-                                      kScopeIndex + " " + std::to_string(*index->as_int()) +
+                                      std::string(sdk::attr::kSubgraphMultiDimsIndex) + " " +
+                                      std::to_string(*index->as_int()) +
                                       "; inputs and outputs cannot be in a scope");
     }
     scopes[*index->as_int()].push_back(n);
@@ -101,11 +99,11 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
       }
     }
     // A scope that is one PartitionedCall already has its subgraph: it is marked, not wrapped again.
-    if (members.size() == 1 && members[0]->type() == "PartitionedCall" &&
+    if (members.size() == 1 && members[0]->type() == sdk::op::kPartitionedCall &&
         members[0]->subgraphs().size() == 1) {
       Graph* sub = members[0]->subgraphs()[0];
-      sub->attrs().set("_subgraph_is_multi_dims", AttrValue::Bool(true));
-      sub->attrs().set("_no_need_dynamic_shape_partition", AttrValue::Bool(true));
+      sub->attrs().set(sdk::attr::kSubgraphIsMultiDims, AttrValue::Bool(true));
+      sub->attrs().set(sdk::attr::kNoNeedDynamicShapePartition, AttrValue::Bool(true));
       *changed = true;
       continue;
     }
@@ -113,10 +111,10 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
     s.members = members;
     s.subgraph_name = root.unique_subgraph_name(root.name() + "_scope_subgraph_" + std::to_string(index));
     s.call_name = root.unique_node_name("scope_partitioned_call_" + std::to_string(index));
-    s.subgraph_attrs.set("_subgraph_is_multi_dims", AttrValue::Bool(true));
-    s.subgraph_attrs.set("_no_need_dynamic_shape_partition", AttrValue::Bool(true));
-    if (const AttrValue* session = root.attrs().get("_session_graph_id"))
-      s.subgraph_attrs.set("_session_graph_id", *session);
+    s.subgraph_attrs.set(sdk::attr::kSubgraphIsMultiDims, AttrValue::Bool(true));
+    s.subgraph_attrs.set(sdk::attr::kNoNeedDynamicShapePartition, AttrValue::Bool(true));
+    if (const AttrValue* session = root.attrs().get(sdk::attr::kSessionGraphId))
+      s.subgraph_attrs.set(sdk::attr::kSessionGraphId, *session);
     specs.push_back(std::move(s));
     indices.push_back(index);
   }
@@ -125,35 +123,37 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
   std::map<const Node*, std::vector<std::vector<int64_t>>> grades;
   for (const sdk::FrameSpec& s : specs) {
     for (const Node* m : s.members) {
-      const std::string text = m->attrs().get_string(kScopeDims);
+      const std::string text = m->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputDims);
       if (text.empty()) continue;
       GS_RETURN_IF_ERROR(parse_grades(*m, text, &grades[m]));
     }
   }
   std::vector<sdk::Frame> frames;
   sdk::FrameOptions options;
-  options.copy_to_inner_data = {kScopeShape, kScopeDims};
+  options.copy_to_inner_data = {std::string(sdk::attr::kSubgraphMultiDimsInputShape),
+                                std::string(sdk::attr::kSubgraphMultiDimsInputDims)};
   GS_RETURN_IF_ERROR(sdk::build_frames(root, specs, options, &frames));
   for (size_t f = 0; f < frames.size(); ++f) {
     for (Node* d : frames[f].subgraph->nodes()) {
-      if (d->type() != "Data") continue;
-      const std::string text = d->attrs().get_string(kScopeDims);
+      if (d->type() != sdk::op::kData) continue;
+      const std::string text = d->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputDims);
       if (text.empty()) continue;
       std::vector<std::vector<int64_t>> g;
       GS_RETURN_IF_ERROR(parse_grades(*d, text, &g));
       std::vector<int64_t> flat;
       for (const auto& grade : g) flat.insert(flat.end(), grade.begin(), grade.end());
-      d->attrs().set("_op_multi_dims_input_dims", AttrValue::Ints(flat));
+      d->attrs().set(sdk::attr::kOpMultiDimsInputDims, AttrValue::Ints(flat));
       // The largest grade (by the product of its values) fills the -1 dims of the declared shape.
-      const std::string shape_text = d->attrs().get_string(kScopeShape);
+      const std::string shape_text = d->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputShape);
       const size_t colon = shape_text.find(':');
       if (colon == std::string::npos) continue;
       std::vector<int64_t> dims;
       for (const std::string& tok : split(shape_text.substr(colon + 1), ',')) {
         int64_t v = 0;
         if (!parse_int(tok, &v)) {
-          return Status::invalid_argument("scope subgraph: Data '" + d->name() + "': " + kScopeShape + " '" +
-                                          shape_text + "' holds '" + tok + "', not an integer");
+          return Status::invalid_argument("scope subgraph: Data '" + d->name() +
+                                          "': " + std::string(sdk::attr::kSubgraphMultiDimsInputShape) +
+                                          " '" + shape_text + "' holds '" + tok + "', not an integer");
         }
         dims.push_back(v);
       }
@@ -171,7 +171,7 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
       for (int64_t& v : dims) {
         if (v == -1 && k < g[best].size()) v = g[best][k++];
       }
-      d->attrs().set("_op_max_shape", AttrValue::Ints(dims));
+      d->attrs().set(sdk::attr::kOpMaxShape, AttrValue::Ints(dims));
     }
     ctx.log(sdk::LogLevel::kInfo, "scope " + std::to_string(indices[f]) + ": " +
                                       std::to_string(specs[f].members.size()) + " nodes in '" +
@@ -192,13 +192,16 @@ Status SplitVariableIntoSubgraph::run(Graph& root, sdk::PassContext& ctx, bool* 
         Node* consumer = use.node;
         const std::vector<Graph*> subs = consumer->subgraphs();
         if (subs.empty()) continue;
-        if (consumer->type() == "PartitionedCall" && subs[0]->attrs().get_bool("_is_unknown_shape", false))
+        if (consumer->type() == sdk::op::kPartitionedCall &&
+            subs[0]->attrs().get_bool(sdk::attr::kIsUnknownShape, false))
           continue;  // flattened after build: a copy would duplicate the variable in the parent
         bool changed_here = false;
         for (Graph* sub : subs) {
           Node* inner = nullptr;
           for (Node* d : sub->nodes()) {
-            if (d->type() == "Data" && d->attrs().get_int("_parent_node_index", -1) == use.index) inner = d;
+            if (d->type() == sdk::op::kData &&
+                d->attrs().get_int(sdk::attr::kParentNodeIndex, -1) == use.index)
+              inner = d;
           }
           if (!inner || !inner->has_consumers()) continue;
           Node* copy = sub->find_node(var->name());
@@ -210,10 +213,10 @@ Status SplitVariableIntoSubgraph::run(Graph& root, sdk::PassContext& ctx, bool* 
               if (!value.as_graph() && !value.as_graphs()) copy->attrs().set(key, value);
             }
             // A RefData inside a gear branch takes the branch's shape for it.
-            if (var->type() == "RefData" && inner->attrs().has("_mbatch_origin_input_dims")) {
+            if (var->type() == sdk::op::kRefData && inner->attrs().has(sdk::attr::kMbatchOriginInputDims)) {
               copy->mutable_output_desc(0).shape = inner->output_desc(0).shape;
-              copy->attrs().set("_mbatch_origin_input_dims",
-                                *inner->attrs().get("_mbatch_origin_input_dims"));
+              copy->attrs().set(sdk::attr::kMbatchOriginInputDims,
+                                *inner->attrs().get(sdk::attr::kMbatchOriginInputDims));
             }
           }
           for (const sdk::InPort c : std::vector<sdk::InPort>(inner->consumers(0))) {

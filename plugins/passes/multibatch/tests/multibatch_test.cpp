@@ -47,9 +47,9 @@ std::unique_ptr<Graph> scoped_graph() {
   Node* b = op(*g, "b", "Relu", {"a"}, {-1, 224, 224, 3});
   op(*g, "c", "Relu", {"b"}, {-1, 224, 224, 3});
   testing::add_net_output(*g, {"c"});
-  for (Node* n : {a, b}) n->attrs().set("_subgraph_multi_dims_index", AttrValue::Int(0));
-  a->attrs().set("_subgraph_multi_dims_input_shape", AttrValue::String("0:-1,224,224,3"));
-  a->attrs().set("_subgraph_multi_dims_input_dims", AttrValue::String("1, 2, 4"));
+  for (Node* n : {a, b}) n->attrs().set(sdk::attr::kSubgraphMultiDimsIndex, AttrValue::Int(0));
+  a->attrs().set(sdk::attr::kSubgraphMultiDimsInputShape, AttrValue::String("0:-1,224,224,3"));
+  a->attrs().set(sdk::attr::kSubgraphMultiDimsInputDims, AttrValue::String("1, 2, 4"));
   return g;
 }
 
@@ -61,21 +61,21 @@ TEST(ScopeSubgraphTest, Scp01And06AScopeBecomesOneMultiDimsCall) {
   ASSERT_EQ(g->subgraphs().size(), 1u);
   const Graph* sub = g->subgraphs()[0];
   EXPECT_EQ(sub->name(), "g_scope_subgraph_0");
-  EXPECT_TRUE(sub->attrs().get_bool("_subgraph_is_multi_dims", false));
-  EXPECT_TRUE(sub->attrs().get_bool("_no_need_dynamic_shape_partition", false));
+  EXPECT_TRUE(sub->attrs().get_bool(sdk::attr::kSubgraphIsMultiDims, false));
+  EXPECT_TRUE(sub->attrs().get_bool(sdk::attr::kNoNeedDynamicShapePartition, false));
   ASSERT_NE(g->find_node("scope_partitioned_call_0"), nullptr);
   EXPECT_EQ(sub->num_nodes(), 4u);  // inner Data, a, b, NetOutput
   EXPECT_NE(sub->find_node("a"), nullptr);
   EXPECT_NE(sub->find_node("b"), nullptr);
   const Node* data = nullptr;
   for (const Node* n : sub->nodes()) {
-    if (n->type() == "Data") data = n;
+    if (n->type() == sdk::op::kData) data = n;
   }
   ASSERT_NE(data, nullptr);
-  const AttrValue* grades = data->attrs().get("_op_multi_dims_input_dims");
+  const AttrValue* grades = data->attrs().get(sdk::attr::kOpMultiDimsInputDims);
   ASSERT_TRUE(grades && grades->as_ints());
   EXPECT_EQ(*grades->as_ints(), (std::vector<int64_t>{1, 2, 4}));
-  const AttrValue* max_shape = data->attrs().get("_op_max_shape");
+  const AttrValue* max_shape = data->attrs().get(sdk::attr::kOpMaxShape);
   ASSERT_TRUE(max_shape && max_shape->as_ints());
   EXPECT_EQ(*max_shape->as_ints(), (std::vector<int64_t>{4, 224, 224, 3}));
   EXPECT_TRUE(sdk::verify(*g).is_ok());
@@ -96,7 +96,7 @@ TEST(ScopeSubgraphTest, Scp03And04ControlEdgesCrossingAScopeFail) {
 
 TEST(ScopeSubgraphTest, Scp13DataInAScopeAndScp12NoScopeAtAll) {
   auto g = scoped_graph();
-  g->find_node("x")->attrs().set("_subgraph_multi_dims_index", AttrValue::Int(0));
+  g->find_node("x")->attrs().set(sdk::attr::kSubgraphMultiDimsIndex, AttrValue::Int(0));
   const sdk::Status s = run<CreateSubGraphWithScope>(*g);
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("Data 'x' has _subgraph_multi_dims_index 0"), std::string::npos) << s.message();
@@ -112,7 +112,7 @@ TEST(ScopeSubgraphTest, Scp13DataInAScopeAndScp12NoScopeAtAll) {
 
 TEST(ScopeSubgraphTest, UnequalGradesAreRefused) {
   auto g = scoped_graph();
-  g->find_node("a")->attrs().set("_subgraph_multi_dims_input_dims", AttrValue::String("1,2;3"));
+  g->find_node("a")->attrs().set(sdk::attr::kSubgraphMultiDimsInputDims, AttrValue::String("1,2;3"));
   const sdk::Status s = run<CreateSubGraphWithScope>(*g);
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("every grade"), std::string::npos) << s.message();
@@ -131,7 +131,7 @@ std::unique_ptr<Graph> var_into_call(const std::string& var_type,
        call_type == "If" ? std::vector<std::string>{"then", "else"} : std::vector<std::string>{"body"}) {
     Graph* b = g->add_subgraph(branch, call);
     call->attrs().set(branch + "_branch", AttrValue::OfGraph(b));
-    op(*b, "in", "Data", {})->attrs().set("_parent_node_index", AttrValue::Int(0));
+    op(*b, "in", "Data", {})->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(0));
     op(*b, "cast1", "Cast", {"in"});
     op(*b, "cast2", "Cast", {"in"});
     op(*b, "sum", "Add", {"cast1", "cast2"});
@@ -162,7 +162,7 @@ TEST(SplitVariableTest, Spv02ASameNamedVariableIsReused) {
   op(*g->find_subgraph("body"), "var", "Variable", {});
   ASSERT_TRUE(run<SplitVariableIntoSubgraph>(*g).is_ok());
   size_t vars = 0;
-  for (const Node* n : g->find_subgraph("body")->nodes()) vars += n->type() == "Variable";
+  for (const Node* n : g->find_subgraph("body")->nodes()) vars += n->type() == sdk::op::kVariable;
   EXPECT_EQ(vars, 1u);
   EXPECT_EQ(g->find_subgraph("body")->find_node("var")->consumers(0).size(), 2u);
 }
@@ -190,7 +190,7 @@ TEST(SplitVariableTest, Spv05WhileOutputsAreReadFromTheVariable) {
 
 TEST(SplitVariableTest, Spv07AnUnknownShapeCallIsSkipped) {
   auto g = var_into_call("Variable");
-  g->find_subgraph("body")->attrs().set("_is_unknown_shape", AttrValue::Bool(true));
+  g->find_subgraph("body")->attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
   bool changed = true;
   ASSERT_TRUE(run<SplitVariableIntoSubgraph>(*g, &changed).is_ok());
   EXPECT_FALSE(changed);
@@ -202,9 +202,10 @@ TEST(SplitVariableTest, Spv07AnUnknownShapeCallIsSkipped) {
 TEST(MultiBatchCloneTest, BuildsGesRootCaseAndBranches) {
   // x[-1,3] -> relu -> out0; x -> out1 (a direct output); w (Const) -> add(relu, w) -> out2.
   auto g = testing::opset17_root("g");
-  op(*g, "x", "Data", {}, {-1, 3})->attrs().set("index", AttrValue::Int(0));
+  op(*g, "x", "Data", {}, {-1, 3})->attrs().set(sdk::attr::kIndex, AttrValue::Int(0));
   Node* w = op(*g, "w", "Const", {}, {3});
-  w->attrs().set("value", AttrValue::OfTensor(sdk::Tensor(w->output_desc(0), std::string(12, '\0'))));
+  w->attrs().set(sdk::attr::kValue,
+                 AttrValue::OfTensor(sdk::Tensor(w->output_desc(0), std::string(12, '\0'))));
   op(*g, "relu", "Relu", {"x"}, {-1, 3});
   op(*g, "add", "Add", {"relu", "w"}, {-1, 3});
   testing::add_net_output(*g, {"relu", "x", "add"});
@@ -223,7 +224,7 @@ TEST(MultiBatchCloneTest, BuildsGesRootCaseAndBranches) {
   ASSERT_TRUE(run<MultiBatchClone>(*g, ctx, &changed).is_ok());
   ASSERT_TRUE(changed);
   ASSERT_TRUE(sdk::verify(*g).is_ok()) << sdk::verify(*g).message();
-  EXPECT_TRUE(g->attrs().get_bool("_enable_dynamic_batch", false));
+  EXPECT_TRUE(g->attrs().get_bool(sdk::attr::kEnableDynamicBatch, false));
   const Node* c = g->find_node("ascend_mbatch_shape_case");
   ASSERT_NE(c, nullptr);
   // Inputs: the branch index from MapIndex, x, w.
@@ -241,7 +242,7 @@ TEST(MultiBatchCloneTest, BuildsGesRootCaseAndBranches) {
   // The shape index: a Const of every gear feeding MapIndex with the shape Data.
   const Node* table = g->find_node("ascend_mbatch_shape_const");
   ASSERT_NE(table, nullptr);
-  const sdk::Tensor* t = table->attrs().get("value")->as_tensor();
+  const sdk::Tensor* t = table->attrs().get(sdk::attr::kValue)->as_tensor();
   ASSERT_NE(t, nullptr);
   int32_t values[2];
   ASSERT_EQ(t->bytes().size(), sizeof values);
@@ -262,14 +263,14 @@ TEST(MultiBatchCloneTest, BuildsGesRootCaseAndBranches) {
     const Node* inner_w = b.find_node("w" + suffix);
     ASSERT_NE(inner_w, nullptr);
     EXPECT_EQ(inner_w->type(), "Data");
-    EXPECT_EQ(inner_w->attrs().get_int("_parent_node_index", -1), 2);
-    EXPECT_FALSE(inner_w->attrs().has("value"));
+    EXPECT_EQ(inner_w->attrs().get_int(sdk::attr::kParentNodeIndex, -1), 2);
+    EXPECT_FALSE(inner_w->attrs().has(sdk::attr::kValue));
     const Node* inner_out = b.find_node("out" + suffix);
     ASSERT_NE(inner_out, nullptr);
     EXPECT_EQ(inner_out->num_inputs(), 2u);
   }
   EXPECT_EQ(*c->attrs().get("_pred_value_1")->as_ints(), std::vector<int64_t>{8});
-  EXPECT_EQ(c->attrs().get_int("_batch_num", 0), 2);
+  EXPECT_EQ(c->attrs().get_int(sdk::attr::kBatchNum, 0), 2);
 }
 
 TEST(MultiBatchCloneTest, Mbc03WithoutGearsNothingHappensAndMbc18OneGearIsRefused) {

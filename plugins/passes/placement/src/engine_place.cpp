@@ -15,13 +15,13 @@ using sdk::Status;
 // nothing; a third-party engine can also be excluded by its own name.
 const std::map<std::string, std::string>& exclude_names() {
   static const auto* names = new std::map<std::string, std::string>{
-      {"AiCore", "AIcoreEngine"},
-      {"AiVector", "VectorEngine"},
+      {"AiCore", std::string(sdk::engine::kAiCore)},
+      {"AiVector", std::string(sdk::engine::kVectorCore)},
       {"Dsa", "DSAEngine"},
-      {"Dvpp", "DNN_VM_DVPP"},
-      {"AiCpuAscend", "DNN_VM_AICPU_ASCEND"},
-      {"AiCpu", "DNN_VM_AICPU"},
-      {"HostCpu", "DNN_VM_HOST_CPU"},
+      {"Dvpp", std::string(sdk::engine::kDvpp)},
+      {"AiCpuAscend", std::string(sdk::engine::kAiCpuAscend)},
+      {"AiCpu", std::string(sdk::engine::kAiCpu)},
+      {"HostCpu", std::string(sdk::engine::kHostCpu)},
       {"Hccl", "DNN_HCCL"},
       {"FftsPlus", "DNN_VM_FFTS_PLUS"},
   };
@@ -53,7 +53,8 @@ Status excluded_engines(const sdk::PassContext& ctx, std::set<std::string>* out)
   }
   // ge.engineType: "VectorCore" excludes AI Core; any other value, unset included, excludes the vector
   // engine.
-  out->insert(ctx.ge_options().get_string("ge.engineType") == "VectorCore" ? "AIcoreEngine" : "VectorEngine");
+  const bool vector_core = ctx.ge_options().get_string("ge.engineType") == "VectorCore";
+  out->insert(std::string(vector_core ? sdk::engine::kAiCore : sdk::engine::kVectorCore));
   return Status::ok();
 }
 
@@ -89,31 +90,32 @@ class Placer {
   }
 
   Status place(sdk::Node& n, bool* changed) {
-    std::string engine = n.attrs().get_string(kEngineAttr);
-    const std::string lx_engine = n.attrs().get_string(kLxEngine);
-    const std::string lx_kernel = n.attrs().get_string(kLxKernelLib);
+    std::string engine = n.attrs().get_string(sdk::attr::kOpEngineName);
+    const std::string lx_engine = n.attrs().get_string(sdk::attr::kLxfusionEngineName);
+    const std::string lx_kernel = n.attrs().get_string(sdk::attr::kLxfusionOpKernelLibName);
     const bool lx_pair = !lx_engine.empty() && !lx_kernel.empty();
     // Rule 1: an engine already chosen stays; lx attributes that disagree only earn a warning, and are
     // written back from the op.
     if (!engine.empty()) {
-      const std::string kernel = n.attrs().get_string(kKernelLibAttr);
+      const std::string kernel = n.attrs().get_string(sdk::attr::kOpKernelLibName);
       if (lx_pair && (lx_engine != engine || lx_kernel != kernel)) {
         ctx_.log(sdk::LogLevel::kWarning, "node '" + n.name() + "': lxfusion attributes (" + lx_engine +
                                               ", " + lx_kernel + ") differ from its engine (" + engine +
                                               ", " + kernel + "); the op's engine wins");
       }
       if (lx_pair || !lx_engine.empty() || !lx_kernel.empty()) {
-        n.attrs().set(std::string(kLxEngine), AttrValue::String(engine));
-        n.attrs().set(std::string(kLxKernelLib), AttrValue::String(kernel));
+        n.attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String(engine));
+        n.attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String(kernel));
       }
-      if (!n.attrs().has(kDecisionAttr)) n.attrs().set(std::string(kDecisionAttr), AttrValue::String("KEPT"));
+      if (!n.attrs().has(sdk::attr::kPlacementDecision))
+        n.attrs().set(sdk::attr::kPlacementDecision, AttrValue::String("KEPT"));
       return Status::ok();
     }
     // Rule 2: both lx attributes name the engine and kernel; one alone counts as absent.
     if (lx_pair) return assign(n, lx_engine, lx_kernel, "LXFUSION", {}, changed);
     if (is_structural(n.type())) {
-      return assign(n, std::string(kGeLocalEngine), std::string(kGeLocalKernelLib), "STRUCTURAL", {},
-                    changed);
+      return assign(n, std::string(sdk::engine::kGeLocal), std::string(sdk::engine::kGeLocalKernelLib),
+                    "STRUCTURAL", {}, changed);
     }
     if (!n.subgraphs().empty()) return place_composite(n, changed);
     return place_by_candidates(n, changed);
@@ -122,11 +124,11 @@ class Placer {
  private:
   Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel,
                 const std::string& decision, std::vector<std::string> verdicts, bool* changed) {
-    n.attrs().set(std::string(kEngineAttr), AttrValue::String(engine));
-    n.attrs().set(std::string(kKernelLibAttr), AttrValue::String(kernel));
-    n.attrs().set(std::string(kDecisionAttr), AttrValue::String(decision));
+    n.attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
+    n.attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(kernel));
+    n.attrs().set(sdk::attr::kPlacementDecision, AttrValue::String(decision));
     if (record_ && !verdicts.empty())
-      n.attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
+      n.attrs().set(sdk::attr::kPlacementVerdicts, AttrValue::Strings(std::move(verdicts)));
     *changed = true;
     return Status::ok();
   }
@@ -137,8 +139,8 @@ class Placer {
     size_t operators = 0;
     for (const sdk::Graph* g : n.subgraphs()) {
       for (const sdk::Node* inner : g->nodes()) {
-        const std::string e = inner->attrs().get_string(kEngineAttr);
-        if (e == kGeLocalEngine && is_structural(inner->type())) continue;
+        const std::string e = inner->attrs().get_string(sdk::attr::kOpEngineName);
+        if (e == sdk::engine::kGeLocal && is_structural(inner->type())) continue;
         ++operators;
         engines.insert(e);
       }
@@ -146,7 +148,7 @@ class Placer {
     if (engines.size() == 1 && !engines.begin()->empty()) {
       const sdk::EngineRef* ref = find(*engines.begin());
       const std::string kernel =
-          ref && ref->table ? ref->table->kernel_lib() : std::string(kGeLocalKernelLib);
+          ref && ref->table ? ref->table->kernel_lib() : std::string(sdk::engine::kGeLocalKernelLib);
       return assign(n, *engines.begin(), kernel, "COMPOSITE",
                     {"subgraphs|OK|every operator runs on " + *engines.begin()}, changed);
     }
@@ -158,8 +160,8 @@ class Placer {
         first = false;
       }
     }
-    return assign(n, std::string(kGeLocalEngine), std::string(kGeLocalKernelLib), "COMPOSITE_HOST",
-                  {"subgraphs|COLOUR_MISMATCH|" + why}, changed);
+    return assign(n, std::string(sdk::engine::kGeLocal), std::string(sdk::engine::kGeLocalKernelLib),
+                  "COMPOSITE_HOST", {"subgraphs|COLOUR_MISMATCH|" + why}, changed);
   }
 
   const sdk::EngineRef* find(const std::string& name) const {
@@ -172,7 +174,7 @@ class Placer {
   std::vector<Candidate> candidates(const sdk::Node& n) const {
     std::vector<Candidate> out;
     for (const sdk::EngineRef& e : engines_) {
-      if (host_exec_ && e.name != kHostCpuEngine) continue;
+      if (host_exec_ && e.name != sdk::engine::kHostCpu) continue;
       const sdk::OpSupportRow* row = e.table ? e.table->find(n.type()) : nullptr;
       if (row) out.push_back({&e, row->cost});
     }
@@ -183,8 +185,8 @@ class Placer {
   }
 
   Status place_by_candidates(sdk::Node& n, bool* changed) {
-    const std::string spec_engine = n.attrs().get_string(kSpecifiedEngine);
-    const std::string spec_kernel = n.attrs().get_string(kSpecifiedKernelLib);
+    const std::string spec_engine = n.attrs().get_string(sdk::attr::kSpecifiedEngineName);
+    const std::string spec_kernel = n.attrs().get_string(sdk::attr::kSpecifiedKernelLibName);
     const bool specified = !spec_engine.empty() && !spec_kernel.empty();
     std::vector<Candidate> list;
     if (specified) {
@@ -244,9 +246,9 @@ class Placer {
 }  // namespace
 
 bool is_structural(std::string_view type) {
-  static const std::set<std::string_view> kTypes = {"Data", "Const",   "NetOutput", "NoOp",    "PlaceHolder",
-                                                    "End",  "RefData", "Variable",  "AippData"};
-  return kTypes.count(type) > 0;
+  return sdk::is_data_like(type) || type == sdk::op::kConst || type == sdk::op::kNetOutput ||
+         type == sdk::op::kNoOp || type == sdk::op::kPlaceHolder || type == sdk::op::kEnd ||
+         type == sdk::op::kVariable;
 }
 
 EnginePlace::EnginePlace(const sdk::PluginContext& ctx)

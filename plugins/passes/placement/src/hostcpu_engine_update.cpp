@@ -47,12 +47,12 @@ class Updater {
   }
 
   bool is_anchor(const sdk::Node& n) const {
-    if (n.type() == "Data") {
-      if (n.attrs().get_bool("_host_tensor", false)) return true;
+    if (n.type() == sdk::op::kData) {
+      if (n.attrs().get_bool(sdk::attr::kHostTensor, false)) return true;
       return fed_from_host(n);
     }
-    return n.type() == "Const" || shape_readers().count(n.type()) ||
-           n.attrs().get_string(kEngineAttr) == kHostCpuEngine;
+    return n.type() == sdk::op::kConst || shape_readers().count(n.type()) ||
+           n.attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu;
   }
 
   // A subgraph's Data whose parent input the host computes. If/Case/While/Loop bodies count only when
@@ -61,15 +61,15 @@ class Updater {
     const sdk::Graph* g = data.owner();
     const sdk::Node* parent = g->parent_node();
     if (!parent) return false;
-    if (parent->type() != "PartitionedCall" && !graph_is_dynamic(*g)) return false;
-    const int64_t index = data.attrs().get_int("_parent_node_index", -1);
+    if (parent->type() != sdk::op::kPartitionedCall && !graph_is_dynamic(*g)) return false;
+    const int64_t index = data.attrs().get_int(sdk::attr::kParentNodeIndex, -1);
     if (index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) return false;
     const sdk::OutPort src = parent->input(static_cast<size_t>(index));
     return src.node && host_exec_.count(src.node);
   }
 
   bool qualifies(const sdk::Node& n) const {
-    if (n.type() == "NetOutput" || n.type() == "RandomUniform" || n.num_outputs() == 0 ||
+    if (n.type() == sdk::op::kNetOutput || n.type() == "RandomUniform" || n.num_outputs() == 0 ||
         !n.subgraphs().empty()) {
       return false;
     }
@@ -81,8 +81,8 @@ class Updater {
       if (!p.node) continue;  // an omitted optional input
       if (!host_exec_.count(p.node) || !small(p.node->output_desc(p.index))) return false;
     }
-    const std::string engine = n.attrs().get_string(kEngineAttr);
-    if (engine == kGeLocalEngine || engine == kHostCpuEngine) return true;
+    const std::string engine = n.attrs().get_string(sdk::attr::kOpEngineName);
+    if (engine == sdk::engine::kGeLocal || engine == sdk::engine::kHostCpu) return true;
     return host_.engine->check_support(n).supported;
   }
 
@@ -107,23 +107,23 @@ class Updater {
     }
     for (sdk::Node* n : g.nodes()) {
       if (!host_exec_.count(n)) continue;
-      const std::string engine = n->attrs().get_string(kEngineAttr);
-      if (engine.empty() || engine == kGeLocalEngine || engine == kHostCpuEngine)
+      const std::string engine = n->attrs().get_string(sdk::attr::kOpEngineName);
+      if (engine.empty() || engine == sdk::engine::kGeLocal || engine == sdk::engine::kHostCpu)
         continue;  // GE-local ops are only marked
-      n->attrs().set(std::string(kEngineAttr), AttrValue::String(host_.name));
-      n->attrs().set(std::string(kKernelLibAttr), AttrValue::String(host_.table->kernel_lib()));
-      n->attrs().set(std::string(kDecisionAttr), AttrValue::String("HOST_CPU_UPDATE"));
+      n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(host_.name));
+      n->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(host_.table->kernel_lib()));
+      n->attrs().set(sdk::attr::kPlacementDecision, AttrValue::String("HOST_CPU_UPDATE"));
       n->attrs().set("SmallShapeHostcpu", AttrValue::Bool(true));
       std::vector<std::string> verdicts;
-      if (const AttrValue* v = n->attrs().get(kVerdictsAttr); v && v->as_strings())
+      if (const AttrValue* v = n->attrs().get(sdk::attr::kPlacementVerdicts); v && v->as_strings())
         verdicts = *v->as_strings();
       verdicts.push_back(host_.name + "|OK|small shape computation moved from " + engine);
-      n->attrs().set(std::string(kVerdictsAttr), AttrValue::Strings(std::move(verdicts)));
+      n->attrs().set(sdk::attr::kPlacementVerdicts, AttrValue::Strings(std::move(verdicts)));
       ++moved_;
       *changed = true;
     }
     for (sdk::Node* n : g.nodes()) {
-      if (n->type() != "Data") continue;
+      if (n->type() != sdk::op::kData) continue;
       bool any = false, all = true;
       for (size_t o = 0; o < n->num_outputs(); ++o) {
         for (const sdk::InPort& c : n->consumers(o)) {
@@ -131,8 +131,8 @@ class Updater {
           all = all && host_exec_.count(c.node);
         }
       }
-      if (any && all && !n->attrs().get_bool("_host_tensor_as_model_input", false)) {
-        n->attrs().set("_host_tensor_as_model_input", AttrValue::Bool(true));
+      if (any && all && !n->attrs().get_bool(sdk::attr::kHostTensorAsModelInput, false)) {
+        n->attrs().set(sdk::attr::kHostTensorAsModelInput, AttrValue::Bool(true));
         *changed = true;
       }
     }
@@ -157,7 +157,7 @@ Status HostcpuEngineUpdate::run(sdk::Graph& root, sdk::PassContext& ctx, bool* c
   *changed = false;
   const std::vector<sdk::EngineRef> engines = ctx.engines();
   auto host = std::find_if(engines.begin(), engines.end(),
-                           [](const sdk::EngineRef& e) { return e.name == kHostCpuEngine; });
+                           [](const sdk::EngineRef& e) { return e.name == sdk::engine::kHostCpu; });
   if (host == engines.end()) {
     ctx.log(sdk::LogLevel::kInfo, "skipped: no DNN_VM_HOST_CPU engine is loaded");
     return Status::ok();

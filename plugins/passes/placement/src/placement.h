@@ -8,22 +8,9 @@
 
 namespace graphsplit::plugins::placement {
 
-// Attributes written on every placed node. GE keeps the engine and kernel library on the op; here they are
-// node attributes, with the decision and every asked engine's verdict beside them
-// ("engine|REASON_CODE|detail").
-inline constexpr std::string_view kEngineAttr = "_op_engine_name";
-inline constexpr std::string_view kKernelLibAttr = "_op_kernel_lib_name";
-inline constexpr std::string_view kDecisionAttr = "_placement_decision";
-inline constexpr std::string_view kVerdictsAttr = "_placement_verdicts";
-// User overrides (GE's names).
-inline constexpr std::string_view kSpecifiedEngine = "_specified_engine_name";
-inline constexpr std::string_view kSpecifiedKernelLib = "_specified_kernel_lib_name";
-inline constexpr std::string_view kLxEngine = "_lxfusion_engine_name";
-inline constexpr std::string_view kLxKernelLib = "_lxfusion_op_kernel_lib_name";
-// Structural nodes run in GE's own local engine, which is part of the host rather than a plugin.
-inline constexpr std::string_view kGeLocalEngine = "DNN_VM_GE_LOCAL";
-inline constexpr std::string_view kGeLocalKernelLib = "DNN_VM_GE_LOCAL_OP_STORE";
-inline constexpr std::string_view kHostCpuEngine = "DNN_VM_HOST_CPU";
+// Every placed node gets sdk::attr::kOpEngineName and kOpKernelLibName (GE keeps them on the op; here they
+// are node attributes), with the decision and every asked engine's verdict beside them. Structural nodes run
+// in GE's own local engine (sdk::engine::kGeLocal), which is part of the host rather than a plugin.
 inline constexpr int kMaxSubgraphDepth = 25;
 
 bool is_structural(std::string_view type);

@@ -52,10 +52,10 @@ sdk::Status place(Graph& g, const std::string& extra = "",
 }
 
 std::string engine_of(const Graph& g, const std::string& node) {
-  return g.find_node(node)->attrs().get_string("_op_engine_name");
+  return g.find_node(node)->attrs().get_string(sdk::attr::kOpEngineName);
 }
 std::string decision_of(const Graph& g, const std::string& node) {
-  return g.find_node(node)->attrs().get_string("_placement_decision");
+  return g.find_node(node)->attrs().get_string(sdk::attr::kPlacementDecision);
 }
 
 TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
@@ -78,8 +78,8 @@ TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
   EXPECT_EQ(engine_of(*g, "x"), "DNN_VM_GE_LOCAL");
   EXPECT_EQ(decision_of(*g, "x"), "STRUCTURAL");
   EXPECT_EQ(decision_of(*g, "relu"), "COST_ORDER");
-  EXPECT_EQ(g->find_node("relu")->attrs().get_string("_op_kernel_lib_name"), "AIcoreEngine");
-  const auto* verdicts = g->find_node("add64")->attrs().get("_placement_verdicts")->as_strings();
+  EXPECT_EQ(g->find_node("relu")->attrs().get_string(sdk::attr::kOpKernelLibName), "AIcoreEngine");
+  const auto* verdicts = g->find_node("add64")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings();
   ASSERT_EQ(verdicts->size(), 2u);
   EXPECT_EQ((*verdicts)[0],
             "AIcoreEngine|ENGINE_UNSUPPORTED_DTYPE|input 0 is int64; supported: float16, float32, int32");
@@ -91,14 +91,14 @@ TEST(EnginePlaceTest, AnEngineAlreadySetIsKeptAndLxAttributesAreWrittenBack) {
   add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
   Node* relu = add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
   net_output(*g, {"relu"});
-  relu->attrs().set("_op_engine_name", AttrValue::String("DNN_VM_AICPU"));
-  relu->attrs().set("_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
-  relu->attrs().set("_lxfusion_engine_name", AttrValue::String("AIcoreEngine"));
-  relu->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("AIcoreEngine"));
+  relu->attrs().set(sdk::attr::kOpEngineName, AttrValue::String("DNN_VM_AICPU"));
+  relu->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String("aicpu_ascend_kernel"));
+  relu->attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String("AIcoreEngine"));
+  relu->attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String("AIcoreEngine"));
   ASSERT_TRUE(place(*g).is_ok());
   EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");  // EPL-03/04: the op wins
   EXPECT_EQ(decision_of(*g, "relu"), "KEPT");
-  EXPECT_EQ(relu->attrs().get_string("_lxfusion_engine_name"), "DNN_VM_AICPU");
+  EXPECT_EQ(relu->attrs().get_string(sdk::attr::kLxfusionEngineName), "DNN_VM_AICPU");
 }
 
 TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {
@@ -108,10 +108,10 @@ TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {
   Node* b = add(*g, "b", "Relu", {"x"}, desc(DataType::kFloat, {4}));
   Node* c = add(*g, "c", "Relu", {"x"}, desc(DataType::kFloat, {4}));
   net_output(*g, {"a", "b", "c"});
-  a->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));
-  a->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
-  b->attrs().set("_lxfusion_engine_name", AttrValue::String("DNN_VM_AICPU"));                // EPL-08
-  c->attrs().set("_lxfusion_op_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));  // EPL-07
+  a->attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String("DNN_VM_AICPU"));
+  a->attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String("aicpu_ascend_kernel"));
+  b->attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String("DNN_VM_AICPU"));              // EPL-08
+  c->attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String("aicpu_ascend_kernel"));  // EPL-07
   ASSERT_TRUE(place(*g).is_ok());
   EXPECT_EQ(engine_of(*g, "a"), "DNN_VM_AICPU");  // EPL-01
   EXPECT_EQ(decision_of(*g, "a"), "LXFUSION");
@@ -125,17 +125,17 @@ TEST(EnginePlaceTest, SpecifiedEngineWinsEvenWhenExcluded) {
   Node* relu = add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
   Node* other = add(*g, "other", "Relu", {"x"}, desc(DataType::kFloat, {4}));
   net_output(*g, {"relu", "other"});
-  relu->attrs().set("_specified_engine_name", AttrValue::String("DNN_VM_AICPU"));
-  relu->attrs().set("_specified_kernel_lib_name", AttrValue::String("aicpu_ascend_kernel"));
+  relu->attrs().set(sdk::attr::kSpecifiedEngineName, AttrValue::String("DNN_VM_AICPU"));
+  relu->attrs().set(sdk::attr::kSpecifiedKernelLibName, AttrValue::String("aicpu_ascend_kernel"));
   sdk::Status s = place(*g, "", {{"ge.exec.exclude_engines", "AiCpu"}});
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
   EXPECT_EQ(decision_of(*g, "relu"), "SPECIFIED");
   EXPECT_EQ(engine_of(*g, "other"), "AIcoreEngine");
 
-  other->attrs().set("_specified_engine_name", AttrValue::String("DNN_VM_AICPU"));
-  other->attrs().set("_specified_kernel_lib_name", AttrValue::String("AIcoreEngine"));
-  other->attrs().remove("_op_engine_name");
+  other->attrs().set(sdk::attr::kSpecifiedEngineName, AttrValue::String("DNN_VM_AICPU"));
+  other->attrs().set(sdk::attr::kSpecifiedKernelLibName, AttrValue::String("AIcoreEngine"));
+  other->attrs().remove(sdk::attr::kOpEngineName);
   s = place(*g);
   EXPECT_NE(
       s.message().find(
@@ -152,7 +152,7 @@ TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
   net_output(*g, {"relu"});
   ASSERT_TRUE(place(*g, "", {{"ge.exec.exclude_engines", "AiCore|Dsa"}}).is_ok());
   EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
-  const auto* v = g->find_node("relu")->attrs().get("_placement_verdicts")->as_strings();
+  const auto* v = g->find_node("relu")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings();
   EXPECT_EQ(v->front(), "AIcoreEngine|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
 
   auto h = new_root();
@@ -223,7 +223,7 @@ TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
   s = place(*g, "", {}, false, {dir}, "stop_on_no_dynamic_shape = false");
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
-  EXPECT_EQ(g->find_node("relu")->attrs().get("_placement_verdicts")->as_strings()->front(),
+  EXPECT_EQ(g->find_node("relu")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings()->front(),
             "template|ENGINE_NO_DYNAMIC_SHAPE|input 0 has dynamic shape [-1,4] and the table says "
             "dynamic_shape = none");
   fs::remove_all(dir);
@@ -240,9 +240,9 @@ TEST(EnginePlaceTest, AThirdPartyEngineTakesTheOpItIsCheapestFor) {
       place(*g, "[engines.template]\npriority = 200\n", {}, false, {std::string(GRAPHSPLIT_PLUGIN_DIR)});
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "template");
-  EXPECT_EQ(g->find_node("relu")->attrs().get_string("_op_kernel_lib_name"), "template_kernel");
+  EXPECT_EQ(g->find_node("relu")->attrs().get_string(sdk::attr::kOpKernelLibName), "template_kernel");
   EXPECT_EQ(engine_of(*g, "sig"), "AIcoreEngine");  // not in its table
-  g->find_node("relu")->attrs().remove("_op_engine_name");
+  g->find_node("relu")->attrs().remove(sdk::attr::kOpEngineName);
   s = place(*g, "[engines.template]\nenabled = false\n", {}, false, {std::string(GRAPHSPLIT_PLUGIN_DIR)});
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
@@ -260,7 +260,7 @@ std::unique_ptr<Graph> if_graph(const std::string& then_op, const std::string& e
     Graph* b = g->add_subgraph("if_" + key, iff);
     iff->attrs().set(key, AttrValue::OfGraph(b));
     Node* d = add(*b, "x", "Data", {}, desc(DataType::kFloat, {4}));
-    d->attrs().set("_parent_node_index", AttrValue::Int(1));
+    d->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
     add(*b, "op", op, {"x"}, desc(DataType::kFloat, {-1}));
     net_output(*b, {"op"});
   }
@@ -278,7 +278,7 @@ TEST(EnginePlaceTest, ANodeWithSubgraphsTakesTheirCommonEngine) {
   ASSERT_TRUE(place(*mixed).is_ok());
   EXPECT_EQ(engine_of(*mixed, "if"), "DNN_VM_GE_LOCAL");
   EXPECT_EQ(decision_of(*mixed, "if"), "COMPOSITE_HOST");
-  EXPECT_EQ(mixed->find_node("if")->attrs().get("_placement_verdicts")->as_strings()->front(),
+  EXPECT_EQ(mixed->find_node("if")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings()->front(),
             "subgraphs|COLOUR_MISMATCH|the subgraphs use AIcoreEngine, DNN_VM_AICPU");
 }
 
@@ -294,7 +294,7 @@ TEST(EnginePlaceTest, NestingDeeperThan25IsRefused) {
       call->attrs().set("f", AttrValue::OfGraph(sub));
       add(*sub, "x", "Data", {}, desc(DataType::kFloat, {4}))
           ->attrs()
-          .set("_parent_node_index", AttrValue::Int(0));
+          .set(sdk::attr::kParentNodeIndex, AttrValue::Int(0));
       cur = sub;
     }
     add(*cur, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
@@ -349,7 +349,9 @@ TEST(HostcpuEngineUpdateTest, StaticGraphsAreLeftAlone) {
 TEST(HostcpuEngineUpdateTest, HostTensorDataIsAnAnchorAndModelInputsAreMarked) {
   auto g = new_root();
   add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
-  add(*g, "h", "Data", {}, desc(DataType::kInt32, {2}))->attrs().set("_host_tensor", AttrValue::Bool(true));
+  add(*g, "h", "Data", {}, desc(DataType::kInt32, {2}))
+      ->attrs()
+      .set(sdk::attr::kHostTensor, AttrValue::Bool(true));
   add(*g, "unused", "Data", {}, desc(DataType::kInt32, {2}));
   add(*g, "k", "Const", {}, desc(DataType::kInt32, {2}));
   add(*g, "add32", "Add", {"h", "k"}, desc(DataType::kInt32, {2}));
@@ -357,9 +359,9 @@ TEST(HostcpuEngineUpdateTest, HostTensorDataIsAnAnchorAndModelInputsAreMarked) {
   net_output(*g, {"add32", "relu"});
   ASSERT_TRUE(place(*g, "", {}, true).is_ok());
   EXPECT_EQ(engine_of(*g, "add32"), "DNN_VM_HOST_CPU");  // HCU-06
-  EXPECT_TRUE(g->find_node("h")->attrs().get_bool("_host_tensor_as_model_input", false));
-  EXPECT_FALSE(g->find_node("unused")->attrs().has("_host_tensor_as_model_input"));  // HCU-04
-  EXPECT_FALSE(g->find_node("x")->attrs().has("_host_tensor_as_model_input"));
+  EXPECT_TRUE(g->find_node("h")->attrs().get_bool(sdk::attr::kHostTensorAsModelInput, false));
+  EXPECT_FALSE(g->find_node("unused")->attrs().has(sdk::attr::kHostTensorAsModelInput));  // HCU-04
+  EXPECT_FALSE(g->find_node("x")->attrs().has(sdk::attr::kHostTensorAsModelInput));
 }
 
 TEST(HostcpuEngineUpdateTest, PropagatesIntoDynamicSubgraphs) {
@@ -376,10 +378,10 @@ TEST(HostcpuEngineUpdateTest, PropagatesIntoDynamicSubgraphs) {
     iff->attrs().set(key, AttrValue::OfGraph(b));
     add(*b, "dims", "Data", {}, desc(DataType::kInt32, {2}))
         ->attrs()
-        .set("_parent_node_index", AttrValue::Int(1));
+        .set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
     add(*b, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}))
         ->attrs()
-        .set("_parent_node_index", AttrValue::Int(2));
+        .set(sdk::attr::kParentNodeIndex, AttrValue::Int(2));
     add(*b, "k", "Const", {}, desc(DataType::kInt32, {2}));
     add(*b, "grow", "Add", {"dims", "k"}, desc(DataType::kInt32, {2}));
     add(*b, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 3}));
@@ -417,8 +419,8 @@ TEST_P(RealModelPlacementTest, EveryNodeIsPlacedWithAReason) {
   for (const Graph* g : graphs) {
     for (const Node* n : g->nodes()) {
       ++total;
-      const std::string engine = n->attrs().get_string("_op_engine_name");
-      EXPECT_FALSE(n->attrs().get_string("_placement_decision").empty()) << n->name();
+      const std::string engine = n->attrs().get_string(sdk::attr::kOpEngineName);
+      EXPECT_FALSE(n->attrs().get_string(sdk::attr::kPlacementDecision).empty()) << n->name();
       if (n->type() == "Conv") {
         ++convs;
         convs_on_ai_core_or_cpu += engine == "AIcoreEngine" || engine == "DNN_VM_AICPU";
@@ -426,7 +428,7 @@ TEST_P(RealModelPlacementTest, EveryNodeIsPlacedWithAReason) {
       if (n->type() == "Shape") {
         EXPECT_EQ(engine, "DNN_VM_HOST_CPU") << n->name();
       }
-      if (n->type() == "Data" || n->type() == "Const" || n->type() == "NetOutput") {
+      if (n->type() == sdk::op::kData || n->type() == sdk::op::kConst || n->type() == sdk::op::kNetOutput) {
         EXPECT_EQ(engine, "DNN_VM_GE_LOCAL");
       }
     }
@@ -462,7 +464,8 @@ TEST(RealModelPlacementTest, PpOcrDetWithAFixedShapeIsAllAiCore) {
   // Static shapes: every operator fits AI Core; only Data, Const and NetOutput stay GE-local.
   size_t structural = 0;
   for (const Node* n : root->nodes())
-    structural += n->type() == "Data" || n->type() == "Const" || n->type() == "NetOutput";
+    structural +=
+        n->type() == sdk::op::kData || n->type() == sdk::op::kConst || n->type() == sdk::op::kNetOutput;
   EXPECT_EQ(summary.at("DNN_VM_GE_LOCAL"), structural);
   EXPECT_EQ(summary.at("AIcoreEngine"), root->num_nodes() - structural);
   EXPECT_EQ(summary.size(), 2u);

@@ -52,8 +52,8 @@ TEST(StdConformanceTest, RunsInAPipelineAndReportsChanges) {
   ASSERT_TRUE(s.is_ok()) << s.message();
 
   auto g = sdk::Graph::create("g");
-  sdk::Node* out = g->add_node("out", "NetOutput", 1, 0);
-  sdk::Node* x = g->add_node("x", "Data", 0, 1);
+  sdk::Node* out = g->add_node("out", sdk::op::kNetOutput, 1, 0);
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 1);
   g->add_node("dead", "Relu", 0, 1);
   ASSERT_TRUE(g->add_edge({x, 0}, {out, 0}).is_ok());
   ASSERT_TRUE(pipeline->run(*g).is_ok());

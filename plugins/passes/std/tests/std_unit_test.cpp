@@ -79,7 +79,7 @@ TEST(PruneUnusedTest, RemovesTheSubgraphsOfARemovedNode) {
 TEST(TopologicalSortTest, FollowsTheGeOptionWhenAuto) {
   auto g = Graph::create("g");
   Node* b = g->add_node("b", "Relu", 1, 1);
-  Node* a = g->add_node("a", "Data", 0, 1);
+  Node* a = g->add_node("a", sdk::op::kData, 0, 1);
   ASSERT_TRUE(g->add_edge({a, 0}, {b, 0}).is_ok());
   sdk::OptionValues options;
   options.set("mode", AttrValue::String("auto"));

@@ -81,7 +81,7 @@ sdk::Status TemplateEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<
     if (n->type() == sdk::op::kData) data.push_back(n);
   }
   std::sort(data.begin(), data.end(), [](const sdk::Node* a, const sdk::Node* b) {
-    return a->attrs().get_int("index", 0) < b->attrs().get_int("index", 0);
+    return a->attrs().get_int(sdk::attr::kIndex, 0) < b->attrs().get_int(sdk::attr::kIndex, 0);
   });
   for (const sdk::Node* d : data) slot[d] = program->num_inputs++;
   size_t next = program->num_inputs;

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -114,7 +115,7 @@ class GS_SDK_API AttrMap {
  public:
   const AttrValue* get(std::string_view key) const;
   AttrValue* get_mutable(std::string_view key);
-  void set(std::string key, AttrValue value);
+  void set(std::string_view key, AttrValue value);
   bool remove(std::string_view key);
   bool has(std::string_view key) const { return get(key) != nullptr; }
   const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }

@@ -18,6 +18,7 @@
 
 #include "graphsplit/sdk/export.h"
 #include "graphsplit/sdk/ir/attr.h"
+#include "graphsplit/sdk/ir/names.h"
 #include "graphsplit/sdk/ir/types.h"
 #include "graphsplit/sdk/status.h"
 
@@ -44,31 +45,6 @@ struct InPort {
   friend bool operator==(const InPort& a, const InPort& b) { return a.node == b.node && a.index == b.index; }
   friend bool operator!=(const InPort& a, const InPort& b) { return !(a == b); }
 };
-
-// GE's names for the structural node types.
-namespace op {
-inline constexpr std::string_view kData = "Data";
-inline constexpr std::string_view kConst = "Const";
-inline constexpr std::string_view kNetOutput = "NetOutput";
-inline constexpr std::string_view kPartitionedCall = "PartitionedCall";
-inline constexpr std::string_view kPlaceHolder = "PlaceHolder";
-inline constexpr std::string_view kEnd = "End";
-inline constexpr std::string_view kIf = "If";
-inline constexpr std::string_view kCase = "Case";
-inline constexpr std::string_view kWhile = "While";
-inline constexpr std::string_view kLoop = "Loop";
-inline constexpr std::string_view kScan = "Scan";
-}  // namespace op
-
-// Attribute names with a meaning across the project (GE spellings where GE has one).
-namespace attr {
-inline constexpr std::string_view kIndex = "index";  // Data: position among graph inputs
-inline constexpr std::string_view kParentNodeIndex = "_parent_node_index";  // inner Data: parent input index
-inline constexpr std::string_view kValue = "value";                         // Const: the tensor
-inline constexpr std::string_view kOutputNames = "output_names";            // NetOutput: graph output names
-inline constexpr std::string_view kOuterValue = "_outer_value";             // Data made for a captured value
-inline constexpr std::string_view kDomain = "_onnx_domain";                 // op domain when not ai.onnx
-}  // namespace attr
 
 class GS_SDK_API Node final {
  public:
@@ -184,7 +160,7 @@ class GS_SDK_API Graph final {
   // ---- nodes
   // Creates a node with the given number of unconnected inputs and default outputs. Returns nullptr if a node
   // with that name already exists in this graph (names are unique per graph).
-  Node* add_node(std::string name, std::string type, size_t num_inputs = 0, size_t num_outputs = 0);
+  Node* add_node(std::string name, std::string_view type, size_t num_inputs = 0, size_t num_outputs = 0);
   // A name not yet used in this graph: `base` itself, else base_1, base_2, ...
   std::string unique_node_name(std::string_view base) const;
   // Disconnects every edge of the node and destroys it.
