@@ -102,10 +102,10 @@ int run(const Options& o) {
   if (o.max_tensor_bytes < 0 || o.max_loop_iterations < 1)
     return fail("--max_tensor_bytes must not be negative and --max_loop_iterations must be at least 1");
   kernels::set_blas_threads(o.threads);
-  kernels::set_max_tensor_bytes(o.max_tensor_bytes);
   RuntimeOptions ro;
   ro.expand_partitioned_calls = o.expand_partitioned_calls;
   ro.max_loop_iterations = o.max_loop_iterations;
+  ro.max_tensor_bytes = o.max_tensor_bytes;
   ModelSession session;
   const auto t_load = std::chrono::steady_clock::now();
   Status s = open_model_session(o.model, o.pipeline.empty() ? default_pipeline_path() : o.pipeline,

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <limits>
 
+#include "graphsplit/sdk/ir/names.h"
+
 namespace graphsplit {
 
 const std::vector<GeOptionSpec>& ge_option_specs() {
@@ -75,6 +77,15 @@ const std::vector<GeOptionSpec>& ge_option_specs() {
       {"ge.dynamicNodeType", {}, T::kEnum, "1", 0, 0, {"0", "1"}, "Input kind for gears: 0 GetNext, 1 Data"},
       {"ge.socVersion", {}, T::kString, "", 0, 0, {}, "Target SoC (informational)"},
       {"ge.exec.precision_mode", {}, T::kString, "", 0, 0, {}, "Precision mode (informational)"},
+      {std::string(sdk::option::kMaxTensorBytes),
+       {},
+       T::kInt,
+       "0",
+       0,
+       kMax,
+       {},
+       "Largest tensor a CPU kernel may allocate at run time, in bytes; 0: no limit (omrun "
+       "--max_tensor_bytes)"},
   };
   return specs;
 }

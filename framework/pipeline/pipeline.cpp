@@ -264,13 +264,14 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
 
   // ---- create the components (options are valid by now)
   for (auto& engine : p->engines_) {
-    Status s = create_engine(*engine->info, engine->options, &engine->handle);
+    Status s = create_engine(*engine->info, engine->options, p->ge_options_, &engine->handle);
     if (!s.is_ok()) diags->push_back({file_pos, s.message()});
   }
   for (auto& stage : p->stages_) {
     if (!stage->entry.enabled) continue;
-    Status s = stage->entry.is_pass ? create_pass(*stage->info, stage->options, &stage->pass)
-                                    : create_partitioner(*stage->info, stage->options, &stage->partitioner);
+    Status s = stage->entry.is_pass
+                   ? create_pass(*stage->info, stage->options, p->ge_options_, &stage->pass)
+                   : create_partitioner(*stage->info, stage->options, p->ge_options_, &stage->partitioner);
     if (!s.is_ok()) diags->push_back({stage->entry.name_pos, s.message()});
   }
   if (!diags->empty()) return diagnostics_to_status(*diags);

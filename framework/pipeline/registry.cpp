@@ -167,27 +167,30 @@ Status parse_option_spec(const gs_option_desc& d, const std::string& owner, Opti
 
 class HostPluginContext final : public sdk::PluginContext {
  public:
-  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options) : c_(c), options_(options) {}
+  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge)
+      : c_(c), options_(options), ge_(ge) {}
   std::string_view component_name() const override { return c_.name; }
   const sdk::OptionValues& options() const override { return options_; }
   const sdk::OpSupportTable* op_table() const override { return c_.op_table.get(); }
   void log(sdk::LogLevel level, std::string_view message) const override {
     plugin_log(c_.name, level, message);
   }
+  const sdk::OptionValues& ge_options() const override { return ge_; }
 
  private:
   const ComponentInfo& c_;
   const sdk::OptionValues& options_;
+  const sdk::OptionValues& ge_;
 };
 
 template <class T>
 Status instantiate(const ComponentInfo& c, ComponentKind expected, const sdk::OptionValues& options,
-                   PluginHandle<T>* out) {
+                   const sdk::OptionValues& ge, PluginHandle<T>* out) {
   if (c.kind != expected) {
     return Status::invalid_argument("'" + c.name + "' is a " + std::string(to_string(c.kind)) + ", not a " +
                                     std::string(to_string(expected)));
   }
-  HostPluginContext ctx(c, options);
+  HostPluginContext ctx(c, options, ge);
   void* object = nullptr;
   GS_RETURN_IF_ERROR(guarded(*c.library, std::string(to_string(c.kind)) + " '" + c.name + "' create", [&] {
     object = c.desc->create(&ctx);
@@ -216,16 +219,17 @@ void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view me
   }
 }
 
-Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options,
+Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
                      PluginHandle<sdk::Engine>* out) {
-  return instantiate(c, ComponentKind::kEngine, options, out);
+  return instantiate(c, ComponentKind::kEngine, options, ge, out);
 }
-Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, PluginHandle<sdk::Pass>* out) {
-  return instantiate(c, ComponentKind::kPass, options, out);
+Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
+                   PluginHandle<sdk::Pass>* out) {
+  return instantiate(c, ComponentKind::kPass, options, ge, out);
 }
 Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options,
-                          PluginHandle<sdk::Partitioner>* out) {
-  return instantiate(c, ComponentKind::kPartitioner, options, out);
+                          const sdk::OptionValues& ge, PluginHandle<sdk::Partitioner>* out) {
+  return instantiate(c, ComponentKind::kPartitioner, options, ge, out);
 }
 
 std::string_view to_string(ComponentKind kind) {

@@ -74,13 +74,14 @@ sdk::Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) no
   }
 }
 
-// Creates a component with validated options; the handle keeps its library loaded.
+// Creates a component with validated options and the session's GE options; the handle keeps its library
+// loaded.
 sdk::Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options,
-                          PluginHandle<sdk::Engine>* out);
-sdk::Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options,
+                          const sdk::OptionValues& ge, PluginHandle<sdk::Engine>* out);
+sdk::Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
                         PluginHandle<sdk::Pass>* out);
 sdk::Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options,
-                               PluginHandle<sdk::Partitioner>* out);
+                               const sdk::OptionValues& ge, PluginHandle<sdk::Partitioner>* out);
 // Routes a plugin's log message to spdlog, tagged with `who`.
 void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view message);
 

@@ -25,6 +25,9 @@ struct RuntimeOptions {
   bool expand_partitioned_calls = false;
   // Iterations one Loop node may run before the run fails (a data-dependent trip count can be absurd).
   int64_t max_loop_iterations = 100'000'000;
+  // The largest tensor a kernel may allocate (bytes; 0 = no limit). Reaches the engines as the session option
+  // sdk::option::kMaxTensorBytes when they are loaded (open_model_session).
+  int64_t max_tensor_bytes = 0;
 };
 
 struct RuntimeIo {

@@ -15,6 +15,9 @@ sdk::Status open_graph_session(std::unique_ptr<sdk::Graph> root, const std::stri
   PipelineSettings settings;
   settings.plugin_paths = plugin_paths;
   settings.builtin_paths = builtin_plugin_paths();
+  if (options.max_tensor_bytes > 0)
+    settings.ge_overrides.emplace_back(sdk::option::kMaxTensorBytes,
+                                       std::to_string(options.max_tensor_bytes));
   ModelSession session;
   GS_RETURN_IF_ERROR(Pipeline::create(config, settings, &session.engines, &diags));
   const Pipeline* engines = session.engines.get();

@@ -217,7 +217,7 @@ TEST_F(AtcTest, FailedRunRemovesAStaleOutput) {
 TEST_F(AtcTest, ListPluginsShowsDescriptorsAndComponents) {
   Result r = atc("--list_plugins");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI 1.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI 1.1"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pass std.topological_sort"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("engine template: Example engine"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("op table"), std::string::npos) << r.out;
@@ -275,7 +275,7 @@ TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
                                    "pass = \"thrower.throws_on_run\"\n";
   expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") +
                    " --plugin_path=" + BAD_PLUGIN_DIR,
-               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.0) "
+               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.1) "
                "threw a non-standard exception");
 }
 
@@ -409,7 +409,7 @@ TEST_F(AtcTest, AnEntryPastTheTimeLimitStopsAtcNamingTheEntryAndPlugin) {
   const auto start = std::chrono::steady_clock::now();
   expect_error(
       "--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") + " --entry_timeout=1",
-      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI 1.0) exceeded "
+      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI 1.1) exceeded "
       "the time limit of 1 s");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "config/ge_options.h"
 #include "engine_test_util.h"
 
 namespace graphsplit::testing {
@@ -37,7 +38,7 @@ sdk::Status create_with_defaults(const ComponentInfo& c, PluginHandle<sdk::Engin
   sdk::OptionValues defaults;
   std::vector<Diagnostic> diags;
   GS_RETURN_IF_ERROR(resolve_options(c, {}, {}, {}, &defaults, &diags));
-  return create_engine(c, defaults, engine);
+  return create_engine(c, defaults, default_ge_options(), engine);
 }
 
 // A data type the row does not allow, or kUndefined when it allows everything.

@@ -92,12 +92,12 @@ int tensor_pb(const uint8_t* data, size_t size) {
 // Tensors are capped at 64 MB and loops at 1,000 iterations so that one input's work stays bounded.
 int om_run(const uint8_t* data, size_t size) {
   static const std::unique_ptr<Pipeline> engines = [] {
-    kernels::set_max_tensor_bytes(int64_t{64} << 20);
     kernels::set_blas_threads(1);
     PipelineConfig config;
     std::vector<Diagnostic> diags;
     PipelineSettings settings;
     settings.plugin_paths = {GRAPHSPLIT_FUZZ_PLUGIN_DIR};
+    settings.ge_overrides.emplace_back(sdk::option::kMaxTensorBytes, std::to_string(int64_t{64} << 20));
     std::unique_ptr<Pipeline> p;
     if (!parse_pipeline_config(GRAPHSPLIT_FUZZ_PIPELINE, &config, &diags).is_ok() ||
         !Pipeline::create(config, settings, &p, &diags).is_ok())

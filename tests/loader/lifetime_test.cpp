@@ -30,8 +30,9 @@ int run_order(const std::vector<int>& order) {
 
   PluginHandle<sdk::Engine> engine;
   PluginHandle<sdk::Pass> pass;
-  if (!create_engine(*registry->find(ComponentKind::kEngine, "template"), {}, &engine).is_ok()) return 12;
-  if (!create_pass(*registry->find(ComponentKind::kPass, "std.prune_unused"), {}, &pass).is_ok()) return 13;
+  if (!create_engine(*registry->find(ComponentKind::kEngine, "template"), {}, {}, &engine).is_ok()) return 12;
+  if (!create_pass(*registry->find(ComponentKind::kPass, "std.prune_unused"), {}, {}, &pass).is_ok())
+    return 13;
 
   auto graph = sdk::Graph::create("g");
   sdk::Node* x = graph->add_node("x", sdk::op::kData, 0, 0);

@@ -358,7 +358,7 @@ TEST(KernelsTest, DepthwiseConvolutionMatchesTheDefinition) {
   add_net_output(*g, {"conv"});
   std::unique_ptr<sdk::Executable> exe;
   ASSERT_TRUE(kernels::compile_graph(
-                  *g, [](const sdk::Node&) { return sdk::Status::ok(); }, &exe)
+                  *g, [](const sdk::Node&) { return sdk::Status::ok(); }, {}, &exe)
                   .is_ok());
   std::vector<sdk::Tensor> out;
   ASSERT_TRUE(exe->run({floats({1, C, H, W}, xv)}, &out).is_ok());
@@ -376,6 +376,32 @@ TEST(KernelsTest, DepthwiseConvolutionMatchesTheDefinition) {
           }
         EXPECT_FLOAT_EQ(got[(c * OH + oy) * OW + ox], want) << c << "," << oy << "," << ox;
       }
+}
+
+// The tensor-size limit is a compile option of each executable, not process state: two executables of one
+// graph, one limited and one not, run side by side.
+TEST(KernelLimits, TensorSizeLimitIsPerExecutable) {
+  auto g = opset17_root();
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
+  x->add_output(tensor_desc(sdk::DataType::kFloat, {4, 4}), "x");
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  add_op(*g, "relu", "Relu", {"x"}, tensor_desc(sdk::DataType::kFloat, {4, 4}));
+  add_net_output(*g, {"relu"});
+  auto accept = [](const sdk::Node&) { return sdk::Status::ok(); };
+  std::unique_ptr<sdk::Executable> limited, unlimited;
+  kernels::CompileOptions small;
+  small.max_tensor_bytes = 63;  // the output takes 64
+  ASSERT_TRUE(kernels::compile_graph(*g, accept, small, &limited).is_ok());
+  ASSERT_TRUE(kernels::compile_graph(*g, accept, {}, &unlimited).is_ok());
+  const sdk::Tensor in = floats({4, 4}, std::vector<float>(16, -1.0f));
+  std::vector<sdk::Tensor> out;
+  const sdk::Status s = limited->run({in}, &out);
+  EXPECT_EQ(s.code(), sdk::StatusCode::kResourceExhausted) << s.message();
+  EXPECT_NE(s.message().find("node 'relu' (Relu): a float32[4,4] output exceeds the tensor size limit"),
+            std::string::npos)
+      << s.message();
+  ASSERT_TRUE(unlimited->run({in}, &out).is_ok());
+  EXPECT_EQ(values(out[0]), std::vector<float>(16, 0.0f));
 }
 
 }  // namespace

@@ -75,14 +75,6 @@ BFloat16::operator float() const {
 }
 
 // ---- context
-namespace {
-std::atomic<int64_t> g_max_tensor_bytes{0};
-}  // namespace
-
-void set_max_tensor_bytes(int64_t bytes) {
-  g_max_tensor_bytes = std::max<int64_t>(bytes, 0);
-}
-
 char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
   sdk::TensorDesc desc;
   desc.dtype = dtype;
@@ -95,7 +87,7 @@ char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
       throw std::length_error("tensor shape " + dims_string(dims) + " is too large");
     count *= d;
   }
-  const int64_t limit = g_max_tensor_bytes.load();
+  const int64_t limit = max_tensor_bytes;
   if (count > (int64_t{1} << 60) / std::max<int64_t>(es, 1) || (limit > 0 && count * es > limit))
     throw std::length_error("a " + std::string(sdk::to_string(dtype)) + dims_string(dims) +
                             " output exceeds the tensor size limit");

@@ -45,6 +45,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
   std::vector<int64_t> offset;
   std::vector<int64_t> planned_bytes;
   int64_t arena_size = -1;  // -1: shapes resolved at run time
+  int64_t max_tensor_bytes = 0;
   std::shared_ptr<char[]> arena;
   char* arena_base = nullptr;
 
@@ -62,6 +63,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
     std::vector<Tensor> produced;
     ctx.outputs = &produced;
     ctx.allocator = this;
+    ctx.max_tensor_bytes = max_tensor_bytes;
     for (const Step& step : steps) {
       ctx.node = step.node;
       ctx.opset = step.opset;
@@ -190,10 +192,11 @@ void plan_arena(GraphExecutable& exe, const std::vector<int64_t>& bytes_of_slot,
 }  // namespace
 
 Status compile_graph(const sdk::Graph& graph, const std::function<Status(const sdk::Node&)>& accept,
-                     std::unique_ptr<sdk::Executable>* out) {
+                     const CompileOptions& options, std::unique_ptr<sdk::Executable>* out) {
   std::vector<sdk::Node*> order;
   GS_RETURN_IF_ERROR(sdk::topological_order(graph, sdk::TopoSortMode::kStableRDFS, &order));
   auto exe = std::make_unique<GraphExecutable>();
+  exe->max_tensor_bytes = options.max_tensor_bytes;
   const int opset = opset_of(graph.is_root() ? graph : *graph.root());
   std::map<std::pair<const sdk::Node*, int>, int> slot_of;
   std::vector<const sdk::Node*> data;
@@ -307,7 +310,10 @@ Status compile_graph(const sdk::Graph& graph, const std::function<Status(const s
 namespace graphsplit::kernels {
 
 KernelEngine::KernelEngine(const sdk::PluginContext& context, std::string engine_name)
-    : sdk::Engine(context), engine_name_(std::move(engine_name)) {}
+    : sdk::Engine(context), engine_name_(std::move(engine_name)) {
+  options_.max_tensor_bytes =
+      std::max<int64_t>(context.ge_options().get_int(sdk::option::kMaxTensorBytes, 0), 0);
+}
 
 Status KernelEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) {
   return compile_graph(
@@ -317,7 +323,7 @@ Status KernelEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Ex
         return Status::unsupported("node '" + n.name() + "': engine " + engine_name_ +
                                    " does not declare operator " + n.type() + " in its op table");
       },
-      out);
+      options_, out);
 }
 
 }  // namespace graphsplit::kernels

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/ir/tensor.h"
 #include "graphsplit/sdk/status.h"
@@ -58,6 +59,7 @@ struct KernelContext {
   std::vector<const Tensor*> inputs;  // nullptr: an omitted optional input
   std::vector<Tensor>* outputs = nullptr;
   OutputAllocator* allocator = nullptr;
+  int64_t max_tensor_bytes = 0;  // 0: no limit
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }

@@ -36,6 +36,9 @@ class GS_SDK_API PluginContext {
   // Engines: the table read from the engine's data file. nullptr for passes and partitioners.
   virtual const OpSupportTable* op_table() const = 0;
   virtual void log(LogLevel level, std::string_view message) const = 0;
+  // The session's GE options (and graphsplit's own, sdk::option), as PassContext::ge_options. Added in SDK
+  // ABI 1.1, at the end of the vtable, so that plugins built for 1.0 still load.
+  virtual const OptionValues& ge_options() const = 0;
 };
 
 // An engine as the pipeline sees it, in placement order (priority, highest first; then name).

@@ -122,6 +122,13 @@ inline constexpr std::string_view kOpMultiDimsInputDims = "_op_multi_dims_input_
 inline constexpr std::string_view kOpMaxShape = "_op_max_shape";
 }  // namespace attr
 
+// Session options of graphsplit's own, beside GE's (the host's option table declares their types and
+// defaults; every plugin reads them from PluginContext::ge_options()).
+namespace option {
+// The largest tensor a CPU kernel may allocate, in bytes (0: no limit). omrun --max_tensor_bytes sets it.
+inline constexpr std::string_view kMaxTensorBytes = "graphsplit.max_tensor_bytes";
+}  // namespace option
+
 // GE's engine and kernel-library names of the engines that ship with the project, and of GE's own local
 // engine (part of the host, not a plugin).
 namespace engine {

@@ -13,18 +13,24 @@ namespace graphsplit::sdk::testing {
 
 class TestPluginContext final : public PluginContext {
  public:
-  explicit TestPluginContext(std::string name, OptionValues options = {}, OpSupportTable table = {})
-      : name_(std::move(name)), options_(std::move(options)), table_(std::move(table)) {}
+  explicit TestPluginContext(std::string name, OptionValues options = {}, OpSupportTable table = {},
+                             OptionValues ge_options = {})
+      : name_(std::move(name)),
+        options_(std::move(options)),
+        table_(std::move(table)),
+        ge_(std::move(ge_options)) {}
   std::string_view component_name() const override { return name_; }
   const OptionValues& options() const override { return options_; }
   const OpSupportTable* op_table() const override { return table_.empty() ? nullptr : &table_; }
   void log(LogLevel, std::string_view message) const override { messages.emplace_back(message); }
+  const OptionValues& ge_options() const override { return ge_; }
   mutable std::vector<std::string> messages;
 
  private:
   std::string name_;
   OptionValues options_;
   OpSupportTable table_;
+  OptionValues ge_;
 };
 
 class TestPassContext final : public PassContext {

@@ -6,11 +6,14 @@
 #include <memory>
 #include <string>
 
+#include "graphsplit/kernels/export.h"
+#include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/engine.h"
 
 namespace graphsplit::kernels {
 
-class KernelEngine : public sdk::Engine {
+// Limits come from the session options (sdk::option::kMaxTensorBytes).
+class GS_KERNELS_API KernelEngine : public sdk::Engine {
  public:
   sdk::Status compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) override;
 
@@ -19,6 +22,7 @@ class KernelEngine : public sdk::Engine {
 
  private:
   std::string engine_name_;
+  CompileOptions options_;
 };
 
 }  // namespace graphsplit::kernels

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graphsplit/kernels/export.h"
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/status.h"
@@ -23,21 +24,24 @@ namespace graphsplit::kernels {
 // value has a static shape, one memory arena is planned here for the intermediate values and reused by every
 // run (Executable::arena_bytes reports its size); otherwise shapes are resolved and memory allocated per run.
 // The graph's `_onnx_opset_import` attribute selects opset-dependent semantics (default opset 17).
-sdk::Status compile_graph(const sdk::Graph& graph, const std::function<sdk::Status(const sdk::Node&)>& accept,
-                          std::unique_ptr<sdk::Executable>* out);
+struct CompileOptions {
+  // The largest tensor a kernel may allocate (bytes; 0 = no limit). A larger one fails the run with
+  // resource_exhausted naming the node instead of exhausting the machine (omrun --max_tensor_bytes, fuzzing).
+  int64_t max_tensor_bytes = 0;
+};
+GS_KERNELS_API sdk::Status compile_graph(const sdk::Graph& graph,
+                                         const std::function<sdk::Status(const sdk::Node&)>& accept,
+                                         const CompileOptions& options,
+                                         std::unique_ptr<sdk::Executable>* out);
 
 // Is there a kernel for this operator (`domain` empty for ai.onnx)?
-bool has_kernel(std::string_view op_type, std::string_view domain = {});
+GS_KERNELS_API bool has_kernel(std::string_view op_type, std::string_view domain = {});
 
 // Every operator with a kernel, sorted ("Abs", ..., "graphsplit::MapIndex").
-std::vector<std::string> kernel_names();
+GS_KERNELS_API std::vector<std::string> kernel_names();
 
-// Threads the BLAS may use (1 = single-threaded); 0 restores the library default.
-void set_blas_threads(int threads);
-
-// The largest tensor a kernel may allocate (bytes; 0 = no limit, the default). A larger one fails the run
-// with resource_exhausted naming the node instead of exhausting the machine (omrun --max_tensor_bytes,
-// fuzzing).
-void set_max_tensor_bytes(int64_t bytes);
+// Threads the BLAS may use (1 = single-threaded); 0 restores the library default. Process-wide, because
+// OpenBLAS's thread pool is.
+GS_KERNELS_API void set_blas_threads(int threads);
 
 }  // namespace graphsplit::kernels
