@@ -73,7 +73,7 @@ class GS_SDK_API ClusterGraph final {
 
  private:
   struct Impl;
-  explicit ClusterGraph(std::unique_ptr<Impl> impl);
+  GS_SDK_LOCAL explicit ClusterGraph(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -3,3 +3,6 @@
 #pragma once
 
 #define GS_SDK_API __attribute__((visibility("default")))
+// For the private members of an exported class: they stay out of the ABI, so that changing them needs no
+// version bump (tests/abi checks the exported surface against the committed baseline).
+#define GS_SDK_LOCAL __attribute__((visibility("hidden")))

@@ -90,7 +90,7 @@ class GS_SDK_API Node final {
 
  private:
   friend class Graph;
-  Node(Graph* owner, std::string name, std::string type);
+  GS_SDK_LOCAL Node(Graph* owner, std::string name, std::string type);
 
   struct OutputSlot {
     TensorDesc desc;
@@ -218,8 +218,8 @@ class GS_SDK_API Graph final {
   size_t total_nodes() const;
 
  private:
-  Graph(std::string name, Graph* root, Node* parent_node);
-  void unlink_all(Node* node);
+  GS_SDK_LOCAL Graph(std::string name, Graph* root, Node* parent_node);
+  GS_SDK_LOCAL void unlink_all(Node* node);
 
   // The name index: open addressing with linear probing over (hash, node) pairs, so that a lookup touches one
   // flat array and reads a node's name only when the full hash matches.
@@ -227,9 +227,9 @@ class GS_SDK_API Graph final {
     uint64_t hash = 0;
     Node* node = nullptr;
   };
-  size_t index_find(std::string_view name, uint64_t hash) const;
-  void index_insert(Node* node, uint64_t hash);
-  void index_erase(std::string_view name);
+  GS_SDK_LOCAL size_t index_find(std::string_view name, uint64_t hash) const;
+  GS_SDK_LOCAL void index_insert(Node* node, uint64_t hash);
+  GS_SDK_LOCAL void index_erase(std::string_view name);
 
   std::string name_;
   Graph* root_;
