@@ -5,18 +5,14 @@
 #include <vector>
 
 #include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/testing/graph_builder.h"
 
 namespace graphsplit::sdk::testing {
 
-// Adds a node with `inputs` (producer names, output 0 each) and one output.
+// A node with `inputs` (producer names, output 0 each) and one output.
 inline Node* add(Graph& g, const std::string& name, const std::string& type,
                  const std::vector<std::string>& inputs = {}) {
-  Node* n = g.add_node(name, type, inputs.size(), 1);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Node* src = g.find_node(inputs[i]);
-    (void)g.add_edge({src, 0}, {n, static_cast<int32_t>(i)});
-  }
-  return n;
+  return add_plain(g, name, type, inputs);
 }
 
 inline std::vector<std::string> names(const std::vector<Node*>& nodes) {

@@ -10,40 +10,16 @@
 
 #include "config/config.h"
 #include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/testing/graph_builder.h"
 #include "pipeline/pipeline.h"
 
 namespace graphsplit::testing {
 
-inline sdk::TensorDesc tensor_desc(sdk::DataType dtype, std::vector<int64_t> dims) {
-  sdk::TensorDesc d;
-  d.dtype = dtype;
-  d.shape = sdk::Shape(std::move(dims));
-  return d;
-}
-
-// A root graph importing ai.onnx opset 17, as an imported model would.
+using sdk::testing::add_net_output;
+using sdk::testing::add_op;
+using sdk::testing::tensor_desc;
 inline std::unique_ptr<sdk::Graph> opset17_root(const std::string& name = "g") {
-  auto g = sdk::Graph::create(name);
-  g->attrs().set(sdk::attr::kOnnxOpsetImport, sdk::AttrValue::Strings({"ai.onnx:17"}));
-  return g;
-}
-
-// Adds a node with one output `out` (named like the node), fed by output 0 of each named input.
-inline sdk::Node* add_op(sdk::Graph& g, const std::string& name, const std::string& type,
-                         const std::vector<std::string>& inputs, sdk::TensorDesc out) {
-  sdk::Node* n = g.add_node(name, type, inputs.size(), 0);
-  n->add_output(std::move(out), name);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok()) << inputs[i];
-  }
-  return n;
-}
-
-inline sdk::Node* add_net_output(sdk::Graph& g, const std::vector<std::string>& inputs) {
-  sdk::Node* n = g.add_node("out", sdk::op::kNetOutput, inputs.size(), 0);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    (void)g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)});
-  return n;
+  return sdk::testing::opset_root(name, 17);
 }
 
 // Parses `toml`, builds the pipeline with the plugins in `plugin_paths` (verification after every entry) and

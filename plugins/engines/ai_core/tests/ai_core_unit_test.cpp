@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "ai_core_engine.h"
-#include "engine_test_util.h"
 #include "graphsplit/sdk/testing/contexts.h"
+#include "graphsplit/testing/engine_conformance.h"
 
 namespace graphsplit::plugins::ai_core {
 namespace {
@@ -23,18 +23,18 @@ struct Fixture {
 
 TEST(AiCoreEngineTest, TakesDenseComputeInFloat) {
   Fixture f;
-  OneNode conv = one_node("Conv", {tensor(DataType::kFloat, {1, 3, 224, 224})},
-                          {tensor(DataType::kFloat, {1, 16, 112, 112})});
+  OneNode conv = one_node("Conv", {tensor_desc(DataType::kFloat, {1, 3, 224, 224})},
+                          {tensor_desc(DataType::kFloat, {1, 16, 112, 112})});
   EXPECT_TRUE(f.engine->check_support(*conv.node).supported);
-  OneNode dyn =
-      one_node("MatMul", {tensor(DataType::kFloat16, {-1, 64})}, {tensor(DataType::kFloat16, {-1, 32})});
+  OneNode dyn = one_node("MatMul", {tensor_desc(DataType::kFloat16, {-1, 64})},
+                         {tensor_desc(DataType::kFloat16, {-1, 32})});
   EXPECT_TRUE(f.engine->check_support(*dyn.node).supported);  // dynamic_shape = full
 }
 
 TEST(AiCoreEngineTest, ConvolutionNeedsFourOrFiveDimensions) {
   Fixture f;
-  OneNode conv1d =
-      one_node("Conv", {tensor(DataType::kFloat, {1, 3, 100})}, {tensor(DataType::kFloat, {1, 8, 98})});
+  OneNode conv1d = one_node("Conv", {tensor_desc(DataType::kFloat, {1, 3, 100})},
+                            {tensor_desc(DataType::kFloat, {1, 8, 98})});
   auto v = f.engine->check_support(*conv1d.node);
   EXPECT_FALSE(v.supported);
   EXPECT_EQ(v.reason, sdk::ReasonCode::kEngineCheckFailed);
@@ -47,18 +47,19 @@ TEST(AiCoreEngineTest, ConvolutionNeedsFourOrFiveDimensions) {
 
 TEST(AiCoreEngineTest, RefusesInt64ArithmeticAndDataDependentOps) {
   Fixture f;
-  OneNode add = one_node("Add", {tensor(DataType::kInt64, {4})}, {tensor(DataType::kInt64, {4})});
+  OneNode add = one_node("Add", {tensor_desc(DataType::kInt64, {4})}, {tensor_desc(DataType::kInt64, {4})});
   auto v = f.engine->check_support(*add.node);
   EXPECT_EQ(v.reason, sdk::ReasonCode::kEngineUnsupportedDtype);
   EXPECT_EQ(v.detail, "input 0 is int64; supported: float16, float32, int32");
-  OneNode nz = one_node("NonZero", {tensor(DataType::kFloat, {4})}, {tensor(DataType::kInt64, {1, -1})});
+  OneNode nz =
+      one_node("NonZero", {tensor_desc(DataType::kFloat, {4})}, {tensor_desc(DataType::kInt64, {1, -1})});
   EXPECT_EQ(f.engine->check_support(*nz.node).reason, sdk::ReasonCode::kEngineUnsupportedOp);
 }
 
 TEST(AiCoreEngineTest, MaxRankOption) {
   Fixture f(4);
-  OneNode relu = one_node("Relu", {tensor(DataType::kFloat, {1, 2, 3, 4, 5})},
-                          {tensor(DataType::kFloat, {1, 2, 3, 4, 5})});
+  OneNode relu = one_node("Relu", {tensor_desc(DataType::kFloat, {1, 2, 3, 4, 5})},
+                          {tensor_desc(DataType::kFloat, {1, 2, 3, 4, 5})});
   auto v = f.engine->check_support(*relu.node);
   EXPECT_FALSE(v.supported);
   EXPECT_EQ(v.detail, "input 0 has rank 5; AI Core takes at most 4 dimensions");
@@ -67,8 +68,8 @@ TEST(AiCoreEngineTest, MaxRankOption) {
 
 TEST(AiCoreEngineTest, OpsetRangeOfARow) {
   Fixture f;
-  OneNode ln = one_node("LayerNormalization", {tensor(DataType::kFloat, {2, 8})},
-                        {tensor(DataType::kFloat, {2, 8})}, 17);
+  OneNode ln = one_node("LayerNormalization", {tensor_desc(DataType::kFloat, {2, 8})},
+                        {tensor_desc(DataType::kFloat, {2, 8})}, 17);
   EXPECT_TRUE(f.engine->check_support(*ln.node).supported);
 }
 

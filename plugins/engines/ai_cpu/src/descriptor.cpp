@@ -10,9 +10,10 @@ constexpr gs_option_desc kOptions[] = {
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT(graphsplit::sdk::engine::kAiCpu.data(),
                         "AI CPU: every ONNX operator, dynamic and data-dependent shapes",
-                        graphsplit::plugins::ai_cpu::AiCpuEngine, GS_OPTIONS(kOptions), "ai_cpu.ops.toml"),
+                        graphsplit::plugins::ai_cpu::AiCpuEngine, GS_OPTIONS(kOptions),
+                        GS_PLUGIN_DATA_FILE("ops.toml")),
 };
 
 }  // namespace
 
-GS_DEFINE_PLUGIN("ai_cpu", "0.1.0", kComponents)
+GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
 #include "ai_cpu_engine.h"
-#include "engine_test_util.h"
 #include "graphsplit/sdk/testing/contexts.h"
+#include "graphsplit/testing/engine_conformance.h"
 
 namespace graphsplit::plugins::ai_cpu {
 namespace {
@@ -22,7 +22,7 @@ TEST(AiCpuEngineTest, TakesDataDependentOpsWithDynamicShapes) {
   auto e = make(true);
   for (const char* op :
        {"NonZero", "NonMaxSuppression", "TopK", "Unique", "Einsum", "SequenceAt", "StringNormalizer"}) {
-    OneNode g = one_node(op, {tensor(DataType::kFloat, {-1, 4})}, {tensor(DataType::kInt64, {-1})});
+    OneNode g = one_node(op, {tensor_desc(DataType::kFloat, {-1, 4})}, {tensor_desc(DataType::kInt64, {-1})});
     EXPECT_TRUE(e->check_support(*g.node).supported) << op;
   }
 }
@@ -30,14 +30,14 @@ TEST(AiCpuEngineTest, TakesDataDependentOpsWithDynamicShapes) {
 TEST(AiCpuEngineTest, ListsNoStructuralOrControlFlowOp) {
   auto e = make(true);
   for (const char* op : {"If", "Loop", "Scan", "Constant", "Data", "NetOutput"}) {
-    OneNode g = one_node(op, {}, {tensor(DataType::kFloat, {1})});
+    OneNode g = one_node(op, {}, {tensor_desc(DataType::kFloat, {1})});
     EXPECT_EQ(e->check_support(*g.node).reason, sdk::ReasonCode::kEngineUnsupportedOp) << op;
   }
 }
 
 TEST(AiCpuEngineTest, StringTensorsOption) {
-  OneNode g =
-      one_node("StringNormalizer", {tensor(DataType::kString, {3})}, {tensor(DataType::kString, {3})});
+  OneNode g = one_node("StringNormalizer", {tensor_desc(DataType::kString, {3})},
+                       {tensor_desc(DataType::kString, {3})});
   EXPECT_TRUE(make(true)->check_support(*g.node).supported);
   auto v = make(false)->check_support(*g.node);
   EXPECT_FALSE(v.supported);

@@ -11,9 +11,10 @@ constexpr gs_option_desc kOptions[] = {
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT(graphsplit::sdk::engine::kDvpp.data(),
                         "DVPP: uint8 image pre-processing (resize, crop, pad, layout, cast)",
-                        graphsplit::plugins::dvpp::DvppEngine, GS_OPTIONS(kOptions), "dvpp.ops.toml"),
+                        graphsplit::plugins::dvpp::DvppEngine, GS_OPTIONS(kOptions),
+                        GS_PLUGIN_DATA_FILE("ops.toml")),
 };
 
 }  // namespace
 
-GS_DEFINE_PLUGIN("dvpp", "0.1.0", kComponents)
+GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)

@@ -10,9 +10,9 @@ constexpr gs_option_desc kOptions[] = {
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT(
         graphsplit::sdk::engine::kHostCpu.data(), "Host CPU: shape computation and small integer tensors",
-        graphsplit::plugins::host_cpu::HostCpuEngine, GS_OPTIONS(kOptions), "host_cpu.ops.toml"),
+        graphsplit::plugins::host_cpu::HostCpuEngine, GS_OPTIONS(kOptions), GS_PLUGIN_DATA_FILE("ops.toml")),
 };
 
 }  // namespace
 
-GS_DEFINE_PLUGIN("host_cpu", "0.1.0", kComponents)
+GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)

@@ -19,4 +19,4 @@ constexpr gs_component_desc kComponents[] = {
 
 }  // namespace
 
-GS_DEFINE_PLUGIN("multibatch", "0.1.0", kComponents)
+GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)

@@ -1,4 +1,4 @@
-// The only file of this plugin that uses GS_DEFINE_PLUGIN.
+// The only file of this plugin that defines its descriptor.
 #include "graphsplit/sdk/plugin.h"
 #include "std_passes.h"
 
@@ -20,4 +20,4 @@ constexpr gs_component_desc kComponents[] = {
 
 }  // namespace
 
-GS_DEFINE_PLUGIN("std", "0.1.0", kComponents)
+GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)

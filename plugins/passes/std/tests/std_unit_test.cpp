@@ -2,6 +2,7 @@
 
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/testing/contexts.h"
+#include "graphsplit/sdk/testing/graph_builder.h"
 #include "std_passes.h"
 
 namespace graphsplit::plugins::std_passes {
@@ -15,10 +16,7 @@ using sdk::testing::TestPluginContext;
 
 Node* add(Graph& g, const std::string& name, const std::string& type,
           const std::vector<std::string>& inputs = {}) {
-  Node* n = g.add_node(name, type, inputs.size(), 1);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    EXPECT_TRUE(g.add_edge({g.find_node(inputs[i]), 0}, {n, static_cast<int32_t>(i)}).is_ok());
-  return n;
+  return sdk::testing::add_plain(g, name, type, inputs);
 }
 
 TEST(PruneUnusedTest, RemovesDeadChainsButKeepsInputsAndControlDependencies) {

@@ -158,3 +158,11 @@ void destroy(void* object) {
   }
 #define GS_DEFINE_PLUGIN(NAME, VERSION, COMPONENTS) \
   GS_DEFINE_PLUGIN_EX(NAME, VERSION, GS_SDK_ABI_MINOR, COMPONENTS)
+
+// graphsplit_add_plugin(NAME ...) defines GS_PLUGIN_NAME, so that the plugin's name is written once, in its
+// CMakeLists.txt: GS_DEFINE_THIS_PLUGIN uses it, and GS_PLUGIN_DATA_FILE("ops.toml") names a DATA file as
+// CMake installs it ("<name>.ops.toml").
+#ifdef GS_PLUGIN_NAME
+#define GS_DEFINE_THIS_PLUGIN(VERSION, COMPONENTS) GS_DEFINE_PLUGIN(GS_PLUGIN_NAME, VERSION, COMPONENTS)
+#define GS_PLUGIN_DATA_FILE(FILE) GS_PLUGIN_NAME "." FILE
+#endif

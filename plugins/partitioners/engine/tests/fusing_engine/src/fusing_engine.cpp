@@ -64,9 +64,9 @@ constexpr gs_option_desc kOptions[] = {
 };
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT("FUSING_TEST", "Test engine: fuses Relu(Relu(x)) in its optimise hook", FusingEngine,
-                        GS_OPTIONS(kOptions), "fusing_test.ops.toml"),
+                        GS_OPTIONS(kOptions), GS_PLUGIN_DATA_FILE("ops.toml")),
 };
 
 }  // namespace
 
-GS_DEFINE_PLUGIN("fusing_test", "0.1.0", kComponents)
+GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)

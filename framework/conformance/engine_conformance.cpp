@@ -1,13 +1,17 @@
-// The conformance suite every engine plugin instantiates with its own .so (plugins/engines/<name>/tests/
-// conformance.cpp): the descriptor, the op table against the engine's answers, determinism, option schemas, a
-// broken table file, and compile errors as Status.
-#include "engine_conformance.h"
+// The conformance suite every engine plugin runs on its own .so through the real host (loader, registry,
+// option resolution): the descriptor, the op table against the engine's answers, determinism, option schemas,
+// a broken table file, and compile errors as Status. Installed with the SDK as
+// libgraphsplit_engine_conformance.a; graphsplit_add_plugin(... CONFORMANCE) instantiates it for a plugin, in
+// tree and out of tree.
+#include "graphsplit/testing/engine_conformance.h"
 
 #include <filesystem>
 #include <fstream>
 
 #include "config/ge_options.h"
-#include "engine_test_util.h"
+#include "config/op_table_loader.h"
+#include "loader/loader.h"
+#include "pipeline/registry.h"
 
 namespace graphsplit::testing {
 namespace {
@@ -20,10 +24,10 @@ struct Loaded {
   const ComponentInfo* engine = nullptr;
 };
 
-std::unique_ptr<Loaded> load(const std::string& plugin) {
+std::unique_ptr<Loaded> load(const ConformanceTarget& target) {
   auto l = std::make_unique<Loaded>();
-  PluginLoader loader(LoaderOptions{{GRAPHSPLIT_PLUGIN_DIR}, false, false});
-  sdk::Status s = loader.load(plugin, &l->lib);
+  PluginLoader loader(LoaderOptions{{target.dir}, false, false});
+  sdk::Status s = loader.load(target.plugin, &l->lib);
   EXPECT_TRUE(s.is_ok()) << s.message();
   if (!s.is_ok()) return nullptr;
   s = l->registry.add_library(l->lib);
@@ -60,6 +64,10 @@ sdk::DataType first_or(const std::vector<sdk::DataType>& a, const std::vector<sd
 
 }  // namespace
 
+int conformance_anchor() {
+  return 0;
+}
+
 TEST_P(EngineConformance, DescriptorHasOneEngineAndAKernelLibTable) {
   auto l = load(GetParam());
   ASSERT_TRUE(l && l->engine);
@@ -82,7 +90,8 @@ TEST_P(EngineConformance, EveryRowAnswersAsTheTableSays) {
     const int opset = static_cast<int>(std::min<int64_t>(row.opset_max, 17));
     const sdk::DataType in = first_or(row.input_dtypes, row.dtypes, sdk::DataType::kFloat);
     const sdk::DataType out = first_or(row.output_dtypes, row.dtypes, in);
-    OneNode g = one_node(row.type, {tensor(in, {1, 3, 16, 16})}, {tensor(out, {1, 3, 16, 16})}, opset);
+    OneNode g =
+        one_node(row.type, {tensor_desc(in, {1, 3, 16, 16})}, {tensor_desc(out, {1, 3, 16, 16})}, opset);
     const sdk::SupportVerdict v = engine->check_support(*g.node);
     if (!row.shape_dependent) {
       EXPECT_TRUE(v.supported) << v.detail;
@@ -97,22 +106,24 @@ TEST_P(EngineConformance, EveryRowAnswersAsTheTableSays) {
     // A data type outside the row is refused as such.
     const std::vector<sdk::DataType>& in_allowed = row.input_dtypes.empty() ? row.dtypes : row.input_dtypes;
     if (const sdk::DataType bad = outside(in_allowed); bad != sdk::DataType::kUndefined) {
-      OneNode b = one_node(row.type, {tensor(bad, {1, 3, 16, 16})}, {tensor(out, {1, 3, 16, 16})}, opset);
+      OneNode b =
+          one_node(row.type, {tensor_desc(bad, {1, 3, 16, 16})}, {tensor_desc(out, {1, 3, 16, 16})}, opset);
       const sdk::SupportVerdict r = engine->check_support(*b.node);
       EXPECT_FALSE(r.supported);
       EXPECT_EQ(r.reason, sdk::ReasonCode::kEngineUnsupportedDtype) << r.detail;
     }
     // A row without dynamic-shape support refuses dynamic shapes.
     if (row.dynamic_shape == sdk::DynamicShapeSupport::kNone) {
-      OneNode d = one_node(row.type, {tensor(in, {-1, 3, 16, 16})}, {tensor(out, {-1, 3, 16, 16})}, opset);
+      OneNode d =
+          one_node(row.type, {tensor_desc(in, {-1, 3, 16, 16})}, {tensor_desc(out, {-1, 3, 16, 16})}, opset);
       const sdk::SupportVerdict r = engine->check_support(*d.node);
       EXPECT_FALSE(r.supported);
       EXPECT_EQ(r.reason, sdk::ReasonCode::kEngineNoDynamicShape) << r.detail;
     }
   }
   // An op type the table does not list is refused as such.
-  OneNode unknown =
-      one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
+  OneNode unknown = one_node("NoSuchOperator", {tensor_desc(sdk::DataType::kFloat, {4})},
+                             {tensor_desc(sdk::DataType::kFloat, {4})});
   const sdk::SupportVerdict r = engine->check_support(*unknown.node);
   EXPECT_FALSE(r.supported);
   EXPECT_EQ(r.reason, sdk::ReasonCode::kEngineUnsupportedOp);
@@ -140,11 +151,11 @@ TEST_P(EngineConformance, ABrokenTableFileIsRefusedWithItsPosition) {
   auto l = load(GetParam());
   ASSERT_TRUE(l && l->engine);
   const fs::path dir =
-      fs::temp_directory_path() / ("gs_conf_" + GetParam() + "_" + std::to_string(::getpid()));
+      fs::temp_directory_path() / ("gs_conf_" + GetParam().plugin + "_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const std::string lib_name = "libgsplugin_" + GetParam() + ".so";
+  const std::string lib_name = "libgsplugin_" + GetParam().plugin + ".so";
   fs::copy_file(l->lib->path(), dir / lib_name, fs::copy_options::overwrite_existing);
-  const std::string table = GetParam() + ".ops.toml";
+  const std::string table = GetParam().plugin + ".ops.toml";
   fs::copy_file(fs::path(l->lib->path()).parent_path() / table, dir / table,
                 fs::copy_options::overwrite_existing);
   std::ifstream in(dir / table);
@@ -152,7 +163,7 @@ TEST_P(EngineConformance, ABrokenTableFileIsRefusedWithItsPosition) {
   std::ofstream(dir / table, std::ios::app) << "\n[[op]]\ntype = \"Broken\"\ncost = \"cheap\"\n";
   PluginLoader loader(LoaderOptions{{dir.string()}, false, false});
   std::shared_ptr<const LoadedLibrary> copy;
-  ASSERT_TRUE(loader.load(GetParam(), &copy).is_ok());
+  ASSERT_TRUE(loader.load(GetParam().plugin, &copy).is_ok());
   Registry registry;
   sdk::Status s = registry.add_library(copy);
   EXPECT_NE(s.message().find((dir / table).string() + ":" + std::to_string(lines + 4) +
@@ -167,8 +178,8 @@ TEST_P(EngineConformance, CompileFailuresArriveAsStatus) {
   ASSERT_TRUE(l && l->engine);
   PluginHandle<sdk::Engine> engine;
   ASSERT_TRUE(create_with_defaults(*l->engine, &engine).is_ok());
-  OneNode g =
-      one_node("NoSuchOperator", {tensor(sdk::DataType::kFloat, {4})}, {tensor(sdk::DataType::kFloat, {4})});
+  OneNode g = one_node("NoSuchOperator", {tensor_desc(sdk::DataType::kFloat, {4})},
+                       {tensor_desc(sdk::DataType::kFloat, {4})});
   std::unique_ptr<sdk::Executable> executable;
   sdk::Status s = guarded(*l->lib, "compile", [&] { return engine->compile(*g.root, &executable); });
   EXPECT_FALSE(
