@@ -5,6 +5,7 @@
 
 namespace {
 
+// [snippet:descriptor]
 constexpr gs_component_desc kComponents[] = {
     GS_ENGINE_COMPONENT(GS_PLUGIN_NAME, "Example engine: float32 Relu, Add, Mul",
                         graphsplit::examples::TemplateEngine, GS_NO_OPTIONS, GS_PLUGIN_DATA_FILE("ops.toml")),
@@ -13,3 +14,4 @@ constexpr gs_component_desc kComponents[] = {
 }  // namespace
 
 GS_DEFINE_THIS_PLUGIN("0.1.0", kComponents)
+// [/snippet:descriptor]

@@ -59,6 +59,7 @@ class Program final : public sdk::Executable {
 
 }  // namespace
 
+// [snippet:check-support]
 sdk::SupportVerdict TemplateEngine::check_support(const sdk::Node& node) const {
   sdk::SupportVerdict v = check_table(node);
   if (!v.supported || node.type() == "Relu") return v;
@@ -70,6 +71,7 @@ sdk::SupportVerdict TemplateEngine::check_support(const sdk::Node& node) const {
   }
   return v;
 }
+// [/snippet:check-support]
 
 sdk::Status TemplateEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) {
   std::vector<sdk::Node*> order;

@@ -7,6 +7,7 @@
 
 namespace graphsplit::examples {
 
+// [snippet:engine-class]
 class TemplateEngine final : public sdk::Engine {
  public:
   explicit TemplateEngine(const sdk::PluginContext& ctx) : sdk::Engine(ctx) {}
@@ -14,5 +15,6 @@ class TemplateEngine final : public sdk::Engine {
   sdk::SupportVerdict check_support(const sdk::Node& node) const override;
   sdk::Status compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Executable>* out) override;
 };
+// [/snippet:engine-class]
 
 }  // namespace graphsplit::examples

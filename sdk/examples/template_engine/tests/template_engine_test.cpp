@@ -15,11 +15,13 @@ namespace {
 using sdk::DataType;
 using namespace graphsplit::testing;
 
+// [snippet:unit-test-engine]
 std::unique_ptr<TemplateEngine> make_engine() {
   sdk::testing::TestPluginContext ctx(GS_PLUGIN_NAME, {},
                                       load_table(GRAPHSPLIT_PLUGIN_DIR "/" GS_PLUGIN_NAME ".ops.toml"));
   return std::make_unique<TemplateEngine>(ctx);
 }
+// [/snippet:unit-test-engine]
 
 sdk::Tensor floats(std::vector<int64_t> dims, const std::vector<float>& values) {
   char* out = nullptr;
