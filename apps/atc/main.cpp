@@ -231,19 +231,19 @@ int convert(const AtcOptions& o) {
   if (!run) return fail_and_remove(path, o.model + ": " + run.message());
   std::string explanation;
   if (!o.explain.empty()) {
-    if (Status s = explain_node(*root, o.explain, &explanation); !s)
+    if (Status s = explain_node(*root, o.explain, pipeline->decisions(), &explanation); !s)
       return fail_and_remove(path, s.message());
   }
   if (!o.partition_report.empty()) {
     std::string json;
-    if (Status s = partition_report_json(*root, o.model, &json); !s)
+    if (Status s = partition_report_json(*root, o.model, pipeline->decisions(), &json); !s)
       return fail_and_remove(path, s.message());
     if (Status s = write_file_atomically(o.partition_report, json); !s)
       return fail_and_remove(path, s.message());
   }
   if (!o.dump_placement.empty()) {
     std::string json;
-    if (Status s = placement_report_json(*root, o.model, &json); !s)
+    if (Status s = placement_report_json(*root, o.model, pipeline->decisions(), &json); !s)
       return fail_and_remove(path, s.message());
     if (Status s = write_file_atomically(o.dump_placement, json); !s)
       return fail_and_remove(path, s.message());

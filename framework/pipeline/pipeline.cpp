@@ -17,6 +17,7 @@
 #include "graphsplit/sdk/ir/verify.h"
 #include "model/dot.h"
 #include "model/om_io.h"
+#include "report/decisions.h"
 
 namespace graphsplit {
 namespace {
@@ -33,8 +34,14 @@ class HostPassContext final : public sdk::PassContext {
  public:
   using Infer = std::function<Status(const sdk::InputDims&, sdk::ValueDescs*)>;
   HostPassContext(std::string who, const sdk::OptionValues& options, const sdk::OptionValues& ge,
-                  std::vector<sdk::EngineRef> engines, const Infer* infer = nullptr)
-      : who_(std::move(who)), options_(options), ge_(ge), engines_(std::move(engines)), infer_(infer) {}
+                  std::vector<sdk::EngineRef> engines, const Infer* infer = nullptr,
+                  std::vector<sdk::Decision>* decisions = nullptr)
+      : who_(std::move(who)),
+        options_(options),
+        ge_(ge),
+        engines_(std::move(engines)),
+        infer_(infer),
+        decisions_(decisions) {}
   Status infer_value_shapes(const sdk::InputDims& inputs, sdk::ValueDescs* out) const override {
     if (!infer_ || !*infer_) return sdk::PassContext::infer_value_shapes(inputs, out);
     return (*infer_)(inputs, out);
@@ -43,6 +50,12 @@ class HostPassContext final : public sdk::PassContext {
   const sdk::OptionValues& ge_options() const override { return ge_; }
   std::vector<sdk::EngineRef> engines() const override { return engines_; }
   void log(sdk::LogLevel level, std::string_view message) const override { plugin_log(who_, level, message); }
+  void record(const sdk::Decision& decision) override {
+    if (spdlog::should_log(spdlog::level::debug)) plugin_log(who_, sdk::LogLevel::kDebug, describe(decision));
+    if (!decisions_) return;
+    decisions_->push_back(decision);
+    decisions_->back().stage = who_;
+  }
 
  private:
   std::string who_;
@@ -50,6 +63,7 @@ class HostPassContext final : public sdk::PassContext {
   const sdk::OptionValues& ge_;
   std::vector<sdk::EngineRef> engines_;
   const Infer* infer_;
+  std::vector<sdk::Decision>* decisions_;
 };
 
 std::string literal(const AttrValue& v) {
@@ -302,6 +316,7 @@ Status Pipeline::dump(const sdk::Graph& root, size_t index, const std::string& l
 
 Status Pipeline::run(sdk::Graph& root) {
   reports_.clear();
+  decisions_.clear();
   std::vector<sdk::EngineRef> engines;
   for (const auto& e : engines_)
     engines.push_back({e->info->name, e->priority, e->info->op_table.get(), e->handle.get()});
@@ -317,7 +332,7 @@ Status Pipeline::run(sdk::Graph& root) {
       reports_.push_back(report);
       continue;
     }
-    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_);
+    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_, &decisions_);
     const std::string what = "pipeline entry " + std::to_string(index) + " (" + stage->label + ")";
     bool changed = false;
     const auto start = std::chrono::steady_clock::now();

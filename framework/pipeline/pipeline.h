@@ -55,6 +55,8 @@ class Pipeline {
   sdk::Status run(sdk::Graph& root);
 
   const std::vector<EntryReport>& reports() const { return reports_; }
+  // Every decision the entries of the last run() recorded, in order, with the entry in Decision::stage.
+  const std::vector<sdk::Decision>& decisions() const { return decisions_; }
   std::string timing_table() const;
   // The resolved pipeline as TOML, every option filled in, with where each value came from.
   std::string canonical_toml() const;
@@ -76,6 +78,7 @@ class Pipeline {
   Registry registry_;
   std::vector<std::string> search_paths_;
   sdk::OptionValues ge_options_;
+  std::vector<sdk::Decision> decisions_;
   std::vector<std::pair<std::string, std::string>> ge_sources_;  // option -> where its value came from
   std::vector<std::unique_ptr<Engine>> engines_;
   std::vector<std::unique_ptr<Stage>> stages_;

@@ -19,7 +19,8 @@ std::string graph_kind(const sdk::Graph& g) {
   return "subgraph";
 }
 
-sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model, std::string* json) {
+sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model,
+                                  const std::vector<sdk::Decision>& decisions, std::string* json) {
   report::PartitionReport r;
   r.set_model(model);
   std::vector<const sdk::Graph*> graphs{&root};
@@ -109,22 +110,15 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
       summary->set_engine_subgraphs(summary->engine_subgraphs() + 1);
     }
   }
-  if (const sdk::AttrValue* d = root.attrs().get(sdk::attr::kDspDecisions); d && d->as_strings()) {
-    for (const std::string& s : *d->as_strings()) {
-      const size_t a = s.find('|'), b = s.find('|', a == std::string::npos ? 0 : a + 1);
-      report::Decision* dec = r.add_decisions();
-      dec->set_code(s.substr(0, a));
-      if (a == std::string::npos || b == std::string::npos) continue;
-      const std::string nodes = s.substr(a + 1, b - a - 1);
-      size_t start = 0;
-      while (start < nodes.size()) {
-        size_t end = nodes.find(',', start);
-        if (end == std::string::npos) end = nodes.size();
-        dec->add_nodes(nodes.substr(start, end - start));
-        start = end + 1;
-      }
-      dec->set_detail(s.substr(b + 1));
-    }
+  for (const sdk::Decision& d : decisions) {
+    if (d.stage.rfind("placement.", 0) == 0) continue;  // the placement report has those
+    report::Decision* dec = r.add_decisions();
+    dec->set_code(std::string(sdk::to_string(d.code)));
+    for (const std::string& n : d.nodes) dec->add_nodes(n);
+    dec->set_detail(d.detail);
+    dec->set_graph(d.graph);
+    dec->set_node_count(static_cast<int64_t>(d.node_count));
+    dec->set_stage(d.stage);
   }
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;

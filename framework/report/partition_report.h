@@ -1,9 +1,10 @@
-// The partition report (atc --partition_report), read from the partitioned graph.
+// The partition report (atc --partition_report): the partitioned graph and the partitioners' decision log.
 #pragma once
 
 #include <string>
 
 #include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/reason.h"
 #include "graphsplit/sdk/status.h"
 
 namespace graphsplit {
@@ -12,6 +13,7 @@ namespace graphsplit {
 // "subgraph".
 std::string graph_kind(const sdk::Graph& g);
 
-sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model, std::string* json);
+sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model,
+                                  const std::vector<sdk::Decision>& decisions, std::string* json);
 
 }  // namespace graphsplit

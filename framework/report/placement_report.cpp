@@ -3,8 +3,10 @@
 #include <google/protobuf/util/json_util.h>
 
 #include <sstream>
+#include <unordered_map>
 
 #include "config/config.h"
+#include "report/decisions.h"
 #include "report/placement.pb.h"
 
 namespace graphsplit {
@@ -16,23 +18,46 @@ std::vector<const sdk::Graph*> all_graphs(const sdk::Graph& root) {
   return graphs;
 }
 
-void fill(const sdk::Node& n, report::NodePlacement* p) {
+// The placement records by node name; fill() keeps those of the node's graph or its ancestors.
+using PlacementLog = std::unordered_map<std::string, std::vector<const sdk::Decision*>>;
+
+PlacementLog placement_log(const std::vector<sdk::Decision>& decisions) {
+  PlacementLog log;
+  for (const sdk::Decision& d : decisions) {
+    if (d.stage.rfind("placement.", 0) != 0) continue;
+    for (const std::string& node : d.nodes) log[node].push_back(&d);
+  }
+  return log;
+}
+
+bool decided_in(const sdk::Decision& d, const sdk::Node& n) {
+  for (const sdk::Graph* g = n.owner(); g; g = g->parent_graph()) {
+    if (g->name() == d.graph) return true;
+  }
+  return false;
+}
+
+void fill(const sdk::Node& n, const PlacementLog& log, report::NodePlacement* p) {
   p->set_graph(n.owner()->name());
   p->set_node(n.name());
   p->set_type(n.type());
   p->set_engine(n.attrs().get_string(sdk::attr::kOpEngineName));
   p->set_kernel_lib(n.attrs().get_string(sdk::attr::kOpKernelLibName));
-  p->set_decision(n.attrs().get_string(sdk::attr::kPlacementDecision));
-  if (const sdk::AttrValue* v = n.attrs().get(sdk::attr::kPlacementVerdicts); v && v->as_strings()) {
-    for (const std::string& s : *v->as_strings()) {
-      const size_t a = s.find('|'), b = s.find('|', a == std::string::npos ? 0 : a + 1);
-      report::EngineVerdict* e = p->add_verdicts();
-      e->set_engine(s.substr(0, a));
-      if (a != std::string::npos && b != std::string::npos) {
-        e->set_reason(s.substr(a + 1, b - a - 1));
-        e->set_detail(s.substr(b + 1));
-        e->set_supported(e->reason() == "OK");
+  if (auto it = log.find(n.name()); it != log.end()) {
+    for (const sdk::Decision* d : it->second) {
+      if (!decided_in(*d, n)) continue;
+      if (d->final) {
+        // The last decision wins (the host-CPU update after placement); KEPT only says a later run changed
+        // nothing.
+        if (d->code != sdk::ReasonCode::kKept || p->decision().empty())
+          p->set_decision(std::string(sdk::to_string(d->code)));
+        continue;
       }
+      report::EngineVerdict* e = p->add_verdicts();
+      e->set_engine(d->engine);
+      e->set_reason(std::string(sdk::to_string(d->code)));
+      e->set_detail(d->detail);
+      e->set_supported(d->code == sdk::ReasonCode::kOk);
     }
   }
   for (size_t i = 0; i < n.num_inputs(); ++i) {
@@ -52,13 +77,15 @@ std::map<std::string, size_t> placement_summary(const sdk::Graph& root) {
   return out;
 }
 
-sdk::Status placement_report_json(const sdk::Graph& root, const std::string& model, std::string* json) {
+sdk::Status placement_report_json(const sdk::Graph& root, const std::string& model,
+                                  const std::vector<sdk::Decision>& decisions, std::string* json) {
+  const PlacementLog log = placement_log(decisions);
   report::PlacementReport r;
   r.set_model(model);
   int64_t nodes = 0, placed = 0;
   for (const sdk::Graph* g : all_graphs(root)) {
     for (const sdk::Node* n : g->nodes()) {
-      fill(*n, r.add_placements());
+      fill(*n, log, r.add_placements());
       ++nodes;
       placed += n->attrs().get_string(sdk::attr::kOpEngineName).empty() ? 0 : 1;
     }
@@ -79,7 +106,9 @@ sdk::Status placement_report_json(const sdk::Graph& root, const std::string& mod
   return sdk::Status::ok();
 }
 
-sdk::Status explain_node(const sdk::Graph& root, const std::string& name, std::string* text) {
+sdk::Status explain_node(const sdk::Graph& root, const std::string& name,
+                         const std::vector<sdk::Decision>& decisions, std::string* text) {
+  const PlacementLog log = placement_log(decisions);
   std::ostringstream out;
   std::vector<std::string> names;
   size_t found = 0;
@@ -89,7 +118,7 @@ sdk::Status explain_node(const sdk::Graph& root, const std::string& name, std::s
     if (!n) continue;
     ++found;
     report::NodePlacement p;
-    fill(*n, &p);
+    fill(*n, log, &p);
     out << "node '" << p.node() << "' (" << p.type() << ") in graph '" << p.graph() << "'\n";
     out << "  inputs:  ";
     for (int i = 0; i < p.inputs_size(); ++i) out << (i ? ", " : "") << p.inputs(i);
@@ -104,6 +133,11 @@ sdk::Status explain_node(const sdk::Graph& root, const std::string& name, std::s
     for (const report::EngineVerdict& v : p.verdicts()) {
       out << "  " << (v.supported() ? "+ " : "- ") << v.engine() << ": " << v.reason()
           << (v.detail().empty() ? "" : " (" + v.detail() + ")") << "\n";
+    }
+    // What the partitioners decided about it.
+    for (const sdk::Decision* d : decisions_about(decisions, *n)) {
+      if (d->stage.rfind("placement.", 0) == 0) continue;
+      out << "  " << d->stage << ": " << sdk::to_string(d->code) << " (" << d->detail << ")\n";
     }
   }
   if (!found) {

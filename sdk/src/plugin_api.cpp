@@ -14,47 +14,38 @@ PassContext::~PassContext() = default;
 Status PassContext::infer_value_shapes(const InputDims&, ValueDescs*) const {
   return Status::unsupported("this host cannot re-run shape inference (it has no model source)");
 }
+void PassContext::record(const Decision&) {}
 Pass::~Pass() = default;
 Partitioner::~Partitioner() = default;
 
 std::string_view to_string(ReasonCode code) {
   switch (code) {
-    case ReasonCode::kOk:
-      return "OK";
-    case ReasonCode::kEngineUnsupportedOp:
-      return "ENGINE_UNSUPPORTED_OP";
-    case ReasonCode::kEngineUnsupportedDtype:
-      return "ENGINE_UNSUPPORTED_DTYPE";
-    case ReasonCode::kEngineUnsupportedFormat:
-      return "ENGINE_UNSUPPORTED_FORMAT";
-    case ReasonCode::kEngineNoDynamicShape:
-      return "ENGINE_NO_DYNAMIC_SHAPE";
-    case ReasonCode::kEngineCheckFailed:
-      return "ENGINE_CHECK_FAILED";
-    case ReasonCode::kEngineDisabled:
-      return "ENGINE_DISABLED";
-    case ReasonCode::kLowerPriority:
-      return "LOWER_PRIORITY";
-    case ReasonCode::kShapeUnknown:
-      return "SHAPE_UNKNOWN";
-    case ReasonCode::kCycle:
-      return "CYCLE";
-    case ReasonCode::kColourMismatch:
-      return "COLOUR_MISMATCH";
-    case ReasonCode::kAtomicGroup:
-      return "ATOMIC_GROUP";
-    case ReasonCode::kSizeBelowLimit:
-      return "SIZE_BELOW_LIMIT";
-    case ReasonCode::kSizeAboveLimit:
-      return "SIZE_ABOVE_LIMIT";
-    case ReasonCode::kResourceBudget:
-      return "RESOURCE_BUDGET";
-    case ReasonCode::kStageCut:
-      return "STAGE_CUT";
-    case ReasonCode::kUserRule:
-      return "USER_RULE";
+#define GS_REASON_NAME(e, v, name, meaning) \
+  case ReasonCode::e:                       \
+    return name;
+    GS_REASON_CODES(GS_REASON_NAME)
+#undef GS_REASON_NAME
   }
   return "UNKNOWN";
+}
+
+std::string_view reason_meaning(ReasonCode code) {
+  switch (code) {
+#define GS_REASON_MEANING(e, v, name, meaning) \
+  case ReasonCode::e:                          \
+    return meaning;
+    GS_REASON_CODES(GS_REASON_MEANING)
+#undef GS_REASON_MEANING
+  }
+  return "";
+}
+
+std::optional<ReasonCode> parse_reason_code(std::string_view text) {
+#define GS_REASON_PARSE(e, v, name, meaning) \
+  if (text == name) return ReasonCode::e;
+  GS_REASON_CODES(GS_REASON_PARSE)
+#undef GS_REASON_PARSE
+  return std::nullopt;
 }
 
 std::string_view to_string(DynamicShapeSupport d) {

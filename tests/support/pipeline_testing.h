@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,9 +24,10 @@ inline std::unique_ptr<sdk::Graph> opset17_root(const std::string& name = "g") {
 }
 
 // Parses `toml`, builds the pipeline with the plugins in `plugin_paths` (verification after every entry) and
-// runs it.
+// runs it; `decisions` receives the run's decision log.
 inline sdk::Status run_pipeline(sdk::Graph& g, const std::string& toml, std::vector<std::string> plugin_paths,
-                                std::vector<std::pair<std::string, std::string>> ge_overrides = {}) {
+                                std::vector<std::pair<std::string, std::string>> ge_overrides = {},
+                                std::vector<sdk::Decision>* decisions = nullptr) {
   PipelineConfig config;
   std::vector<Diagnostic> diags;
   sdk::Status s = parse_pipeline_config_text(toml, "p.toml", &config, &diags);
@@ -37,7 +39,29 @@ inline sdk::Status run_pipeline(sdk::Graph& g, const std::string& toml, std::vec
   std::unique_ptr<Pipeline> pipeline;
   s = Pipeline::create(config, settings, &pipeline, &diags);
   if (!s.is_ok()) return s;
-  return pipeline->run(g);
+  s = pipeline->run(g);
+  if (decisions) *decisions = pipeline->decisions();
+  return s;
+}
+
+// The final decision about a node ("" if none), and the verdicts on the way as "engine|CODE|detail".
+inline std::string decision_about(const std::vector<sdk::Decision>& log, const sdk::Graph& g,
+                                  const std::string& node) {
+  std::string out;
+  for (const sdk::Decision& d : log) {
+    if (d.final && d.graph == g.name() && std::find(d.nodes.begin(), d.nodes.end(), node) != d.nodes.end())
+      out = std::string(sdk::to_string(d.code));
+  }
+  return out;
+}
+inline std::vector<std::string> verdicts_about(const std::vector<sdk::Decision>& log, const sdk::Graph& g,
+                                               const std::string& node) {
+  std::vector<std::string> out;
+  for (const sdk::Decision& d : log) {
+    if (!d.final && d.graph == g.name() && std::find(d.nodes.begin(), d.nodes.end(), node) != d.nodes.end())
+      out.push_back(d.engine + "|" + std::string(sdk::to_string(d.code)) + "|" + d.detail);
+  }
+  return out;
 }
 
 }  // namespace graphsplit::testing

@@ -75,8 +75,7 @@ class NodeFlags {
 
 class Partition {
  public:
-  Partition(Graph& graph, sdk::PassContext& ctx, std::vector<std::string>* decisions)
-      : graph_(graph), tree_(*graph.root()), ctx_(ctx), decisions_(*decisions) {}
+  Partition(Graph& graph, sdk::PassContext& ctx) : graph_(graph), tree_(*graph.root()), ctx_(ctx) {}
 
   Status run(bool* changed) {
     const sdk::OptionValues& ge = ctx_.ge_options();
@@ -101,7 +100,7 @@ class Partition {
     if (!why.empty()) {
       whole_graph_unknown();
       graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
-      decide("WHOLE_GRAPH_DYNAMIC", {}, why);
+      decide(sdk::ReasonCode::kWholeGraphDynamic, {}, why);
       *changed = true;
       return Status::ok();
     }
@@ -119,7 +118,7 @@ class Partition {
       }
       if (static_cast<int64_t>(known) < threshold && !special) {
         graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
-        decide("HOST_SCHEDULING", {},
+        decide(sdk::ReasonCode::kHostScheduling, {},
                std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
                    std::to_string(threshold));
       }
@@ -169,11 +168,15 @@ class Partition {
     return Status::ok();
   }
 
-  void decide(const std::string& code, const std::vector<const Node*>& nodes, const std::string& detail) {
-    std::string who;
-    for (size_t i = 0; i < nodes.size() && i < 8; ++i) who += (i ? "," : "") + nodes[i]->name();
-    if (nodes.size() > 8) who += ",...(" + std::to_string(nodes.size()) + " nodes)";
-    decisions_.push_back(code + "|" + who + "|" + detail);
+  void decide(sdk::ReasonCode code, const std::vector<const Node*>& nodes, const std::string& detail) {
+    sdk::Decision d;
+    d.code = code;
+    d.graph = graph_.name();
+    for (size_t i = 0; i < nodes.size() && i < sdk::kMaxDecisionNodes; ++i)
+      d.nodes.push_back(nodes[i]->name());
+    d.node_count = nodes.size();
+    d.detail = detail;
+    ctx_.record(d);
   }
 
   const sdk::OpSupportRow* row_of(const Node& n) const {
@@ -236,27 +239,31 @@ class Partition {
   }
 
   // Rules 1-8 of the reference's section 3.2, first match wins; the code's order, not the docs'.
-  bool is_unknown(Node& n, std::string* why) {
+  struct Why {
+    sdk::ReasonCode code = sdk::ReasonCode::kOk;
+    std::string detail;
+  };
+  bool is_unknown(Node& n, Why* why) {
     if (n.attrs().get_bool(sdk::attr::kIsUnknownShape, false) ||
         n.attrs().get_bool(sdk::attr::kForceUnknownShape, false)) {
-      *why = "FORCED|_is_unknown_shape or _force_unknown_shape is set";
+      *why = {sdk::ReasonCode::kForced, "_is_unknown_shape or _force_unknown_shape is set"};
       return true;
     }
     if (n.attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu) {
-      *why = "HOST_CPU|runs on DNN_VM_HOST_CPU";
+      *why = {sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU"};
       return true;
     }
     if (has_unknown_tensor(n)) {
       if (no_tiling_capable(n)) {
         no_tiling_.insert(&n);
       } else {
-        *why = "SHAPE_UNKNOWN|a tensor has an unknown dimension or rank";
+        *why = {sdk::ReasonCode::kShapeUnknown, "a tensor has an unknown dimension or rank"};
         return true;
       }
     }
     for (const Graph* sub : n.subgraphs()) {
       if (subgraph_has_unknown(*sub)) {
-        *why = "SUBGRAPH_UNKNOWN|subgraph '" + sub->name() + "' holds a dynamic node";
+        *why = {sdk::ReasonCode::kSubgraphUnknown, "subgraph '" + sub->name() + "' holds a dynamic node"};
         return true;
       }
     }
@@ -269,7 +276,8 @@ class Partition {
         n.attrs().set(sdk::attr::kTilingSinkOp, AttrValue::Bool(true));
       } else {
         n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
-        *why = "TILING_DEPEND|needs run-time tiling data and cannot sink its tiling to AI CPU";
+        *why = {sdk::ReasonCode::kTilingDepend,
+                "needs run-time tiling data and cannot sink its tiling to AI CPU"};
         return true;
       }
     }
@@ -277,7 +285,7 @@ class Partition {
     const sdk::OpSupportRow* row = row_of(n);
     if ((refresh && refresh->as_bool() && !*refresh->as_bool()) || (!refresh && row && !row->addr_refresh)) {
       n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
-      *why = "NO_ADDR_REFRESH|its kernel cannot repoint addresses";
+      *why = {sdk::ReasonCode::kNoAddrRefresh, "its kernel cannot repoint addresses"};
       return true;
     }
     return false;
@@ -295,7 +303,7 @@ class Partition {
       return it->second;  // R4: memoised
     bool unknown = false;
     for (Node* n : g.nodes()) {
-      std::string why;
+      Why why;
       if (is_unknown(*n, &why)) {
         unknown = true;
         break;
@@ -308,10 +316,10 @@ class Partition {
   void classify() {
     unknown_.reset(graph_.id_bound());
     for (Node* n : graph_.nodes()) {
-      std::string why;
+      Why why;
       if (is_unknown(*n, &why)) {
         unknown_.insert(n);
-        decide(why.substr(0, why.find('|')), {n}, why.substr(why.find('|') + 1));
+        decide(why.code, {n}, why.detail);
       }
     }
     // Mixed no-tiling is not supported: with any unknown node, every no-tiling node goes dynamic too.
@@ -321,7 +329,8 @@ class Partition {
         if (!no_tiling_.count(n) || unknown_.count(n)) continue;
         n->attrs().set(sdk::attr::kOpNoTiling, AttrValue::Bool(false));
         unknown_.insert(n);
-        decide("NO_TILING_REVERTED", {n}, "mixed no-tiling and dynamic nodes are not supported");
+        decide(sdk::ReasonCode::kNoTilingReverted, {n},
+               "mixed no-tiling and dynamic nodes are not supported");
       }
     }
     // An unknown node pulls in its direct Const producers.
@@ -444,7 +453,7 @@ class Partition {
           ++refused_;
           const Node* a = clusters_->first_member(i);
           const Node* b = clusters_->first_member(cur);
-          decide("CYCLE", {a, b},
+          decide(sdk::ReasonCode::kCycle, {a, b},
                  "not merged: another path joins the cluster of '" + a->name() + "' to that of '" +
                      b->name() + "'");
           continue;
@@ -476,7 +485,7 @@ class Partition {
       if (kind(c) != Kind::kKnown || static_cast<int64_t>(clusters_->size(c)) >= limit_) continue;
       set_merged(c, Kind::kUnknown);
       const std::vector<Node*> nodes = clusters_->members(c);
-      decide("SIZE_BELOW_LIMIT", std::vector<const Node*>(nodes.begin(), nodes.end()),
+      decide(sdk::ReasonCode::kSizeBelowLimit, std::vector<const Node*>(nodes.begin(), nodes.end()),
              "static cluster of " + std::to_string(clusters_->size(c)) +
                  " nodes < ge.exec.static_model_ops_lower_limit " + std::to_string(limit_));
     }
@@ -537,7 +546,7 @@ class Partition {
           static_cast<int64_t>(clusters_->size(r)) < limit_) {
         set_merged(r, Kind::kUnknown);
         std::vector<Node*> m = clusters_->members(r);
-        decide("SIZE_BELOW_LIMIT", std::vector<const Node*>(m.begin(), m.end()),
+        decide(sdk::ReasonCode::kSizeBelowLimit, std::vector<const Node*>(m.begin(), m.end()),
                "static run of " + std::to_string(m.size()) +
                    " nodes < ge.exec.static_model_ops_lower_limit " + std::to_string(limit_));
       }
@@ -646,7 +655,7 @@ class Partition {
       if (sides.size() < 2) continue;
       split = true;
       for (Node* n : ops) n->attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
-      decide("STACK_REPARTITION", std::vector<const Node*>(ops.begin(), ops.end()),
+      decide(sdk::ReasonCode::kStackRepartition, std::vector<const Node*>(ops.begin(), ops.end()),
              "data-flow handle " + std::to_string(handle) + " was split across static and dynamic clusters");
     }
     return split;
@@ -673,7 +682,6 @@ class Partition {
   Graph& graph_;  // the independent graph being split
   Graph& tree_;   // its root, which owns every subgraph
   sdk::PassContext& ctx_;
-  std::vector<std::string>& decisions_;
   std::vector<sdk::EngineRef> engines_;
   int64_t limit_ = 4;
   bool stable_ = false;
@@ -714,15 +722,11 @@ Status DynamicShapePartitioner::partition(Graph& root, sdk::PassContext& ctx, bo
   } else {
     independent.push_back(&root);
   }
-  std::vector<std::string> decisions;
   for (Graph* g : independent) {
     bool c = false;
-    GS_RETURN_IF_ERROR(Partition(*g, ctx, &decisions).run(&c));
+    GS_RETURN_IF_ERROR(Partition(*g, ctx).run(&c));
     *changed = *changed || c;
   }
-  // Written once: the list can hold a decision per node of a large graph.
-  if (!decisions.empty())
-    root.attrs().set(sdk::attr::kDspDecisions, AttrValue::Strings(std::move(decisions)));
   return Status::ok();
 }
 

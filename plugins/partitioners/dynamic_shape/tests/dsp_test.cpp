@@ -40,6 +40,9 @@ Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
   return testing::add_net_output(g, inputs);
 }
 
+// The decision log of the last partition().
+std::vector<sdk::Decision> g_log;
+
 // `options`: the partitioner's own options, as the inside of a TOML inline table.
 sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>> ge = {}, bool place = false,
                       const std::string& options = "") {
@@ -49,7 +52,7 @@ sdk::Status partition(Graph& g, std::vector<std::pair<std::string, std::string>>
       (place ? "[[pipeline]]\npass = \"placement.engine_place\"\n" : "") +
       "[[pipeline]]\npartition = \"dynamic_shape\"\n" +
       (options.empty() ? "" : "options = { " + options + " }\n");
-  return testing::run_pipeline(g, text, {GRAPHSPLIT_PLUGIN_DIR}, std::move(ge));
+  return testing::run_pipeline(g, text, {GRAPHSPLIT_PLUGIN_DIR}, std::move(ge), &g_log);
 }
 
 std::unique_ptr<Graph> new_root(const std::string& name = "g1") {
@@ -180,15 +183,18 @@ TEST(DynamicShapePartitionerTest, StaticAndDynamicPartsWithSecondPathRefused) {
   EXPECT_TRUE(unknown(*g->subgraphs()[1]));
   EXPECT_EQ(root_types(*g),
             (std::vector<std::string>{"Data", "PartitionedCall", "PartitionedCall", "NetOutput"}));
-  const auto* decisions = g->attrs().get(sdk::attr::kDspDecisions)->as_strings();
-  ASSERT_NE(decisions, nullptr);
-  EXPECT_NE(
-      std::find(decisions->begin(), decisions->end(),
-                "SIZE_BELOW_LIMIT|s6|static cluster of 1 nodes < ge.exec.static_model_ops_lower_limit 4"),
-      decisions->end());
-  EXPECT_NE(std::find(decisions->begin(), decisions->end(),
-                      "CYCLE|s1,s6|not merged: another path joins the cluster of 's1' to that of 's6'"),
-            decisions->end());
+  // The records, as the partitioner reported them through the pass context.
+  auto has = [&](sdk::ReasonCode code, std::vector<std::string> nodes, const std::string& detail) {
+    return std::any_of(g_log.begin(), g_log.end(), [&](const sdk::Decision& d) {
+      return d.code == code && d.nodes == nodes && d.node_count == nodes.size() && d.detail == detail &&
+             d.graph == "g1" && d.stage == "dynamic_shape" && d.final;
+    });
+  };
+  EXPECT_TRUE(has(sdk::ReasonCode::kSizeBelowLimit, {"s6"},
+                  "static cluster of 1 nodes < ge.exec.static_model_ops_lower_limit 4"));
+  EXPECT_TRUE(has(sdk::ReasonCode::kCycle, {"s1", "s6"},
+                  "not merged: another path joins the cluster of 's1' to that of 's6'"));
+  EXPECT_TRUE(has(sdk::ReasonCode::kForced, {"u"}, "_is_unknown_shape or _force_unknown_shape is set"));
 }
 
 TEST(DynamicShapePartitionerTest, Dsp16HostPlacementAndDsp20LimitMinusOneKeepTheGraphWhole) {

@@ -107,28 +107,48 @@ class Placer {
         n.attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String(engine));
         n.attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String(kernel));
       }
-      if (!n.attrs().has(sdk::attr::kPlacementDecision))
-        n.attrs().set(sdk::attr::kPlacementDecision, AttrValue::String("KEPT"));
+      record(n, sdk::ReasonCode::kKept, engine, "the node had an engine before placement");
       return Status::ok();
     }
     // Rule 2: both lx attributes name the engine and kernel; one alone counts as absent.
-    if (lx_pair) return assign(n, lx_engine, lx_kernel, "LXFUSION", {}, changed);
+    if (lx_pair) return assign(n, lx_engine, lx_kernel, sdk::ReasonCode::kLxfusion, {}, changed);
     if (is_structural(n.type())) {
       return assign(n, std::string(sdk::engine::kGeLocal), std::string(sdk::engine::kGeLocalKernelLib),
-                    "STRUCTURAL", {}, changed);
+                    sdk::ReasonCode::kStructural, {}, changed);
     }
     if (!n.subgraphs().empty()) return place_composite(n, changed);
     return place_by_candidates(n, changed);
   }
 
  private:
-  Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel,
-                const std::string& decision, std::vector<std::string> verdicts, bool* changed) {
+  // One engine's answer on the way to the decision (recorded with record_verdicts).
+  struct Verdict {
+    std::string engine;
+    sdk::ReasonCode code;
+    std::string detail;
+  };
+
+  void record(const sdk::Node& n, sdk::ReasonCode code, const std::string& engine, const std::string& detail,
+              bool final = true) {
+    sdk::Decision d;
+    d.code = code;
+    d.graph = n.owner()->name();
+    d.nodes = {n.name()};
+    d.node_count = 1;
+    d.engine = engine;
+    d.detail = detail;
+    d.final = final;
+    ctx_.record(d);
+  }
+
+  Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel, sdk::ReasonCode decision,
+                const std::vector<Verdict>& verdicts, bool* changed) {
     n.attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
     n.attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(kernel));
-    n.attrs().set(sdk::attr::kPlacementDecision, AttrValue::String(decision));
-    if (record_ && !verdicts.empty())
-      n.attrs().set(sdk::attr::kPlacementVerdicts, AttrValue::Strings(std::move(verdicts)));
+    if (record_) {
+      for (const Verdict& v : verdicts) record(n, v.code, v.engine, v.detail, /*final=*/false);
+    }
+    record(n, decision, engine, "kernel library " + kernel);
     *changed = true;
     return Status::ok();
   }
@@ -149,8 +169,9 @@ class Placer {
       const sdk::EngineRef* ref = find(*engines.begin());
       const std::string kernel =
           ref && ref->table ? ref->table->kernel_lib() : std::string(sdk::engine::kGeLocalKernelLib);
-      return assign(n, *engines.begin(), kernel, "COMPOSITE",
-                    {"subgraphs|OK|every operator runs on " + *engines.begin()}, changed);
+      return assign(n, *engines.begin(), kernel, sdk::ReasonCode::kComposite,
+                    {{"subgraphs", sdk::ReasonCode::kOk, "every operator runs on " + *engines.begin()}},
+                    changed);
     }
     std::string why = operators == 0 ? std::string("the subgraphs hold no operator") : "the subgraphs use ";
     if (operators) {
@@ -161,7 +182,8 @@ class Placer {
       }
     }
     return assign(n, std::string(sdk::engine::kGeLocal), std::string(sdk::engine::kGeLocalKernelLib),
-                  "COMPOSITE_HOST", {"subgraphs|COLOUR_MISMATCH|" + why}, changed);
+                  sdk::ReasonCode::kCompositeHost, {{"subgraphs", sdk::ReasonCode::kColourMismatch, why}},
+                  changed);
   }
 
   const sdk::EngineRef* find(const std::string& name) const {
@@ -205,20 +227,21 @@ class Placer {
     } else {
       list = candidates(n);
     }
-    std::vector<std::string> verdicts;
+    std::vector<Verdict> verdicts;
     for (const Candidate& c : list) {
       if (!specified && excluded_.count(c.engine->name)) {
-        verdicts.push_back(c.engine->name +
-                           "|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
+        verdicts.push_back({c.engine->name, sdk::ReasonCode::kEngineDisabled,
+                            "excluded by ge.exec.exclude_engines or ge.engineType"});
         continue;
       }
       const sdk::SupportVerdict v = c.engine->engine->check_support(n);
       if (v.supported) {
-        verdicts.push_back(c.engine->name + "|OK|cost " + std::to_string(c.cost));
+        verdicts.push_back({c.engine->name, sdk::ReasonCode::kOk, "cost " + std::to_string(c.cost)});
         return assign(n, c.engine->name, c.engine->table->kernel_lib(),
-                      specified ? "SPECIFIED" : "COST_ORDER", std::move(verdicts), changed);
+                      specified ? sdk::ReasonCode::kSpecified : sdk::ReasonCode::kCostOrder, verdicts,
+                      changed);
       }
-      verdicts.push_back(c.engine->name + "|" + std::string(sdk::to_string(v.reason)) + "|" + v.detail);
+      verdicts.push_back({c.engine->name, v.reason, v.detail});
       if (v.reason == sdk::ReasonCode::kEngineNoDynamicShape && stop_) {
         // GE stops the search here rather than falling back (reference 4.1, step 4).
         return Status::unsupported("EZ3002: " + where(n) + " is not supported by " + c.engine->name + ": " +
@@ -226,11 +249,9 @@ class Placer {
       }
     }
     std::string why;
-    for (const std::string& v : verdicts) {
-      const size_t a = v.find('|'), b = v.find('|', a + 1);
-      why += (why.empty() ? "" : "; ") + v.substr(0, a) + ": " + v.substr(a + 1, b - a - 1) + " (" +
-             v.substr(b + 1) + ")";
-    }
+    for (const Verdict& v : verdicts)
+      why += (why.empty() ? "" : "; ") + v.engine + ": " + std::string(sdk::to_string(v.code)) + " (" +
+             v.detail + ")";
     if (why.empty()) why = "no loaded engine lists op type " + n.type();
     return Status::unsupported("EZ3003: no engine can run " + where(n) + ": " + why);
   }

@@ -112,13 +112,20 @@ class Updater {
         continue;  // GE-local ops are only marked
       n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(host_.name));
       n->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(host_.table->kernel_lib()));
-      n->attrs().set(sdk::attr::kPlacementDecision, AttrValue::String("HOST_CPU_UPDATE"));
       n->attrs().set("SmallShapeHostcpu", AttrValue::Bool(true));
-      std::vector<std::string> verdicts;
-      if (const AttrValue* v = n->attrs().get(sdk::attr::kPlacementVerdicts); v && v->as_strings())
-        verdicts = *v->as_strings();
-      verdicts.push_back(host_.name + "|OK|small shape computation moved from " + engine);
-      n->attrs().set(sdk::attr::kPlacementVerdicts, AttrValue::Strings(std::move(verdicts)));
+      sdk::Decision d;
+      d.graph = g.name();
+      d.nodes = {n->name()};
+      d.node_count = 1;
+      d.engine = host_.name;
+      d.code = sdk::ReasonCode::kOk;
+      d.detail = "small shape computation moved from " + engine;
+      d.final = false;
+      ctx_.record(d);
+      d.code = sdk::ReasonCode::kHostCpuUpdate;
+      d.detail = "kernel library " + host_.table->kernel_lib();
+      d.final = true;
+      ctx_.record(d);
       ++moved_;
       *changed = true;
     }

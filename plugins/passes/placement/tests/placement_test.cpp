@@ -37,6 +37,9 @@ Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
 }
 
 // Runs placement (and optionally the host-CPU update) with the given extra TOML and --options.
+// The decision log of the last place().
+std::vector<sdk::Decision> g_log;
+
 sdk::Status place(Graph& g, const std::string& extra = "",
                   std::vector<std::pair<std::string, std::string>> ge = {}, bool update = false,
                   std::vector<std::string> extra_plugin_paths = {}, const std::string& place_options = "") {
@@ -48,14 +51,14 @@ sdk::Status place(Graph& g, const std::string& extra = "",
       (place_options.empty() ? "" : "options = { " + place_options + " }\n");
   if (update) text += "[[pipeline]]\npass = \"placement.hostcpu_engine_update\"\n";
   extra_plugin_paths.push_back(GRAPHSPLIT_PLUGIN_DIR);
-  return testing::run_pipeline(g, text, std::move(extra_plugin_paths), std::move(ge));
+  return testing::run_pipeline(g, text, std::move(extra_plugin_paths), std::move(ge), &g_log);
 }
 
 std::string engine_of(const Graph& g, const std::string& node) {
   return g.find_node(node)->attrs().get_string(sdk::attr::kOpEngineName);
 }
 std::string decision_of(const Graph& g, const std::string& node) {
-  return g.find_node(node)->attrs().get_string(sdk::attr::kPlacementDecision);
+  return testing::decision_about(g_log, g, node);
 }
 
 TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
@@ -79,7 +82,8 @@ TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
   EXPECT_EQ(decision_of(*g, "x"), "STRUCTURAL");
   EXPECT_EQ(decision_of(*g, "relu"), "COST_ORDER");
   EXPECT_EQ(g->find_node("relu")->attrs().get_string(sdk::attr::kOpKernelLibName), "AIcoreEngine");
-  const auto* verdicts = g->find_node("add64")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings();
+  const std::vector<std::string> all = testing::verdicts_about(g_log, *g, "add64");
+  const auto* verdicts = &all;
   ASSERT_EQ(verdicts->size(), 2u);
   EXPECT_EQ((*verdicts)[0],
             "AIcoreEngine|ENGINE_UNSUPPORTED_DTYPE|input 0 is int64; supported: float16, float32, int32");
@@ -152,7 +156,8 @@ TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
   net_output(*g, {"relu"});
   ASSERT_TRUE(place(*g, "", {{"ge.exec.exclude_engines", "AiCore|Dsa"}}).is_ok());
   EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
-  const auto* v = g->find_node("relu")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings();
+  const std::vector<std::string> verdicts = testing::verdicts_about(g_log, *g, "relu");
+  const auto* v = &verdicts;
   EXPECT_EQ(v->front(), "AIcoreEngine|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
 
   auto h = new_root();
@@ -223,7 +228,7 @@ TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
   s = place(*g, "", {}, false, {dir}, "stop_on_no_dynamic_shape = false");
   ASSERT_TRUE(s.is_ok()) << s.message();
   EXPECT_EQ(engine_of(*g, "relu"), "AIcoreEngine");
-  EXPECT_EQ(g->find_node("relu")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings()->front(),
+  EXPECT_EQ(testing::verdicts_about(g_log, *g, "relu").at(0),
             "template|ENGINE_NO_DYNAMIC_SHAPE|input 0 has dynamic shape [-1,4] and the table says "
             "dynamic_shape = none");
   fs::remove_all(dir);
@@ -278,7 +283,7 @@ TEST(EnginePlaceTest, ANodeWithSubgraphsTakesTheirCommonEngine) {
   ASSERT_TRUE(place(*mixed).is_ok());
   EXPECT_EQ(engine_of(*mixed, "if"), "DNN_VM_GE_LOCAL");
   EXPECT_EQ(decision_of(*mixed, "if"), "COMPOSITE_HOST");
-  EXPECT_EQ(mixed->find_node("if")->attrs().get(sdk::attr::kPlacementVerdicts)->as_strings()->front(),
+  EXPECT_EQ(testing::verdicts_about(g_log, *mixed, "if").at(0),
             "subgraphs|COLOUR_MISMATCH|the subgraphs use AIcoreEngine, DNN_VM_AICPU");
 }
 
@@ -420,7 +425,7 @@ TEST_P(RealModelPlacementTest, EveryNodeIsPlacedWithAReason) {
     for (const Node* n : g->nodes()) {
       ++total;
       const std::string engine = n->attrs().get_string(sdk::attr::kOpEngineName);
-      EXPECT_FALSE(n->attrs().get_string(sdk::attr::kPlacementDecision).empty()) << n->name();
+      EXPECT_FALSE(testing::decision_about(g_log, *g, n->name()).empty()) << n->name();
       if (n->type() == "Conv") {
         ++convs;
         convs_on_ai_core_or_cpu += engine == "AIcoreEngine" || engine == "DNN_VM_AICPU";

@@ -15,6 +15,7 @@
 #include "graphsplit/sdk/log.h"
 #include "graphsplit/sdk/op_table.h"
 #include "graphsplit/sdk/options.h"
+#include "graphsplit/sdk/reason.h"
 #include "graphsplit/sdk/status.h"
 
 namespace graphsplit::sdk {
@@ -66,6 +67,9 @@ class GS_SDK_API PassContext {
   // call returned, calls may run on several threads at once. Default, and a host without a model source:
   // unsupported.
   virtual Status infer_value_shapes(const InputDims& inputs, ValueDescs* out) const;
+  // Reports a decision (SDK ABI 1.1). The host keeps every record of the compilation in order, for the
+  // partition and placement reports, `atc --explain` and the debug log. Default: dropped.
+  virtual void record(const Decision& decision);
 };
 
 }  // namespace graphsplit::sdk

@@ -61,9 +61,6 @@ inline constexpr std::string_view kSessionGraphId = "_session_graph_id";
 // ---- placement (written by placement.engine_place, read by the partitioners, reports and the runtime)
 inline constexpr std::string_view kOpEngineName = "_op_engine_name";
 inline constexpr std::string_view kOpKernelLibName = "_op_kernel_lib_name";
-// The decision and every asked engine's verdict, for reports and --explain.
-inline constexpr std::string_view kPlacementDecision = "_placement_decision";
-inline constexpr std::string_view kPlacementVerdicts = "_placement_verdicts";
 // User overrides.
 inline constexpr std::string_view kSpecifiedEngineName = "_specified_engine_name";
 inline constexpr std::string_view kSpecifiedKernelLibName = "_specified_kernel_lib_name";
@@ -89,8 +86,6 @@ inline constexpr std::string_view kDynamicTilingDependOp = "_dynamic_tiling_depe
 inline constexpr std::string_view kTilingSinkOp = "_tiling_sink_op";
 inline constexpr std::string_view kIsSupportAddrRefresh = "_is_support_addr_refresh";
 inline constexpr std::string_view kOpNoTiling = "_op_no_tiling";
-// Root: why nodes and clusters went dynamic (the partition report reads it).
-inline constexpr std::string_view kDspDecisions = "_dsp_decisions";
 
 // ---- engine partition
 inline constexpr std::string_view kCompositeEngineName = "_composite_engine_name";

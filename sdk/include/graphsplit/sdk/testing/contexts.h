@@ -45,7 +45,9 @@ class TestPassContext final : public PassContext {
   Status infer_value_shapes(const InputDims& inputs, ValueDescs* out) const override {
     return infer ? infer(inputs, out) : PassContext::infer_value_shapes(inputs, out);
   }
+  void record(const Decision& decision) override { decisions.push_back(decision); }
   mutable std::vector<std::string> messages;
+  std::vector<Decision> decisions;
   // What infer_value_shapes does; unset = unsupported, as a host without a model.
   std::function<Status(const InputDims&, ValueDescs*)> infer;
 
