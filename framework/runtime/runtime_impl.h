@@ -1,0 +1,97 @@
+// The runtime's internals, shared by its four files: runtime_plan.cpp (cutting graphs into engine segments
+// and compiling them), runtime_interpreter.cpp (running plans and the control-flow nodes), runtime_expand.cpp
+// (PartitionedCall expansion) and runtime.cpp (the facade). Not installed.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphsplit/sdk/ir/graph.h"
+#include "runtime/runtime.h"
+
+namespace graphsplit {
+
+using sdk::Graph;
+using sdk::Node;
+using sdk::Status;
+using sdk::Tensor;
+
+namespace runtime_detail {
+bool is_framework_op(const std::string& type);
+int64_t elements(const sdk::Shape& s);
+std::string describe(const Node& n);
+// The model's ai.onnx opset (root attribute `_onnx_opset_import`, "domain:version"); 17 when absent.
+int onnx_opset(const Graph& root);
+Tensor make_scalar_i64(int64_t v);
+Tensor make_scalar_bool(bool v);
+bool read_bool(const Tensor& t);
+int64_t read_int(const Tensor& t);
+}  // namespace runtime_detail
+
+struct Segment {
+  std::unique_ptr<Graph> graph;  // the standalone subgraph the engine compiled (kept for its node pointers)
+  std::unique_ptr<sdk::Executable> executable;
+  size_t stats_index = 0;
+};
+
+struct GraphPlan;
+
+// The control-flow nodes the interpreter runs, resolved from the op type once, at planning.
+enum class ControlKind { kNoOp, kPartitionedCall, kIf, kCase, kLoop, kScan, kUnsupported };
+ControlKind control_kind(std::string_view type);
+
+struct Step {
+  Segment* segment = nullptr;  // an engine segment, or
+  const Node* node = nullptr;  // a control-flow node run here
+  ControlKind control = ControlKind::kUnsupported;
+  std::vector<const GraphPlan*> subplans;
+  std::vector<int> in_slots;   // -1: omitted optional input
+  std::vector<int> out_slots;  // one per output
+  std::vector<int> release;
+};
+
+struct GraphPlan {
+  const Graph* graph = nullptr;
+  size_t num_slots = 0;
+  std::vector<std::pair<int64_t, int>> data;  // (parent input index or root `index`, slot)
+  std::vector<std::pair<int, Tensor>> constants;
+  std::vector<Step> steps;
+  std::vector<int> results;  // NetOutput inputs
+};
+
+struct Runtime::Impl {
+  std::unique_ptr<Graph> root;
+  std::string source;
+  int64_t max_loop_iterations = 100'000'000;
+  std::vector<std::unique_ptr<Segment>> segments;
+  std::map<const Graph*, std::unique_ptr<GraphPlan>> plans;
+  std::vector<SegmentStats> stats;
+  std::vector<RuntimeIo> inputs, outputs;
+  std::vector<const Node*> root_data;  // by index
+  const Node* shape_data = nullptr;    // the multi-batch gear shape input, filled in here
+  int64_t shape_data_index = -1;
+
+  Status plan_graph(const Graph& g, const EngineLookup& engines);
+  Status build_segment(const Graph& g, const std::vector<Node*>& members, const std::string& engine_name,
+                       sdk::Engine* engine, Segment** out);
+  Status run_plan(const GraphPlan& plan, const std::vector<const Tensor*>& parent_inputs,
+                  std::vector<Tensor>* results);
+  Status run_control(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  Status run_if(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  Status run_case(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  Status run_loop(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  Status run_scan(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  // "<source>: node 'x' (Loop) in graph 'g': <what>", the one prefix of every run-time error about a node.
+  Status node_error(sdk::StatusCode code, const Node& n, const std::string& what) const;
+  Status need_input(const Node& n, const std::vector<const Tensor*>& in, size_t i) const;
+  Status scan_length(const Node& n, const std::vector<const Tensor*>& in, size_t n_state, int64_t m,
+                     std::vector<int64_t>* axis, int64_t* length) const;
+  Status stack_scan_outputs(const Node& n, std::vector<std::vector<Tensor>>& scans,
+                            std::vector<Tensor>* out) const;
+  Status fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape);
+};
+
+}  // namespace graphsplit

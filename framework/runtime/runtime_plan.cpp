@@ -1,0 +1,317 @@
+// Planning: every graph cut into engine segments (maximal runs of one engine's operators in topological
+// order, control-flow nodes apart), each compiled once by its engine.
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "graphsplit/sdk/ir/topo.h"
+#include "runtime/runtime_impl.h"
+
+namespace graphsplit {
+namespace runtime_detail {
+
+bool is_framework_op(const std::string& type) {
+  static const std::set<std::string_view, std::less<>> kOps = {
+      sdk::op::kData, sdk::op::kConst, sdk::op::kNetOutput, sdk::op::kPartitionedCall,
+      sdk::op::kIf,   sdk::op::kCase,  sdk::op::kLoop,      sdk::op::kScan,
+      sdk::op::kNoOp};
+  return kOps.count(type) > 0;
+}
+
+int64_t elements(const sdk::Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s.dims()) n *= d;
+  return n;
+}
+
+std::string describe(const Node& n) {
+  return "node '" + n.name() + "' (" + n.type() + ") in graph '" + n.owner()->name() + "'";
+}
+
+// The model's ai.onnx opset (root attribute `_onnx_opset_import`, "domain:version"); 17 when absent.
+int onnx_opset(const Graph& root) {
+  const sdk::AttrValue* v = root.attrs().get(sdk::attr::kOnnxOpsetImport);
+  if (!v || !v->as_strings()) return 17;
+  for (const std::string& e : *v->as_strings()) {
+    const auto colon = e.rfind(':');
+    if (colon != std::string::npos && (colon == 0 || e.compare(0, colon, "ai.onnx") == 0))
+      return std::atoi(e.c_str() + colon + 1);
+  }
+  return 17;
+}
+
+Tensor make_scalar_i64(int64_t v) {
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kInt64;
+  d.shape = sdk::Shape(std::vector<int64_t>{});
+  char* out = nullptr;
+  Tensor t = Tensor::allocate(d, sizeof v, &out);
+  std::memcpy(out, &v, sizeof v);
+  return t;
+}
+
+Tensor make_scalar_bool(bool v) {
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kBool;
+  d.shape = sdk::Shape(std::vector<int64_t>{});
+  char* out = nullptr;
+  Tensor t = Tensor::allocate(d, 1, &out);
+  *out = v ? 1 : 0;
+  return t;
+}
+
+bool read_bool(const Tensor& t) {
+  return t.size_bytes() > 0 && t.data()[0] != 0;
+}
+
+int64_t read_int(const Tensor& t) {
+  switch (t.desc().dtype) {
+    case sdk::DataType::kInt64: {
+      int64_t v;
+      std::memcpy(&v, t.data(), 8);
+      return v;
+    }
+    case sdk::DataType::kInt32: {
+      int32_t v;
+      std::memcpy(&v, t.data(), 4);
+      return v;
+    }
+    case sdk::DataType::kBool:
+    case sdk::DataType::kUint8:
+    case sdk::DataType::kInt8:
+      return static_cast<unsigned char>(t.data()[0]);
+    default:
+      return 0;
+  }
+}
+
+}  // namespace runtime_detail
+
+using namespace runtime_detail;
+
+Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& members,
+                                    const std::string& engine_name, sdk::Engine* engine, Segment** out) {
+  auto seg = std::make_unique<Segment>();
+  seg->graph = Graph::create(g.name() + "/" + members.front()->name());
+  Graph& sg = *seg->graph;
+  if (const sdk::AttrValue* v = root->attrs().get(sdk::attr::kOnnxOpsetImport))
+    sg.attrs().set(sdk::attr::kOnnxOpsetImport, *v);
+  std::unordered_map<const Node*, Node*> copy;
+  std::set<const Node*> inside(members.begin(), members.end());
+  std::map<std::pair<const Node*, int>, Node*> boundary;  // external producer -> Data or Const copy
+  int64_t next_index = 0;
+  for (Node* n : members) {
+    Node* c = sg.add_node(n->name(), n->type(), n->num_inputs(), 0);
+    c->attrs() = n->attrs();
+    for (size_t o = 0; o < n->num_outputs(); ++o) c->add_output(n->output_desc(o), n->output_name(o));
+    copy[n] = c;
+  }
+  for (Node* n : members) {
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const sdk::OutPort p = n->input(i);
+      if (!p.valid()) continue;
+      sdk::OutPort src;
+      if (inside.count(p.node)) {
+        src = {copy.at(p.node), p.index};
+      } else {
+        Node*& b = boundary[{p.node, p.index}];
+        if (!b) {
+          if (p.node->type() == sdk::op::kConst) {  // weights stay inside the segment
+            b = sg.add_node(sg.unique_node_name(p.node->name()), sdk::op::kConst, 0, 0);
+            b->attrs() = p.node->attrs();
+          } else {
+            b = sg.add_node(sg.unique_node_name("input_" + std::to_string(next_index)), sdk::op::kData, 0, 0);
+            b->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(next_index++));
+          }
+          b->add_output(p.node->output_desc(p.index));
+        }
+        src = {b, 0};
+      }
+      GS_RETURN_IF_ERROR(sg.add_edge(src, {copy.at(n), static_cast<int32_t>(i)}));
+    }
+  }
+  std::vector<sdk::OutPort> results;
+  for (Node* n : members) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      const auto& consumers = n->consumers(o);
+      const bool leaves = std::any_of(consumers.begin(), consumers.end(),
+                                      [&](const sdk::InPort& c) { return !inside.count(c.node); });
+      if (leaves) results.push_back({copy.at(n), static_cast<int32_t>(o)});
+    }
+  }
+  Node* net_output = sg.add_node("segment_output", sdk::op::kNetOutput, results.size(), 0);
+  for (size_t k = 0; k < results.size(); ++k)
+    GS_RETURN_IF_ERROR(sg.add_edge(results[k], {net_output, static_cast<int32_t>(k)}));
+  Status s;
+  try {
+    s = engine->compile(sg, &seg->executable);
+  } catch (const std::exception& e) {
+    s = Status::internal(std::string("threw: ") + e.what());
+  } catch (...) {
+    s = Status::internal("threw a non-standard exception");
+  }
+  if (!s.is_ok()) {
+    return {s.code(), source + ": engine " + engine_name + " could not compile the segment of graph '" +
+                          g.name() + "' starting at node '" + members.front()->name() + "': " + s.message()};
+  }
+  if (!seg->executable)
+    return Status::internal(source + ": engine " + engine_name + " returned no executable");
+  SegmentStats st;
+  st.graph = g.name();
+  st.engine = engine_name;
+  st.first_node = members.front()->name();
+  st.nodes = members.size();
+  st.arena_bytes = seg->executable->arena_bytes();
+  st.static_shape = st.arena_bytes >= 0;
+  seg->stats_index = stats.size();
+  stats.push_back(st);
+  *out = seg.get();
+  segments.push_back(std::move(seg));
+  return Status::ok();
+}
+
+Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
+  if (plans.count(&g)) return Status::ok();
+  auto plan = std::make_unique<GraphPlan>();
+  plan->graph = &g;
+  std::vector<Node*> order;
+  GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
+  std::map<std::pair<const Node*, int>, int> slot_of;
+  auto new_slot = [&](const Node* n, int o) {
+    const int s = static_cast<int>(plan->num_slots++);
+    slot_of[{n, o}] = s;
+    return s;
+  };
+  auto input_slots = [&](const Node* n) {
+    std::vector<int> in;
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const sdk::OutPort p = n->input(i);
+      in.push_back(p.valid() ? slot_of.at({p.node, p.index}) : -1);
+    }
+    return in;
+  };
+  const Node* net_output = nullptr;
+  for (const Node* n : order) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      const sdk::ValueKind kind = n->output_desc(o).kind;
+      if (kind != sdk::ValueKind::kTensor && kind != sdk::ValueKind::kUnknown)
+        return Status::unsupported(source + ": " + describe(*n) + " produces a " +
+                                   std::string(sdk::to_string(kind)) +
+                                   " value; the runtime executes tensors only");
+    }
+  }
+  // Data and Const first (they have no inputs, so this stays a topological order): constants then never cut a
+  // run of one engine's operators into two segments.
+  for (Node* n : order) {
+    if (n->type() == sdk::op::kData) {
+      const int64_t index = g.is_root() ? n->attrs().get_int(sdk::attr::kIndex, -1)
+                                        : n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
+      if (index < 0) return Status::invalid_argument(source + ": " + describe(*n) + " has no input index");
+      plan->data.emplace_back(index, new_slot(n, 0));
+    } else if (n->type() == sdk::op::kConst) {
+      const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
+      if (!v || !v->as_tensor())
+        return Status::invalid_argument(source + ": " + describe(*n) + " has no value");
+      plan->constants.emplace_back(new_slot(n, 0), *v->as_tensor());
+    }
+  }
+  // NoOps only order other nodes, and the topological order already does: they neither run nor cut segments.
+  std::erase_if(order, [](const Node* n) {
+    return n->type() == sdk::op::kData || n->type() == sdk::op::kConst || n->type() == sdk::op::kNoOp;
+  });
+  size_t k = 0;
+  while (k < order.size()) {
+    Node* n = order[k];
+    const std::string& type = n->type();
+    if (type == sdk::op::kNetOutput) {
+      net_output = n;
+      ++k;
+      continue;
+    }
+    if (type == sdk::op::kScan && onnx_opset(*root) < 9)
+      return Status::unsupported(source + ": " + describe(*n) +
+                                 ": Scan before opset 9 (batched, with sequence_lens) is not supported");
+    if (is_framework_op(type)) {
+      Step step;
+      step.node = n;
+      step.control = control_kind(type);
+      step.in_slots = input_slots(n);
+      for (size_t o = 0; o < n->num_outputs(); ++o)
+        step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
+      for (Graph* sub : n->subgraphs()) {
+        GS_RETURN_IF_ERROR(plan_graph(*sub, engines));
+        step.subplans.push_back(plans.at(sub).get());
+      }
+      // The subgraphs each control-flow node needs (a corrupt model may have lost one: found by fuzzing).
+      const size_t need = type == sdk::op::kIf ? 2 : (type == sdk::op::kNoOp ? 0 : 1);
+      if (step.subplans.size() < need ||
+          (type == sdk::op::kIf && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
+        return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
+                                        (need > 1 ? "s" : ""));
+      plan->steps.push_back(std::move(step));
+      ++k;
+      continue;
+    }
+    // An engine segment: this node and the following ones of the same engine.
+    const std::string engine_name = n->attrs().get_string(sdk::attr::kOpEngineName);
+    if (engine_name.empty())
+      return Status::failed_precondition(
+          source + ": " + describe(*n) +
+          " has no engine (_op_engine_name); compile the model with atc first");
+    sdk::Engine* engine = engines(engine_name);
+    if (!engine)
+      return Status::not_found(source + ": " + describe(*n) + " is placed on engine " + engine_name +
+                               ", which is not loaded");
+    std::vector<Node*> members;
+    while (k < order.size() && !is_framework_op(order[k]->type()) &&
+           order[k]->attrs().get_string(sdk::attr::kOpEngineName) == engine_name) {
+      members.push_back(order[k]);
+      ++k;
+    }
+    Segment* seg = nullptr;
+    GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, &seg));
+    Step step;
+    step.segment = seg;
+    // Segment inputs in Data index order, outputs in NetOutput order (build_segment's order).
+    std::set<const Node*> inside(members.begin(), members.end());
+    std::set<std::pair<const Node*, int>> seen;
+    for (Node* m : members) {
+      for (size_t i = 0; i < m->num_inputs(); ++i) {
+        const sdk::OutPort p = m->input(i);
+        if (!p.valid() || inside.count(p.node) || p.node->type() == sdk::op::kConst) continue;
+        if (seen.insert({p.node, p.index}).second) step.in_slots.push_back(slot_of.at({p.node, p.index}));
+      }
+    }
+    for (Node* m : members) {
+      for (size_t o = 0; o < m->num_outputs(); ++o) {
+        const int s = new_slot(m, static_cast<int>(o));
+        const auto& consumers = m->consumers(o);
+        if (std::any_of(consumers.begin(), consumers.end(),
+                        [&](const sdk::InPort& c) { return !inside.count(c.node); }))
+          step.out_slots.push_back(s);
+      }
+    }
+    plan->steps.push_back(std::move(step));
+  }
+  if (!net_output) return Status::invalid_argument(source + ": graph '" + g.name() + "' has no NetOutput");
+  for (const sdk::OutPort& p : net_output->inputs()) {
+    if (!p.valid())
+      return Status::invalid_argument(source + ": graph '" + g.name() +
+                                      "': NetOutput has an unconnected input");
+    plan->results.push_back(slot_of.at({p.node, p.index}));
+  }
+  // Release each value after its last reader (results are never released).
+  std::vector<int> last(plan->num_slots, -1);
+  for (size_t s = 0; s < plan->steps.size(); ++s)
+    for (int in : plan->steps[s].in_slots)
+      if (in >= 0) last[in] = static_cast<int>(s);
+  for (int r : plan->results) last[r] = -2;
+  for (size_t s = 0; s < plan->num_slots; ++s)
+    if (last[s] >= 0) plan->steps[last[s]].release.push_back(static_cast<int>(s));
+  plans[&g] = std::move(plan);
+  return Status::ok();
+}
+
+}  // namespace graphsplit
