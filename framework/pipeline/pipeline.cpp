@@ -123,50 +123,47 @@ struct Pipeline::Stage {
 
 Pipeline::~Pipeline() = default;
 
-Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& settings,
-                        std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags) {
-  diags->clear();
-  std::unique_ptr<Pipeline> p(new Pipeline());
-  p->config_ = config;
-  const SourcePos file_pos{config.path, 0, 0};
-
-  // ---- plugins
-  p->search_paths_ = settings.plugin_paths;
-  p->search_paths_.insert(p->search_paths_.end(), config.search_paths.begin(), config.search_paths.end());
-  p->search_paths_.insert(p->search_paths_.end(), settings.builtin_paths.begin(),
-                          settings.builtin_paths.end());
+// Loading: the search path (de-duplicated), then every required plugin (an error each) and optional one
+// (logged).
+void Pipeline::load_plugins(const PipelineConfig& config, const PipelineSettings& settings,
+                            std::vector<Diagnostic>* diags) {
+  search_paths_ = settings.plugin_paths;
+  search_paths_.insert(search_paths_.end(), config.search_paths.begin(), config.search_paths.end());
+  search_paths_.insert(search_paths_.end(), settings.builtin_paths.begin(), settings.builtin_paths.end());
   {
     std::vector<std::string> unique;
-    for (const std::string& path : p->search_paths_) {
+    for (const std::string& path : search_paths_) {
       const std::string normal = fs::path(path).lexically_normal().string();
       if (std::find(unique.begin(), unique.end(), normal) == unique.end()) unique.push_back(normal);
     }
-    p->search_paths_ = std::move(unique);
+    search_paths_ = std::move(unique);
   }
-  PluginLoader loader(LoaderOptions{p->search_paths_, config.strict_abi_tag, config.unload == "checked"});
+  PluginLoader loader(LoaderOptions{search_paths_, config.strict_abi_tag, config.unload == "checked"});
   for (const auto& [name, pos] : config.required) {
     std::shared_ptr<const LoadedLibrary> lib;
     Status s = loader.load(name, &lib);
-    if (s.is_ok()) s = p->registry_.add_library(lib);
+    if (s.is_ok()) s = registry_.add_library(lib);
     if (!s.is_ok()) diags->push_back({pos, s.message()});
   }
   for (const auto& [name, pos] : config.optional) {
     std::shared_ptr<const LoadedLibrary> lib;
     Status s = loader.load(name, &lib);
-    if (s.is_ok()) s = p->registry_.add_library(lib);
+    if (s.is_ok()) s = registry_.add_library(lib);
     if (!s.is_ok()) spdlog::info("{}: optional plugin '{}' not loaded: {}", pos.str(), name, s.message());
   }
-  if (!diags->empty()) return diagnostics_to_status(*diags);
+}
 
-  // ---- GE options: defaults, then [options], then atc --options
-  p->ge_options_ = default_ge_options();
-  for (const GeOptionSpec& spec : ge_option_specs()) p->ge_sources_.emplace_back(spec.name, "default");
+// GE options: defaults, then [options], then atc --options; `ge_explicit` lists those set by the user.
+void Pipeline::resolve_ge_options(const PipelineConfig& config, const PipelineSettings& settings,
+                                  std::vector<std::string>* ge_explicit_out, std::vector<Diagnostic>* diags) {
+  std::vector<std::string>& ge_explicit = *ge_explicit_out;
+  ge_options_ = default_ge_options();
+  for (const GeOptionSpec& spec : ge_option_specs()) ge_sources_.emplace_back(spec.name, "default");
   auto set_source = [&](const std::string& name, const std::string& where) {
-    for (auto& [n, w] : p->ge_sources_) {
+    for (auto& [n, w] : ge_sources_) {
       if (n == name) w = where;
     }
   };
-  std::vector<std::string> ge_explicit;
   for (const RawOption& o : config.ge_options) {
     const GeOptionSpec* spec = find_ge_option(o.key);
     std::string text;
@@ -176,7 +173,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
       text = *s;
     else if (const auto* b = std::get_if<bool>(&o.value.value))
       text = *b ? "1" : "0";
-    Status s = set_ge_option(*spec, text, &p->ge_options_);
+    Status s = set_ge_option(*spec, text, &ge_options_);
     if (!s.is_ok()) {
       diags->push_back({o.value.pos, s.message()});
       continue;
@@ -192,7 +189,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
           {SourcePos{}, "--options: unknown GE option '" + key + "'" + (dym.empty() ? "" : "; " + dym)});
       continue;
     }
-    Status s = set_ge_option(*spec, value, &p->ge_options_);
+    Status s = set_ge_option(*spec, value, &ge_options_);
     if (!s.is_ok()) {
       diags->push_back({SourcePos{}, "--options: " + s.message()});
       continue;
@@ -201,16 +198,19 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     if (std::find(ge_explicit.begin(), ge_explicit.end(), spec->name) == ge_explicit.end())
       ge_explicit.push_back(spec->name);
   }
+}
 
-  // ---- engines: every engine of a loaded plugin takes part unless disabled
+// Every engine of a loaded plugin takes part unless disabled, in priority order.
+void Pipeline::select_engines(const PipelineConfig& config, const std::vector<std::string>& ge_explicit,
+                              std::vector<Diagnostic>* diags) {
   for (const EngineSettings& e : config.engines) {
-    if (!p->registry_.find(ComponentKind::kEngine, e.name)) {
-      const std::string dym = did_you_mean(e.name, p->registry_.names(ComponentKind::kEngine));
+    if (!registry_.find(ComponentKind::kEngine, e.name)) {
+      const std::string dym = did_you_mean(e.name, registry_.names(ComponentKind::kEngine));
       diags->push_back({e.pos, "unknown engine '" + e.name + "'" +
                                    (dym.empty() ? "; no loaded plugin provides it" : "; " + dym)});
     }
   }
-  for (const ComponentInfo* c : p->registry_.components()) {
+  for (const ComponentInfo* c : registry_.components()) {
     if (c->kind != ComponentKind::kEngine) continue;
     auto settings_it = std::find_if(config.engines.begin(), config.engines.end(),
                                     [&](const EngineSettings& e) { return e.name == c->name; });
@@ -220,40 +220,45 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
     if (settings_it != config.engines.end() && settings_it->priority)
       engine->priority = *settings_it->priority;
     static const std::vector<RawOption> kNone;
-    if (!resolve_options(*c, settings_it != config.engines.end() ? settings_it->options : kNone,
-                         p->ge_options_, ge_explicit, &engine->options, diags)
+    if (!resolve_options(*c, settings_it != config.engines.end() ? settings_it->options : kNone, ge_options_,
+                         ge_explicit, &engine->options, diags)
              .is_ok()) {
       continue;
     }
-    p->engines_.push_back(std::move(engine));
+    engines_.push_back(std::move(engine));
   }
-  std::stable_sort(p->engines_.begin(), p->engines_.end(), [](const auto& a, const auto& b) {
+  std::stable_sort(engines_.begin(), engines_.end(), [](const auto& a, const auto& b) {
     return a->priority != b->priority ? a->priority > b->priority : a->info->name < b->info->name;
   });
+}
 
-  // ---- entries
+std::string Pipeline::unknown_entry_message(const PipelineEntry& e, ComponentKind kind) const {
+  std::string msg = "unknown " + std::string(e.is_pass ? "pass" : "partition stage") + " '" + e.name + "'";
+  const std::vector<std::string> candidates = registry_.names(kind);
+  const std::string dym = did_you_mean(e.name, candidates);
+  if (!dym.empty()) {
+    const std::string suggestion = dym.substr(dym.find('\'') + 1, dym.rfind('\'') - dym.find('\'') - 1);
+    const ComponentInfo* c = registry_.find(kind, suggestion);
+    msg += "; " + dym.substr(0, dym.size() - 1) + " (plugin " + plugin_label(*c->library) + ")?";
+  } else if (e.is_pass && e.name.find('.') == std::string::npos) {
+    msg += "; pass names are '<plugin>.<pass>'";
+  } else {
+    msg += "; is the plugin that provides it listed in [plugins] required?";
+  }
+  return msg;
+}
+
+void Pipeline::build_stages(const PipelineConfig& config, const std::vector<std::string>& ge_explicit,
+                            std::vector<Diagnostic>* diags) {
   std::vector<std::string> partition_stages;
   for (const PipelineEntry& e : config.entries) {
     if (e.name.empty()) continue;  // already reported by the parser
     auto stage = std::make_unique<Stage>();
     stage->entry = e;
     const ComponentKind kind = e.is_pass ? ComponentKind::kPass : ComponentKind::kPartitioner;
-    stage->info = p->registry_.find(kind, e.name);
+    stage->info = registry_.find(kind, e.name);
     if (!stage->info) {
-      std::string msg =
-          "unknown " + std::string(e.is_pass ? "pass" : "partition stage") + " '" + e.name + "'";
-      const std::vector<std::string> candidates = p->registry_.names(kind);
-      const std::string dym = did_you_mean(e.name, candidates);
-      if (!dym.empty()) {
-        const std::string suggestion = dym.substr(dym.find('\'') + 1, dym.rfind('\'') - dym.find('\'') - 1);
-        const ComponentInfo* c = p->registry_.find(kind, suggestion);
-        msg += "; " + dym.substr(0, dym.size() - 1) + " (plugin " + plugin_label(*c->library) + ")?";
-      } else if (e.is_pass && e.name.find('.') == std::string::npos) {
-        msg += "; pass names are '<plugin>.<pass>'";
-      } else {
-        msg += "; is the plugin that provides it listed in [plugins] required?";
-      }
-      diags->push_back({e.name_pos, msg});
+      diags->push_back({e.name_pos, unknown_entry_message(e, kind)});
       continue;
     }
     if (!e.is_pass) {
@@ -268,28 +273,42 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
       diags->push_back({e.pos, "engine-scoped entries ('engines = [...]') are not supported yet"});
       continue;
     }
-    if (!resolve_options(*stage->info, e.options, p->ge_options_, ge_explicit, &stage->options, diags)
-             .is_ok())
+    if (!resolve_options(*stage->info, e.options, ge_options_, ge_explicit, &stage->options, diags).is_ok())
       continue;
     stage->label = std::string(e.is_pass ? "pass " : "partition ") + e.name;
-    p->stages_.push_back(std::move(stage));
+    stages_.push_back(std::move(stage));
   }
-  if (!diags->empty()) return diagnostics_to_status(*diags);
+}
 
-  // ---- create the components (options are valid by now)
-  for (auto& engine : p->engines_) {
-    Status s = create_engine(*engine->info, engine->options, p->ge_options_, &engine->handle);
+// The components, once every option is valid.
+void Pipeline::create_components(const SourcePos& file_pos, std::vector<Diagnostic>* diags) {
+  for (auto& engine : engines_) {
+    Status s = create_engine(*engine->info, engine->options, ge_options_, &engine->handle);
     if (!s.is_ok()) diags->push_back({file_pos, s.message()});
   }
-  for (auto& stage : p->stages_) {
+  for (auto& stage : stages_) {
     if (!stage->entry.enabled) continue;
     Status s = stage->entry.is_pass
-                   ? create_pass(*stage->info, stage->options, p->ge_options_, &stage->pass)
-                   : create_partitioner(*stage->info, stage->options, p->ge_options_, &stage->partitioner);
+                   ? create_pass(*stage->info, stage->options, ge_options_, &stage->pass)
+                   : create_partitioner(*stage->info, stage->options, ge_options_, &stage->partitioner);
     if (!s.is_ok()) diags->push_back({stage->entry.name_pos, s.message()});
   }
-  if (!diags->empty()) return diagnostics_to_status(*diags);
+}
 
+Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& settings,
+                        std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags) {
+  diags->clear();
+  std::unique_ptr<Pipeline> p(new Pipeline());
+  p->config_ = config;
+  p->load_plugins(config, settings, diags);
+  if (!diags->empty()) return diagnostics_to_status(*diags);
+  std::vector<std::string> ge_explicit;
+  p->resolve_ge_options(config, settings, &ge_explicit, diags);
+  p->select_engines(config, ge_explicit, diags);
+  p->build_stages(config, ge_explicit, diags);
+  if (!diags->empty()) return diagnostics_to_status(*diags);
+  p->create_components(SourcePos{config.path, 0, 0}, diags);
+  if (!diags->empty()) return diagnostics_to_status(*diags);
   p->verify_each_ = settings.verify_each.value_or(config.debug.verify_each);
   p->timing_ = settings.timing.value_or(config.debug.timing != "off");
   p->dump_dir_ = settings.dump_graph.value_or(config.debug.dump_graph);

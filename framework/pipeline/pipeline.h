@@ -69,6 +69,16 @@ class Pipeline {
   sdk::Engine* find_engine(const std::string& name) const;
 
  private:
+  void load_plugins(const PipelineConfig& config, const PipelineSettings& settings,
+                    std::vector<Diagnostic>* diags);
+  void resolve_ge_options(const PipelineConfig& config, const PipelineSettings& settings,
+                          std::vector<std::string>* ge_explicit, std::vector<Diagnostic>* diags);
+  void select_engines(const PipelineConfig& config, const std::vector<std::string>& ge_explicit,
+                      std::vector<Diagnostic>* diags);
+  void build_stages(const PipelineConfig& config, const std::vector<std::string>& ge_explicit,
+                    std::vector<Diagnostic>* diags);
+  std::string unknown_entry_message(const PipelineEntry& e, ComponentKind kind) const;
+  void create_components(const SourcePos& file_pos, std::vector<Diagnostic>* diags);
   struct Engine;
   struct Stage;
   Pipeline() = default;

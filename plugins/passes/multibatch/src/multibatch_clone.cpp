@@ -141,256 +141,291 @@ sdk::Tensor int32_tensor(std::vector<int64_t> dims, const std::vector<int64_t>& 
 
 }  // namespace
 
-Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
-  *changed = false;
-  const sdk::OptionValues& ge = ctx.ge_options();
-  sdk::GearOptionText text{ge.get_string("ge.inputShape"), ge.get_string("ge.dynamicBatchSize"),
-                           ge.get_string("ge.dynamicImageSize"), ge.get_string("ge.dynamicDims"),
-                           ge.get_string("ge.inputFormat")};
-  sdk::GearRequest request;
-  GS_RETURN_IF_ERROR(sdk::parse_gear_options(text, &request));
-  if (request.kind == sdk::GearKind::kNone) return Status::ok();
-  std::vector<std::vector<std::vector<int64_t>>> per_gear;
-  GS_RETURN_IF_ERROR(sdk::distribute_gears(request, &per_gear));
+namespace {
 
-  // Collect IO (P06): the Data nodes in `index` order, the Consts, exactly one NetOutput.
-  std::vector<Node*> data, consts, outputs;
-  for (Node* n : root.nodes()) {
-    if (sdk::is_data_like(n->type()) && n->num_inputs() == 0)
-      data.push_back(n);
-    else if ((n->type() == sdk::op::kConst || n->type() == sdk::op::kConstant) && n->num_inputs() == 0)
-      consts.push_back(n);
-    else if (n->type() == sdk::op::kNetOutput)
-      outputs.push_back(n);
-  }
-  if (data.empty())
-    return Status::failed_precondition("multi-batch: graph '" + root.name() + "' has no Data");
-  if (outputs.size() != 1) {
-    return Status::failed_precondition("multi-batch: graph '" + root.name() + "' has " +
-                                       std::to_string(outputs.size()) +
-                                       " NetOutput nodes; exactly one is needed");
-  }
-  Node* net_output = outputs.front();
-  std::stable_sort(data.begin(), data.end(), [](const Node* a, const Node* b) {
-    return a->attrs().get_int(sdk::attr::kIndex, 0) < b->attrs().get_int(sdk::attr::kIndex, 0);
-  });
-  auto data_named = [&](const std::string& name) -> Node* {
-    for (Node* d : data) {
-      if (d->name() == name || d->output_name(0) == name) return d;
-    }
-    return nullptr;
-  };
-  std::map<Node*, size_t> user_position;
-  for (size_t i = 0; i < request.inputs.size(); ++i) {
-    Node* d = data_named(request.inputs[i].name);
-    if (!d) {
-      std::string names;
-      for (const Node* x : data) names += (names.empty() ? "" : ", ") + x->output_name(0);
-      return fail("E10001", "--input_shape names '" + request.inputs[i].name +
-                                "', which is not an input of the model (inputs: " + names + ")");
-    }
-    user_position[d] = i;
-  }
-  // Every Data with an unknown dimension must be given a shape (P07).
-  for (Node* d : data) {
-    if (!d->output_desc(0).shape.is_static() && !user_position.count(d)) {
-      return fail(
-          "E10001",
-          "input '" + d->output_name(0) +
-              "' has an unknown dimension but no --input_shape entry; all dynamic inputs must be set");
-    }
+// One application of the pass: the steps of GE's MultiBatchClonePass in order, sharing what they find.
+class CloneJob {
+ public:
+  CloneJob(Graph& root, sdk::PassContext& ctx) : root_(root), ctx_(ctx) {}
+
+  // False (and nothing changed) when no gear option is set.
+  Status parse(bool* has_gears) {
+    const sdk::OptionValues& ge = ctx_.ge_options();
+    sdk::GearOptionText text{ge.get_string("ge.inputShape"), ge.get_string("ge.dynamicBatchSize"),
+                             ge.get_string("ge.dynamicImageSize"), ge.get_string("ge.dynamicDims"),
+                             ge.get_string("ge.inputFormat")};
+    GS_RETURN_IF_ERROR(sdk::parse_gear_options(text, &request_));
+    *has_gears = request_.kind != sdk::GearKind::kNone;
+    if (!*has_gears) return Status::ok();
+    GS_RETURN_IF_ERROR(sdk::distribute_gears(request_, &per_gear_));
+    gears_ = per_gear_.size();
+    return Status::ok();
   }
 
-  // The host's shape inference, once per gear, with that gear's static input shapes.
-  const size_t gears = per_gear.size();
-  // The first gear alone (the host may set itself up), the others on every core: the runs are independent.
-  std::vector<sdk::ValueDescs> gear_values(gears);
-  std::vector<Status> inferred(gears, Status::ok());
-  auto infer = [&](size_t g) {
-    sdk::InputDims dims;
-    for (size_t i = 0; i < request.inputs.size(); ++i)
-      dims.emplace_back(request.inputs[i].name, per_gear[g][i]);
-    inferred[g] = ctx.infer_value_shapes(dims, &gear_values[g]);
-  };
-  infer(0);
-  if (inferred[0].is_ok() && gears > 1) {
-    std::atomic<size_t> next{1};
-    std::vector<std::thread> workers;
-    const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), gears - 1);
-    for (size_t t = 0; t < n; ++t) {
-      workers.emplace_back([&] {
-        for (size_t g; (g = next.fetch_add(1)) < gears;) infer(g);
-      });
-    }
-    for (std::thread& w : workers) w.join();
-  }
-  for (size_t g = 0; g < gears; ++g) {
-    if (!inferred[g].is_ok()) {
-      return Status(inferred[g].code(), "multi-batch: shape inference for gear " + std::to_string(g) + ": " +
-                                            inferred[g].message());
-    }
+  Status apply() {
+    GS_RETURN_IF_ERROR(collect_io());
+    GS_RETURN_IF_ERROR(match_inputs());
+    GS_RETURN_IF_ERROR(infer_gears());
+    GS_RETURN_IF_ERROR(build_branches());
+    add_case_outputs();
+    GS_RETURN_IF_ERROR(prune_direct_outputs());
+    GS_RETURN_IF_ERROR(build_selector());
+    remove_old_operators();
+    GS_RETURN_IF_ERROR(rewire_net_output());
+    GS_RETURN_IF_ERROR(set_root_data());
+    set_case_attributes();
+    GS_RETURN_IF_ERROR(sdk::topological_sort(root_, sdk::TopoSortMode::kStableRDFS));
+    std::string shown;
+    for (size_t g = 0; g < gears_; ++g) shown += (g ? "; " : "") + dims_text(request_.gears[g]);
+    ctx_.log(sdk::LogLevel::kInfo, std::to_string(gears_) + " gears (" + shown + "): Case '" +
+                                       case_node_->name() + "' with branches Batch_0..Batch_" +
+                                       std::to_string(gears_ - 1));
+    return Status::ok();
   }
 
-  // Direct outputs: a NetOutput input fed straight by a Data is wired from the root Data, not through the
-  // Case.
-  std::map<size_t, Node*> direct;
-  for (size_t i = 0; i < net_output->num_inputs(); ++i) {
-    const sdk::OutPort p = net_output->input(i);
-    if (p.node && sdk::is_data_like(p.node->type()) && p.node->num_inputs() == 0) direct[i] = p.node;
+ private:
+  std::string suffix(size_t g) const { return kSuffix + std::to_string(g); }
+  Node* branch_output(size_t g) const { return branches_[g]->find_node(net_output_->name() + suffix(g)); }
+
+  // P06: the Data nodes in `index` order, the Consts, exactly one NetOutput.
+  Status collect_io() {
+    std::vector<Node*> outputs;
+    for (Node* n : root_.nodes()) {
+      if (sdk::is_data_like(n->type()) && n->num_inputs() == 0)
+        data_.push_back(n);
+      else if (sdk::is_const_like(n->type()) && n->num_inputs() == 0)
+        consts_.push_back(n);
+      else if (n->type() == sdk::op::kNetOutput)
+        outputs.push_back(n);
+    }
+    if (data_.empty())
+      return Status::failed_precondition("multi-batch: graph '" + root_.name() + "' has no Data");
+    if (outputs.size() != 1) {
+      return Status::failed_precondition("multi-batch: graph '" + root_.name() + "' has " +
+                                         std::to_string(outputs.size()) +
+                                         " NetOutput nodes; exactly one is needed");
+    }
+    net_output_ = outputs.front();
+    std::stable_sort(data_.begin(), data_.end(), [](const Node* a, const Node* b) {
+      return a->attrs().get_int(sdk::attr::kIndex, 0) < b->attrs().get_int(sdk::attr::kIndex, 0);
+    });
+    return Status::ok();
   }
 
-  // The Case and its branches. Case inputs: branch index, then the Data, then the Consts.
-  std::map<const Node*, int64_t> routed;
-  for (size_t i = 0; i < data.size(); ++i) routed[data[i]] = static_cast<int64_t>(1 + i);
-  for (size_t i = 0; i < consts.size(); ++i) routed[consts[i]] = static_cast<int64_t>(1 + data.size() + i);
-  Node* case_node =
-      root.add_node(root.unique_node_name(kCase), sdk::op::kCase, 1 + data.size() + consts.size(), 0);
-  std::vector<Graph*> branches;
-  std::vector<std::string> used_names;
-  for (size_t g = 0; g < gears; ++g) {
-    Graph* branch = root.add_subgraph(root.unique_subgraph_name("Batch_" + std::to_string(g)), case_node);
-    if (!branch) return Status::internal("multi-batch: cannot register branch Batch_" + std::to_string(g));
-    Cloner cloner(root, kSuffix + std::to_string(g));
-    GS_RETURN_IF_ERROR(cloner.clone(root, *branch, routed, case_node));
-    const size_t unknown = cloner.adopt_shapes(gear_values[g]);
-    if (unknown > 0) {
-      ctx.log(sdk::LogLevel::kWarning,
-              "gear " + std::to_string(g) + ": " + std::to_string(unknown) +
-                  " values keep an unknown shape after inference (data-dependent shapes)");
+  // Each --input_shape entry names a Data; P07: every Data with an unknown dimension has an entry.
+  Status match_inputs() {
+    for (size_t i = 0; i < request_.inputs.size(); ++i) {
+      const std::string& name = request_.inputs[i].name;
+      auto it = std::find_if(data_.begin(), data_.end(),
+                             [&](const Node* d) { return d->name() == name || d->output_name(0) == name; });
+      if (it == data_.end()) {
+        std::string names;
+        for (const Node* x : data_) names += (names.empty() ? "" : ", ") + x->output_name(0);
+        return fail("E10001", "--input_shape names '" + name +
+                                  "', which is not an input of the model (inputs: " + names + ")");
+      }
+      user_position_[*it] = i;
     }
-    // Inner Data take the gear's shapes; the branch NetOutput's inputs are numbered.
-    for (size_t i = 0; i < data.size(); ++i) {
-      Node* inner = branch->find_node(data[i]->name() + kSuffix + std::to_string(g));
-      if (auto pos = user_position.find(data[i]); pos != user_position.end()) {
-        inner->mutable_output_desc(0).shape = sdk::Shape(per_gear[g][pos->second]);
-        inner->attrs().set(sdk::attr::kMbatchOriginInputDims,
-                           AttrValue::Ints(request.inputs[pos->second].dims));
+    for (Node* d : data_) {
+      if (!d->output_desc(0).shape.is_static() && !user_position_.count(d)) {
+        return fail("E10001", "input '" + d->output_name(0) +
+                                  "' has an unknown dimension but no --input_shape entry; all dynamic inputs "
+                                  "must be set");
       }
     }
-    Node* inner_out = branch->find_node(net_output->name() + kSuffix + std::to_string(g));
-    for (const auto& [index, d] : direct) branch->disconnect_input({inner_out, static_cast<int32_t>(index)});
-    branches.push_back(branch);
+    return Status::ok();
   }
 
-  // Case outputs: one per NetOutput input; PruneDirectOutput drops those fed directly by a Data.
-  std::vector<size_t> kept;
-  for (size_t i = 0; i < net_output->num_inputs(); ++i) {
-    if (!direct.count(i)) kept.push_back(i);
+  // The host's shape inference once per gear: the first gear alone (the host may set itself up), the others
+  // on every core, since the runs are independent.
+  Status infer_gears() {
+    gear_values_.resize(gears_);
+    std::vector<Status> inferred(gears_, Status::ok());
+    auto infer = [&](size_t g) {
+      sdk::InputDims dims;
+      for (size_t i = 0; i < request_.inputs.size(); ++i)
+        dims.emplace_back(request_.inputs[i].name, per_gear_[g][i]);
+      inferred[g] = ctx_.infer_value_shapes(dims, &gear_values_[g]);
+    };
+    infer(0);
+    if (inferred[0].is_ok() && gears_ > 1) {
+      std::atomic<size_t> next{1};
+      std::vector<std::thread> workers;
+      const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), gears_ - 1);
+      for (size_t t = 0; t < n; ++t) {
+        workers.emplace_back([&] {
+          for (size_t g; (g = next.fetch_add(1)) < gears_;) infer(g);
+        });
+      }
+      for (std::thread& w : workers) w.join();
+    }
+    for (size_t g = 0; g < gears_; ++g) {
+      if (!inferred[g].is_ok()) {
+        return Status(inferred[g].code(), "multi-batch: shape inference for gear " + std::to_string(g) +
+                                              ": " + inferred[g].message());
+      }
+    }
+    return Status::ok();
   }
-  for (size_t k = 0; k < kept.size(); ++k) {
-    // The root's view of output k: dimensions the gears agree on, -1 where they differ.
-    sdk::TensorDesc desc;
-    for (size_t g = 0; g < gears; ++g) {
-      Node* inner_out = branches[g]->find_node(net_output->name() + kSuffix + std::to_string(g));
-      const sdk::OutPort p = inner_out->input(kept[k]);
-      const sdk::TensorDesc& d = p.node->output_desc(p.index);
-      if (g == 0) {
-        desc = d;
-      } else if (desc.shape.rank() == d.shape.rank() && !desc.shape.is_unknown_rank()) {
-        for (size_t j = 0; j < d.shape.rank(); ++j) {
-          if (desc.shape.dims()[j] != d.shape.dims()[j]) desc.shape.mutable_dims()[j] = -1;
+
+  // The Case (inputs: branch index, the Data, the Consts) and one cloned branch per gear. A NetOutput input
+  // fed straight by a Data ("direct") is wired from the root Data, not through the Case.
+  Status build_branches() {
+    for (size_t i = 0; i < net_output_->num_inputs(); ++i) {
+      const sdk::OutPort p = net_output_->input(i);
+      if (p.node && sdk::is_data_like(p.node->type()) && p.node->num_inputs() == 0) direct_[i] = p.node;
+    }
+    std::map<const Node*, int64_t> routed;
+    for (size_t i = 0; i < data_.size(); ++i) routed[data_[i]] = static_cast<int64_t>(1 + i);
+    for (size_t i = 0; i < consts_.size(); ++i)
+      routed[consts_[i]] = static_cast<int64_t>(1 + data_.size() + i);
+    case_node_ =
+        root_.add_node(root_.unique_node_name(kCase), sdk::op::kCase, 1 + data_.size() + consts_.size(), 0);
+    for (size_t g = 0; g < gears_; ++g) {
+      Graph* branch =
+          root_.add_subgraph(root_.unique_subgraph_name("Batch_" + std::to_string(g)), case_node_);
+      if (!branch) return Status::internal("multi-batch: cannot register branch Batch_" + std::to_string(g));
+      Cloner cloner(root_, suffix(g));
+      GS_RETURN_IF_ERROR(cloner.clone(root_, *branch, routed, case_node_));
+      if (const size_t unknown = cloner.adopt_shapes(gear_values_[g]); unknown > 0) {
+        ctx_.log(sdk::LogLevel::kWarning,
+                 "gear " + std::to_string(g) + ": " + std::to_string(unknown) +
+                     " values keep an unknown shape after inference (data-dependent shapes)");
+      }
+      branches_.push_back(branch);
+      // Inner Data take the gear's shapes.
+      for (Node* d : data_) {
+        Node* inner = branch->find_node(d->name() + suffix(g));
+        if (auto pos = user_position_.find(d); pos != user_position_.end()) {
+          inner->mutable_output_desc(0).shape = sdk::Shape(per_gear_[g][pos->second]);
+          inner->attrs().set(sdk::attr::kMbatchOriginInputDims,
+                             AttrValue::Ints(request_.inputs[pos->second].dims));
         }
-      } else {
-        desc.shape = sdk::Shape::unknown_rank();
       }
+      for (const auto& [index, d] : direct_)
+        branch->disconnect_input({branch_output(g), static_cast<int32_t>(index)});
     }
-    case_node->add_output(desc,
-                          net_output->input(kept[k]).node
-                              ? net_output->input(kept[k]).node->output_name(net_output->input(kept[k]).index)
-                              : std::string());
+    return Status::ok();
   }
-  for (size_t g = 0; g < gears && !direct.empty(); ++g) {
-    // PruneDirectOutput: the branch NetOutput keeps the used inputs, shifted down over the pruned ones.
-    Graph& b = *branches[g];
-    Node* inner_out = b.find_node(net_output->name() + kSuffix + std::to_string(g));
-    std::vector<sdk::OutPort> sources;
-    for (size_t i : kept) sources.push_back(inner_out->input(i));
-    std::vector<Node*> control(inner_out->control_inputs().begin(), inner_out->control_inputs().end());
-    const sdk::AttrMap attrs = inner_out->attrs();
-    const std::string name = inner_out->name();
-    b.remove_node(inner_out);
-    Node* fresh = b.add_node(name, sdk::op::kNetOutput, kept.size(), 0);
-    fresh->attrs() = attrs;
-    for (size_t k = 0; k < sources.size(); ++k)
-      GS_RETURN_IF_ERROR(b.add_edge(sources[k], {fresh, static_cast<int32_t>(k)}));
-    for (Node* c : control) GS_RETURN_IF_ERROR(b.add_control_edge(c, fresh));
-  }
-  for (Graph* b : branches) GS_RETURN_IF_ERROR(sdk::topological_sort(*b, sdk::TopoSortMode::kStableRDFS));
 
-  // The root: Data (largest gear's shape), Consts, shape index -> MapIndex -> Case, NetOutput.
-  size_t gear_len = request.gears.front().size();
-  Node* shape_data = root.add_node(root.unique_node_name(kShapeData), sdk::op::kData, 0, 0);
-  {
+  // One Case output per kept NetOutput input: the dimensions the gears agree on, -1 where they differ.
+  void add_case_outputs() {
+    for (size_t i = 0; i < net_output_->num_inputs(); ++i) {
+      if (!direct_.count(i)) kept_.push_back(i);
+    }
+    for (size_t k : kept_) {
+      sdk::TensorDesc desc;
+      for (size_t g = 0; g < gears_; ++g) {
+        const sdk::OutPort p = branch_output(g)->input(k);
+        const sdk::TensorDesc& d = p.node->output_desc(p.index);
+        if (g == 0) {
+          desc = d;
+        } else if (desc.shape.rank() == d.shape.rank() && !desc.shape.is_unknown_rank()) {
+          for (size_t j = 0; j < d.shape.rank(); ++j) {
+            if (desc.shape.dims()[j] != d.shape.dims()[j]) desc.shape.mutable_dims()[j] = -1;
+          }
+        } else {
+          desc.shape = sdk::Shape::unknown_rank();
+        }
+      }
+      const sdk::OutPort src = net_output_->input(k);
+      case_node_->add_output(desc, src.node ? src.node->output_name(src.index) : std::string());
+    }
+  }
+
+  // PruneDirectOutput: each branch NetOutput keeps the used inputs, shifted down over the pruned ones.
+  Status prune_direct_outputs() {
+    for (size_t g = 0; g < gears_ && !direct_.empty(); ++g) {
+      Graph& b = *branches_[g];
+      Node* inner_out = branch_output(g);
+      std::vector<sdk::OutPort> sources;
+      for (size_t i : kept_) sources.push_back(inner_out->input(i));
+      std::vector<Node*> control(inner_out->control_inputs().begin(), inner_out->control_inputs().end());
+      const sdk::AttrMap attrs = inner_out->attrs();
+      const std::string name = inner_out->name();
+      b.remove_node(inner_out);
+      Node* fresh = b.add_node(name, sdk::op::kNetOutput, kept_.size(), 0);
+      fresh->attrs() = attrs;
+      for (size_t k = 0; k < sources.size(); ++k)
+        GS_RETURN_IF_ERROR(b.add_edge(sources[k], {fresh, static_cast<int32_t>(k)}));
+      for (Node* c : control) GS_RETURN_IF_ERROR(b.add_control_edge(c, fresh));
+    }
+    for (Graph* b : branches_) GS_RETURN_IF_ERROR(sdk::topological_sort(*b, sdk::TopoSortMode::kStableRDFS));
+    return Status::ok();
+  }
+
+  // The gear selector in the root: shape Data -> MapIndex (with the gear table) -> Case, and the Case's data.
+  Status build_selector() {
+    const size_t gear_len = request_.gears.front().size();
+    shape_data_ = root_.add_node(root_.unique_node_name(kShapeData), sdk::op::kData, 0, 0);
     sdk::TensorDesc d;
     d.dtype = sdk::DataType::kInt32;
     d.shape = sdk::Shape({static_cast<int64_t>(gear_len)});
-    shape_data->add_output(d, kShapeData);
-    shape_data->attrs().set(sdk::attr::kIndex, AttrValue::Int(static_cast<int64_t>(data.size())));
-    shape_data->attrs().set(sdk::attr::kIsMultiBatchShapeData, AttrValue::Bool(true));
-    shape_data->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
-    shape_data->attrs().set(sdk::attr::kHostTensor, AttrValue::Bool(true));
-  }
-  std::vector<int64_t> all_gears;
-  for (const auto& g : request.gears) all_gears.insert(all_gears.end(), g.begin(), g.end());
-  Node* shape_const = root.add_node(root.unique_node_name(kShapeConst), sdk::op::kConst, 0, 0);
-  sdk::Tensor table = int32_tensor({static_cast<int64_t>(gears), static_cast<int64_t>(gear_len)}, all_gears);
-  shape_const->add_output(table.desc(), kShapeConst);
-  shape_const->attrs().set(sdk::attr::kValue, AttrValue::OfTensor(table));
-  Node* map_index = root.add_node(root.unique_node_name(kMapIndex), sdk::op::kMapIndex, 2, 0);
-  {
-    sdk::TensorDesc d;
-    d.dtype = sdk::DataType::kInt32;
+    shape_data_->add_output(d, kShapeData);
+    shape_data_->attrs().set(sdk::attr::kIndex, AttrValue::Int(static_cast<int64_t>(data_.size())));
+    shape_data_->attrs().set(sdk::attr::kIsMultiBatchShapeData, AttrValue::Bool(true));
+    shape_data_->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
+    shape_data_->attrs().set(sdk::attr::kHostTensor, AttrValue::Bool(true));
+    std::vector<int64_t> all_gears;
+    for (const auto& g : request_.gears) all_gears.insert(all_gears.end(), g.begin(), g.end());
+    shape_const_ = root_.add_node(root_.unique_node_name(kShapeConst), sdk::op::kConst, 0, 0);
+    sdk::Tensor table =
+        int32_tensor({static_cast<int64_t>(gears_), static_cast<int64_t>(gear_len)}, all_gears);
+    shape_const_->add_output(table.desc(), kShapeConst);
+    shape_const_->attrs().set(sdk::attr::kValue, AttrValue::OfTensor(table));
+    map_index_ = root_.add_node(root_.unique_node_name(kMapIndex), sdk::op::kMapIndex, 2, 0);
     d.shape = sdk::Shape(std::vector<int64_t>{});
-    map_index->add_output(d, kMapIndex);
-    map_index->attrs().set(sdk::attr::kDomain, AttrValue::String("graphsplit"));
-  }
-  GS_RETURN_IF_ERROR(root.add_edge({shape_data, 0}, {map_index, 0}));
-  GS_RETURN_IF_ERROR(root.add_edge({shape_const, 0}, {map_index, 1}));
-  GS_RETURN_IF_ERROR(root.add_edge({map_index, 0}, {case_node, 0}));
-  for (size_t i = 0; i < data.size(); ++i)
-    GS_RETURN_IF_ERROR(root.add_edge({data[i], 0}, {case_node, static_cast<int32_t>(1 + i)}));
-  for (size_t i = 0; i < consts.size(); ++i)
-    GS_RETURN_IF_ERROR(root.add_edge({consts[i], 0}, {case_node, static_cast<int32_t>(1 + data.size() + i)}));
-
-  // The old operators go; Data, Consts and NetOutput stay (NetOutput re-wired).
-  std::vector<Node*> doomed;
-  for (Node* n : root.nodes()) {
-    if (n == case_node || n == shape_data || n == shape_const || n == map_index || n == net_output) continue;
-    if (std::find(data.begin(), data.end(), n) != data.end()) continue;
-    if (std::find(consts.begin(), consts.end(), n) != consts.end()) continue;
-    doomed.push_back(n);
-  }
-  for (Node* n : doomed) {
-    for (Graph* sub : n->subgraphs()) root.remove_subgraph(sub);
-    root.remove_node(n);
-  }
-  for (size_t i = 0; i < net_output->num_inputs(); ++i)
-    root.disconnect_input({net_output, static_cast<int32_t>(i)});
-  for (Node* c : std::vector<Node*>(net_output->control_inputs()))
-    (void)root.remove_control_edge(c, net_output);
-  for (size_t i = 0, k = 0; i < net_output->num_inputs(); ++i) {
-    if (auto it = direct.find(i); it != direct.end()) {
-      GS_RETURN_IF_ERROR(root.add_edge({it->second, 0}, {net_output, static_cast<int32_t>(i)}));
-    } else {
+    map_index_->add_output(d, kMapIndex);
+    map_index_->attrs().set(sdk::attr::kDomain, AttrValue::String("graphsplit"));
+    GS_RETURN_IF_ERROR(root_.add_edge({shape_data_, 0}, {map_index_, 0}));
+    GS_RETURN_IF_ERROR(root_.add_edge({shape_const_, 0}, {map_index_, 1}));
+    GS_RETURN_IF_ERROR(root_.add_edge({map_index_, 0}, {case_node_, 0}));
+    for (size_t i = 0; i < data_.size(); ++i)
+      GS_RETURN_IF_ERROR(root_.add_edge({data_[i], 0}, {case_node_, static_cast<int32_t>(1 + i)}));
+    for (size_t i = 0; i < consts_.size(); ++i)
       GS_RETURN_IF_ERROR(
-          root.add_edge({case_node, static_cast<int32_t>(k++)}, {net_output, static_cast<int32_t>(i)}));
+          root_.add_edge({consts_[i], 0}, {case_node_, static_cast<int32_t>(1 + data_.size() + i)}));
+    return Status::ok();
+  }
+
+  // The old operators go; Data, Consts and NetOutput stay.
+  void remove_old_operators() {
+    std::vector<Node*> doomed;
+    for (Node* n : root_.nodes()) {
+      if (n == case_node_ || n == shape_data_ || n == shape_const_ || n == map_index_ || n == net_output_)
+        continue;
+      if (std::find(data_.begin(), data_.end(), n) != data_.end()) continue;
+      if (std::find(consts_.begin(), consts_.end(), n) != consts_.end()) continue;
+      doomed.push_back(n);
+    }
+    for (Node* n : doomed) {
+      for (Graph* sub : n->subgraphs()) root_.remove_subgraph(sub);
+      root_.remove_node(n);
     }
   }
-  GS_RETURN_IF_ERROR(root.add_control_edge(case_node, net_output));
 
-  // Root Data: the largest gear's shape (first wins ties), GE's bookkeeping.
-  std::vector<int64_t> unknown_data;
-  for (size_t i = 0; i < data.size(); ++i) {
-    auto pos = user_position.find(data[i]);
-    if (pos == user_position.end()) continue;
-    const std::vector<int64_t>& origin = request.inputs[pos->second].dims;
-    if (std::count(origin.begin(), origin.end(), -1) == 0) continue;
-    unknown_data.push_back(static_cast<int64_t>(i));
-    size_t best = 0;
+  Status rewire_net_output() {
+    for (size_t i = 0; i < net_output_->num_inputs(); ++i)
+      root_.disconnect_input({net_output_, static_cast<int32_t>(i)});
+    for (Node* c : std::vector<Node*>(net_output_->control_inputs()))
+      (void)root_.remove_control_edge(c, net_output_);
+    for (size_t i = 0, k = 0; i < net_output_->num_inputs(); ++i) {
+      if (auto it = direct_.find(i); it != direct_.end()) {
+        GS_RETURN_IF_ERROR(root_.add_edge({it->second, 0}, {net_output_, static_cast<int32_t>(i)}));
+      } else {
+        GS_RETURN_IF_ERROR(
+            root_.add_edge({case_node_, static_cast<int32_t>(k++)}, {net_output_, static_cast<int32_t>(i)}));
+      }
+    }
+    return root_.add_control_edge(case_node_, net_output_);
+  }
+
+  // The gear (of an input's gears) with the most elements; the first wins ties.
+  Status largest_gear(size_t position, size_t* best) const {
     int64_t best_elements = -1;
-    for (size_t g = 0; g < gears; ++g) {
+    for (size_t g = 0; g < gears_; ++g) {
       int64_t elements = 1;
-      for (int64_t d : per_gear[g][pos->second]) {
+      for (int64_t d : per_gear_[g][position]) {
         if (d == 0) continue;
         if (elements > INT64_MAX / d)
           return Status::invalid_argument("multi-batch: gear " + std::to_string(g) +
@@ -399,37 +434,79 @@ Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
       }
       if (elements > best_elements) {
         best_elements = elements;
-        best = g;
+        *best = g;
       }
     }
-    Node* d = data[i];
-    d->mutable_output_desc(0).shape = sdk::Shape(per_gear[best][pos->second]);
-    std::vector<int64_t> where;
-    for (size_t j = 0; j < origin.size(); ++j) {
-      if (origin[j] == -1) where.push_back(static_cast<int64_t>(j));
-    }
-    d->attrs().set(sdk::attr::kDynamicBatchUnknownDimIndex, AttrValue::Ints(where));
-    d->attrs().set(sdk::attr::kMbatchOriginInputDims, AttrValue::Ints(origin));
-    d->attrs().set("mbatch-switch-name", AttrValue::String(case_node->name()));
-    GS_RETURN_IF_ERROR(root.add_control_edge(d, shape_data));
+    return Status::ok();
   }
-  shape_data->attrs().set(sdk::attr::kDynamicBatchUnknownDataIndex, AttrValue::Ints(unknown_data));
-  // Case input descs come from the producers; its attributes are GE's.
-  case_node->attrs().set("branches", AttrValue::Graphs(branches));
-  case_node->attrs().set(sdk::attr::kBatchNum, AttrValue::Int(static_cast<int64_t>(gears)));
-  for (size_t g = 0; g < gears; ++g)
-    case_node->attrs().set("_pred_value_" + std::to_string(g), AttrValue::Ints(request.gears[g]));
-  std::vector<std::string> order;
-  for (const sdk::GearInput& in : request.inputs) order.push_back(in.name);
-  case_node->attrs().set("user_designate_shape_order", AttrValue::Strings(order));
-  case_node->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
-  case_node->attrs().set("mbatch_dynamic_type", AttrValue::String(sdk::gear_kind_name(request.kind)));
-  root.attrs().set(sdk::attr::kEnableDynamicBatch, AttrValue::Bool(true));
-  GS_RETURN_IF_ERROR(sdk::topological_sort(root, sdk::TopoSortMode::kStableRDFS));
-  std::string shown;
-  for (size_t g = 0; g < gears; ++g) shown += (g ? "; " : "") + dims_text(request.gears[g]);
-  ctx.log(sdk::LogLevel::kInfo, std::to_string(gears) + " gears (" + shown + "): Case '" + case_node->name() +
-                                    "' with branches Batch_0..Batch_" + std::to_string(gears - 1));
+
+  // Root Data with gear dimensions take the largest gear's shape, with GE's bookkeeping.
+  Status set_root_data() {
+    std::vector<int64_t> unknown_data;
+    for (size_t i = 0; i < data_.size(); ++i) {
+      auto pos = user_position_.find(data_[i]);
+      if (pos == user_position_.end()) continue;
+      const std::vector<int64_t>& origin = request_.inputs[pos->second].dims;
+      if (std::count(origin.begin(), origin.end(), -1) == 0) continue;
+      unknown_data.push_back(static_cast<int64_t>(i));
+      size_t best = 0;
+      GS_RETURN_IF_ERROR(largest_gear(pos->second, &best));
+      Node* d = data_[i];
+      d->mutable_output_desc(0).shape = sdk::Shape(per_gear_[best][pos->second]);
+      std::vector<int64_t> where;
+      for (size_t j = 0; j < origin.size(); ++j) {
+        if (origin[j] == -1) where.push_back(static_cast<int64_t>(j));
+      }
+      d->attrs().set(sdk::attr::kDynamicBatchUnknownDimIndex, AttrValue::Ints(where));
+      d->attrs().set(sdk::attr::kMbatchOriginInputDims, AttrValue::Ints(origin));
+      d->attrs().set("mbatch-switch-name", AttrValue::String(case_node_->name()));
+      GS_RETURN_IF_ERROR(root_.add_control_edge(d, shape_data_));
+    }
+    shape_data_->attrs().set(sdk::attr::kDynamicBatchUnknownDataIndex, AttrValue::Ints(unknown_data));
+    return Status::ok();
+  }
+
+  // GE's Case attributes; its input descriptors come from the producers.
+  void set_case_attributes() {
+    case_node_->attrs().set("branches", AttrValue::Graphs(branches_));
+    case_node_->attrs().set(sdk::attr::kBatchNum, AttrValue::Int(static_cast<int64_t>(gears_)));
+    for (size_t g = 0; g < gears_; ++g) {
+      case_node_->attrs().set(std::string(sdk::attr::kPredValuePrefix) + std::to_string(g),
+                              AttrValue::Ints(request_.gears[g]));
+    }
+    std::vector<std::string> order;
+    for (const sdk::GearInput& in : request_.inputs) order.push_back(in.name);
+    case_node_->attrs().set("user_designate_shape_order", AttrValue::Strings(order));
+    case_node_->attrs().set(sdk::attr::kMbatchInsertedNode, AttrValue::Bool(true));
+    case_node_->attrs().set("mbatch_dynamic_type", AttrValue::String(sdk::gear_kind_name(request_.kind)));
+    root_.attrs().set(sdk::attr::kEnableDynamicBatch, AttrValue::Bool(true));
+  }
+
+  Graph& root_;
+  sdk::PassContext& ctx_;
+  sdk::GearRequest request_;
+  std::vector<std::vector<std::vector<int64_t>>> per_gear_;  // gear -> input -> dims
+  size_t gears_ = 0;
+  std::vector<Node*> data_, consts_;
+  Node* net_output_ = nullptr;
+  std::map<Node*, size_t> user_position_;  // Data -> its --input_shape entry
+  std::vector<sdk::ValueDescs> gear_values_;
+  std::map<size_t, Node*> direct_;  // NetOutput input -> the Data feeding it directly
+  std::vector<size_t> kept_;        // NetOutput inputs that come from the Case
+  Node* case_node_ = nullptr;
+  std::vector<Graph*> branches_;
+  Node *shape_data_ = nullptr, *shape_const_ = nullptr, *map_index_ = nullptr;
+};
+
+}  // namespace
+
+Status MultiBatchClone::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
+  *changed = false;
+  CloneJob job(root, ctx);
+  bool has_gears = false;
+  GS_RETURN_IF_ERROR(job.parse(&has_gears));
+  if (!has_gears) return Status::ok();
+  GS_RETURN_IF_ERROR(job.apply());
   *changed = true;
   return Status::ok();
 }
