@@ -257,7 +257,10 @@ struct Registry {
     register_shape_ops(&entries);
     register_reductions(&entries);
     register_nn(&entries);
+    register_normalization(&entries);
+    register_resampling(&entries);
     register_misc(&entries);
+    register_recurrent(&entries);
     register_quantized(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;

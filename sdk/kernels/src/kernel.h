@@ -104,7 +104,10 @@ void register_elementwise(std::vector<KernelEntry>* table);
 void register_shape_ops(std::vector<KernelEntry>* table);
 void register_reductions(std::vector<KernelEntry>* table);
 void register_nn(std::vector<KernelEntry>* table);
+void register_normalization(std::vector<KernelEntry>* table);
+void register_resampling(std::vector<KernelEntry>* table);
 void register_misc(std::vector<KernelEntry>* table);
+void register_recurrent(std::vector<KernelEntry>* table);
 void register_quantized(std::vector<KernelEntry>* table);
 KernelFn find_kernel(std::string_view op_type, std::string_view domain);
 

@@ -1,4 +1,6 @@
 // Data-movement kernels. They copy bytes, so every fixed-size data type works.
+// Over 600 lines on purpose: every data-movement kernel shares the split_at_axis and strided-copy helpers
+// at the top; splitting them would put those helpers in a header for one caller family.
 #include <algorithm>
 #include <numeric>
 

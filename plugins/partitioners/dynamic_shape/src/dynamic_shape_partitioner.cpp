@@ -1,3 +1,5 @@
+// Over 600 lines on purpose: one class holds GE's whole DynamicShapePartitioner (classify, cluster, merge,
+// frame) so that the order of its rules reads top to bottom as in the reference.
 #include "dynamic_shape_partitioner.h"
 
 #include <algorithm>

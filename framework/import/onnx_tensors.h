@@ -1,0 +1,204 @@
+// ONNX types and tensors in the IR: TypeProto -> TensorDesc, TensorProto -> Tensor (raw, typed and external
+// data, every size checked against the file). Internal to the ONNX importer.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "graphsplit/sdk/ir/tensor.h"
+#include "graphsplit/sdk/status.h"
+
+namespace graphsplit::onnx_detail {
+
+using sdk::Status;
+namespace fs = std::filesystem;
+
+// The importer's checks of the ModelProto itself (IR version, opsets, producer), for the shape inferencer
+// too.
+Status check_header(const onnx::ModelProto& m, const std::string& source);
+
+void type_to_desc(const onnx::TypeProto& t, sdk::TensorDesc* d);
+sdk::TensorDesc desc_of(const onnx::TypeProto* t);
+
+template <class T>
+void append_le(std::string* out, T v) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));  // x86-64 and aarch64 are little-endian; the file format says little-endian
+  out->append(b, sizeof(T));
+}
+
+class TensorReader {
+ public:
+  TensorReader(std::string source, std::string base_dir)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+
+  Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
+    const int32_t dt = t.data_type();
+    if (dt <= 0 || dt > sdk::kMaxDataType) {
+      return err(what + " has unsupported data type " + std::to_string(dt));
+    }
+    const auto dtype = static_cast<sdk::DataType>(dt);
+    std::vector<int64_t> dims(t.dims().begin(), t.dims().end());
+    sdk::Shape shape(dims);
+    for (int64_t d : dims) {
+      if (d < 0)
+        return err(what + " has negative dimension " + std::to_string(d) + " in shape " + shape.to_string());
+    }
+    auto count = shape.num_elements();
+    if (!count) return err(what + " has a shape whose element count overflows: " + shape.to_string());
+    sdk::TensorDesc desc;
+    desc.dtype = dtype;
+    desc.shape = shape;
+    if (t.has_segment()) return err(what + " is segmented, which is not supported");
+
+    if (dtype == sdk::DataType::kString) {
+      if (t.data_location() == onnx::TensorProto::EXTERNAL)
+        return err(what + ": external string data is not supported");
+      if (static_cast<int64_t>(t.string_data_size()) != *count) {
+        return err(what + " has " + std::to_string(t.string_data_size()) + " strings but its shape " +
+                   shape.to_string() + " holds " + std::to_string(*count));
+      }
+      *out = sdk::Tensor::from_strings(desc, {t.string_data().begin(), t.string_data().end()});
+      return Status::ok();
+    }
+    const int64_t esize = sdk::element_size(dtype);
+    if (*count > std::numeric_limits<int64_t>::max() / esize) {
+      return err(what + " is too large: shape " + shape.to_string());
+    }
+    const int64_t nbytes = *count * esize;
+    std::string bytes;
+    if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+      GS_RETURN_IF_ERROR(read_external(t, what, nbytes, &bytes));
+    } else if (t.has_raw_data()) {
+      if (static_cast<int64_t>(t.raw_data().size()) != nbytes) {
+        return err(what + " has " + std::to_string(t.raw_data().size()) + " bytes of data but shape " +
+                   shape.to_string() + " of " + std::string(sdk::to_string(dtype)) + " needs " +
+                   std::to_string(nbytes));
+      }
+      bytes = t.raw_data();
+    } else {
+      GS_RETURN_IF_ERROR(read_typed(t, what, dtype, *count, &bytes));
+    }
+    *out = sdk::Tensor(std::move(desc), std::move(bytes));
+    return Status::ok();
+  }
+
+ private:
+  Status err(const std::string& m) const { return Status::invalid_argument(source_ + ": " + m); }
+
+  Status count_error(const std::string& what, int64_t have, int64_t want) const {
+    return err(what + " has " + std::to_string(have) + " values but its shape needs " + std::to_string(want));
+  }
+
+  Status read_typed(const onnx::TensorProto& t, const std::string& what, sdk::DataType dtype, int64_t count,
+                    std::string* bytes) const {
+    using D = sdk::DataType;
+    // No reserve from the declared shape: a corrupt tensor may declare 2^62 elements and hold three.
+    switch (dtype) {
+      case D::kFloat:
+      case D::kComplex64: {
+        const int64_t want = dtype == D::kComplex64 ? 2 * count : count;
+        if (t.float_data_size() != want) return count_error(what, t.float_data_size(), want);
+        for (float v : t.float_data()) append_le(bytes, v);
+        return Status::ok();
+      }
+      case D::kDouble:
+      case D::kComplex128: {
+        const int64_t want = dtype == D::kComplex128 ? 2 * count : count;
+        if (t.double_data_size() != want) return count_error(what, t.double_data_size(), want);
+        for (double v : t.double_data()) append_le(bytes, v);
+        return Status::ok();
+      }
+      case D::kInt64:
+        if (t.int64_data_size() != count) return count_error(what, t.int64_data_size(), count);
+        for (int64_t v : t.int64_data()) append_le(bytes, v);
+        return Status::ok();
+      case D::kUint32:
+      case D::kUint64:
+        if (t.uint64_data_size() != count) return count_error(what, t.uint64_data_size(), count);
+        for (uint64_t v : t.uint64_data()) {
+          if (dtype == D::kUint32)
+            append_le(bytes, static_cast<uint32_t>(v));
+          else
+            append_le(bytes, v);
+        }
+        return Status::ok();
+      case D::kInt32:
+      case D::kInt16:
+      case D::kInt8:
+      case D::kUint16:
+      case D::kUint8:
+      case D::kBool:
+      case D::kFloat16:
+      case D::kBFloat16:
+        // ONNX stores all of these widened to int32 (16-bit floats as their bit patterns).
+        if (t.int32_data_size() != count) return count_error(what, t.int32_data_size(), count);
+        for (int32_t v : t.int32_data()) {
+          switch (sdk::element_size(dtype)) {
+            case 1:
+              append_le(bytes, static_cast<uint8_t>(v));
+              break;
+            case 2:
+              append_le(bytes, static_cast<uint16_t>(v));
+              break;
+            default:
+              append_le(bytes, v);
+              break;
+          }
+        }
+        return Status::ok();
+      default:
+        return err(what + " has data type " + std::string(sdk::to_string(dtype)) + " with no readable data");
+    }
+  }
+
+  Status read_external(const onnx::TensorProto& t, const std::string& what, int64_t nbytes,
+                       std::string* bytes) const {
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto& kv : t.external_data()) {
+      try {
+        if (kv.key() == "location")
+          location = kv.value();
+        else if (kv.key() == "offset")
+          offset = std::stoll(kv.value());
+        else if (kv.key() == "length")
+          length = std::stoll(kv.value());
+      } catch (const std::exception&) {
+        return err(what + ": external_data '" + kv.key() + "' is not a number: '" + kv.value() + "'");
+      }
+    }
+    const fs::path rel(location);
+    if (location.empty() || rel.is_absolute() || location.find("..") != std::string::npos) {
+      return err(what + ": external data location '" + location +
+                 "' must be a relative path inside the model folder");
+    }
+    if (length >= 0 && length != nbytes) {
+      return err(what + ": external data length " + std::to_string(length) + " does not match its shape (" +
+                 std::to_string(nbytes) + " bytes)");
+    }
+    const std::string path = (fs::path(base_dir_) / rel).string();
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return err(what + ": cannot open external data file '" + path + "'");
+    in.seekg(0, std::ios::end);
+    const auto file_size = static_cast<int64_t>(in.tellg());
+    if (offset < 0 || offset > file_size || file_size - offset < nbytes) {
+      return err(what + ": external data file '" + path + "' is too short for offset " +
+                 std::to_string(offset) + " and " + std::to_string(nbytes) + " bytes");
+    }
+    in.seekg(offset);
+    bytes->resize(static_cast<size_t>(nbytes));
+    in.read(bytes->data(), nbytes);
+    return Status::ok();
+  }
+
+  std::string source_;
+  std::string base_dir_;
+};
+
+}  // namespace graphsplit::onnx_detail

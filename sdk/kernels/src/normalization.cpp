@@ -1,0 +1,174 @@
+// Normalisation kernels: BatchNormalization, InstanceNormalization, LayerNormalization, LRN.
+#include <algorithm>
+#include <cmath>
+
+#include "broadcast.h"
+#include "kernel.h"
+
+namespace graphsplit::kernels {
+namespace {
+
+// Inputs first..last hold at least one value per channel (scale, bias, mean, variance).
+Status check_per_channel(KernelContext& ctx, size_t first, size_t last, int64_t channels) {
+  for (size_t i = first; i <= last; ++i)
+    if (!ctx.has_input(i) || num_elements(dims_of(ctx.in(i))) < channels)
+      return ctx.error("input " + std::to_string(i) + " must hold one value per channel (" +
+                       std::to_string(channels) + ")");
+  return Status::ok();
+}
+
+Status BatchNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() < 2) return ctx.error("input must have rank >= 2");
+  if (ctx.attr_int("training_mode", 0) != 0) return ctx.unsupported("training_mode is not supported");
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  GS_RETURN_IF_ERROR(check_per_channel(ctx, 1, 4, C));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    for (int64_t c = 0; c < C; ++c) {
+      const double scale = scalar_as_double(ctx.in(1), c), bias = scalar_as_double(ctx.in(2), c);
+      const double mean = scalar_as_double(ctx.in(3), c), var = scalar_as_double(ctx.in(4), c);
+      const double a = scale / std::sqrt(var + eps), b = bias - mean * a;
+      for (int64_t n = 0; n < N; ++n) {
+        const T* src = px + (n * C + c) * inner;
+        T* dst = py + (n * C + c) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] = T(static_cast<Cm>(static_cast<double>(static_cast<Cm>(src[i])) * a + b));
+      }
+    }
+    return Status::ok();
+  });
+}
+
+Status InstanceNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() < 3) return ctx.error("input must have rank >= 3");
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  GS_RETURN_IF_ERROR(check_per_channel(ctx, 1, 2, C));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c) {
+        const T* src = px + (n * C + c) * inner;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(static_cast<Cm>(src[i]));
+        mean /= static_cast<double>(inner);
+        for (int64_t i = 0; i < inner; ++i) {
+          const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
+          var += d * d;
+        }
+        var /= static_cast<double>(inner);
+        const double a = scalar_as_double(ctx.in(1), c) / std::sqrt(var + eps);
+        const double b = scalar_as_double(ctx.in(2), c);
+        T* dst = py + (n * C + c) * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] = T(static_cast<Cm>((static_cast<double>(static_cast<Cm>(src[i])) - mean) * a + b));
+      }
+    return Status::ok();
+  });
+}
+
+Status LayerNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (!normalize_axis(&axis, static_cast<int64_t>(xd.size()))) return ctx.error("axis out of range");
+  const float eps = ctx.attr_float("epsilon", 1e-5f);
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < static_cast<int64_t>(xd.size()); ++a) (a < axis ? outer : inner) *= xd[a];
+  Dims stat_dims = xd;
+  for (size_t a = axis; a < xd.size(); ++a) stat_dims[a] = 1;
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    const Tensor& scale = ctx.in(1);
+    const Tensor* bias = ctx.has_input(2) ? &ctx.in(2) : nullptr;
+    const Dims inner_dims(xd.begin() + axis, xd.end());
+    std::vector<double> sc(static_cast<size_t>(inner)), bi(static_cast<size_t>(inner), 0.0);
+    // scale and bias broadcast to the normalised dimensions
+    for_each_broadcast2(inner_dims, dims_of(scale), inner_dims,
+                        [&](int64_t o, int64_t i, int64_t) { sc[o] = scalar_as_double(scale, i); });
+    if (bias)
+      for_each_broadcast2(inner_dims, dims_of(*bias), inner_dims,
+                          [&](int64_t o, int64_t i, int64_t) { bi[o] = scalar_as_double(*bias, i); });
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    const DataType stat_type = static_cast<DataType>(ctx.attr_int("stash_type", 1)) == DataType::kFloat
+                                   ? DataType::kFloat
+                                   : dtype_of(x);
+    float* pm = ctx.num_outputs() > 1 ? ctx.allocate_as<float>(1, DataType::kFloat, stat_dims) : nullptr;
+    float* pr = ctx.num_outputs() > 2 ? ctx.allocate_as<float>(2, DataType::kFloat, stat_dims) : nullptr;
+    (void)stat_type;
+    for (int64_t r = 0; r < outer; ++r) {
+      const T* src = px + r * inner;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(static_cast<Cm>(src[i]));
+      mean /= static_cast<double>(inner);
+      for (int64_t i = 0; i < inner; ++i) {
+        const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
+        var += d * d;
+      }
+      var /= static_cast<double>(inner);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      for (int64_t i = 0; i < inner; ++i)
+        py[r * inner + i] =
+            T(static_cast<Cm>((static_cast<double>(static_cast<Cm>(src[i])) - mean) * inv * sc[i] + bi[i]));
+      if (pm) pm[r] = static_cast<float>(mean);
+      if (pr) pr[r] = static_cast<float>(inv);
+    }
+    return Status::ok();
+  });
+}
+
+Status LRN(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  const float alpha = ctx.attr_float("alpha", 1e-4f), beta = ctx.attr_float("beta", 0.75f),
+              bias = ctx.attr_float("bias", 1.0f);
+  const int64_t size = ctx.attr_int("size", 1);
+  if (xd.size() < 3) return ctx.error("input must have rank >= 3");
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    const T* px = data_as<T>(x);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    const int64_t lo = (size - 1) / 2, hi = size - 1 - lo;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < inner; ++i) {
+          double sq = 0;
+          for (int64_t k = std::max<int64_t>(0, c - lo); k <= std::min(C - 1, c + hi); ++k) {
+            const double v = static_cast<double>(static_cast<Cm>(px[(n * C + k) * inner + i]));
+            sq += v * v;
+          }
+          const double v = static_cast<double>(static_cast<Cm>(px[(n * C + c) * inner + i]));
+          py[(n * C + c) * inner + i] =
+              T(static_cast<Cm>(v / std::pow(bias + alpha / static_cast<double>(size) * sq, beta)));
+        }
+    return Status::ok();
+  });
+}
+
+}  // namespace
+
+void register_normalization(std::vector<KernelEntry>* t) {
+  t->insert(t->end(), {
+                          {"BatchNormalization", BatchNormalization},
+                          {"InstanceNormalization", InstanceNormalization},
+                          {"LRN", LRN},
+                          {"LayerNormalization", LayerNormalization},
+                      });
+}
+
+}  // namespace graphsplit::kernels

@@ -1,0 +1,223 @@
+// The recurrent layers LSTM, GRU and RNN (float and double; ONNX gate orders: LSTM i,o,f,c; GRU z,r,h).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "kernel.h"
+
+namespace graphsplit::kernels {
+namespace {
+
+struct Activation {
+  std::string name;
+  float alpha = 0, beta = 0;
+  double operator()(double x) const {
+    if (name == "Sigmoid") return 1 / (1 + std::exp(-x));
+    if (name == "Tanh") return std::tanh(x);
+    if (name == "Relu") return std::max(0.0, x);
+    if (name == "LeakyRelu") return x < 0 ? alpha * x : x;
+    if (name == "ThresholdedRelu") return x > alpha ? x : 0;
+    if (name == "ScaledTanh") return alpha * std::tanh(beta * x);
+    if (name == "HardSigmoid") return std::clamp(alpha * x + beta, 0.0, 1.0);
+    if (name == "Elu") return x < 0 ? alpha * (std::exp(x) - 1) : x;
+    if (name == "Softsign") return x / (1 + std::abs(x));
+    if (name == "Softplus") return std::log1p(std::exp(x));
+    if (name == "Affine") return alpha * x + beta;
+    return x;
+  }
+};
+
+Status activations(KernelContext& ctx, std::vector<std::string> defaults, int dirs,
+                   std::vector<Activation>* out) {
+  static const char* kKnown[] = {"Sigmoid",         "Tanh",       "Relu",        "LeakyRelu",
+                                 "ThresholdedRelu", "ScaledTanh", "HardSigmoid", "Elu",
+                                 "Softsign",        "Softplus",   "Affine"};
+  std::vector<std::string> names;
+  if (const sdk::AttrValue* v = ctx.node->attrs().get("activations"); v && v->as_strings())
+    names = *v->as_strings();
+  const size_t per = defaults.size();
+  if (names.empty()) {
+    for (int d = 0; d < dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  }
+  if (names.size() != per * static_cast<size_t>(dirs)) return ctx.error("wrong number of activations");
+  auto alphas = ctx.attr_floats("activation_alpha").value_or(std::vector<float>{});
+  auto betas = ctx.attr_floats("activation_beta").value_or(std::vector<float>{});
+  size_t ai = 0, bi = 0;
+  for (const std::string& n : names) {
+    if (std::find(std::begin(kKnown), std::end(kKnown), n) == std::end(kKnown))
+      return ctx.unsupported("activation '" + n + "' is not supported");
+    Activation a{n};
+    const bool takes_alpha = n == "LeakyRelu" || n == "ThresholdedRelu" || n == "ScaledTanh" ||
+                             n == "HardSigmoid" || n == "Elu" || n == "Affine";
+    const bool takes_beta = n == "ScaledTanh" || n == "HardSigmoid" || n == "Affine";
+    if (takes_alpha)
+      a.alpha = ai < alphas.size() ? alphas[ai++]
+                                   : (n == "LeakyRelu"     ? 0.01f
+                                      : n == "HardSigmoid" ? 0.2f
+                                                           : 1.0f);
+    if (takes_beta) a.beta = bi < betas.size() ? betas[bi++] : (n == "HardSigmoid" ? 0.5f : 0.0f);
+    out->push_back(a);
+  }
+  return Status::ok();
+}
+
+enum class Cell { kLstm, kGru, kRnn };
+
+Status recurrent(KernelContext& ctx, Cell cell) {
+  const Tensor& X = ctx.in(0);
+  const Tensor& W = ctx.in(1);
+  const Tensor& R = ctx.in(2);
+  const bool batch_first = ctx.attr_int("layout", 0) != 0;
+  const Dims& xd = dims_of(X);
+  if (xd.size() != 3) return ctx.error("X must be 3-D");
+  const int64_t T = batch_first ? xd[1] : xd[0], B = batch_first ? xd[0] : xd[1], I = xd[2];
+  const std::string direction = ctx.attr_string("direction", "forward");
+  const int dirs = direction == "bidirectional" ? 2 : 1;
+  const int64_t H = ctx.attr_int("hidden_size", dims_of(R).back());
+  const int gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
+  if (dims_of(W) != Dims{dirs, gates * H, I} || dims_of(R) != Dims{dirs, gates * H, H})
+    return ctx.error("W or R has the wrong shape for hidden_size " + std::to_string(H));
+  std::vector<Activation> act;
+  GS_RETURN_IF_ERROR(activations(ctx,
+                                 cell == Cell::kLstm  ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                 : cell == Cell::kGru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                      : std::vector<std::string>{"Tanh"},
+                                 dirs, &act));
+  const size_t per = act.size() / static_cast<size_t>(dirs);
+  const float clip = ctx.attr_float("clip", 0.0f);
+  const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
+  const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
+  auto opt = [&](size_t i) -> const Tensor* {
+    return ctx.has_input(i) && num_elements(dims_of(ctx.in(i))) > 0 ? &ctx.in(i) : nullptr;
+  };
+  const Tensor* Bias = opt(3);
+  const Tensor* lens = opt(4);
+  const Tensor* h0 = opt(5);
+  const Tensor* c0 = cell == Cell::kLstm ? opt(6) : nullptr;
+  const Tensor* P = cell == Cell::kLstm ? opt(7) : nullptr;
+  auto size_is = [&](const Tensor* t, int64_t n) { return !t || num_elements(dims_of(*t)) == n; };
+  if (!size_is(Bias, dirs * 2 * gates * H) || !size_is(lens, B) || !size_is(h0, dirs * B * H) ||
+      !size_is(c0, dirs * B * H) || !size_is(P, dirs * 3 * H))
+    return ctx.error("B, sequence_lens, initial_h, initial_c or P has the wrong size");
+  std::vector<int64_t> seq_len(static_cast<size_t>(B), T);
+  if (lens) seq_len = to_int64s(*lens);
+  for (int64_t& l : seq_len) l = std::clamp<int64_t>(l, 0, T);
+  auto val = [](const Tensor& t, int64_t i) { return scalar_as_double(t, static_cast<size_t>(i)); };
+  auto clipped = [&](double v) {
+    return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
+  };
+  std::vector<double> Y(static_cast<size_t>(T * dirs * B * H), 0.0), Yh(static_cast<size_t>(dirs * B * H)),
+      Yc(static_cast<size_t>(dirs * B * H));
+  for (int d = 0; d < dirs; ++d) {
+    const bool reverse = direction == "reverse" || d == 1;
+    std::vector<double> h(static_cast<size_t>(B * H), 0.0), c(static_cast<size_t>(B * H), 0.0);
+    for (int64_t i = 0; i < B * H; ++i) {
+      const int64_t b = i / H, k = i % H;
+      if (h0) h[i] = val(*h0, batch_first ? (b * dirs + d) * H + k : (d * B + b) * H + k);
+      if (c0) c[i] = val(*c0, batch_first ? (b * dirs + d) * H + k : (d * B + b) * H + k);
+    }
+    const Activation& f = act[d * per];
+    const Activation& g = act[d * per + (per > 1 ? 1 : 0)];
+    const Activation& hact = act[d * per + (per > 2 ? 2 : 0)];
+    std::vector<double> gate(static_cast<size_t>(gates * H));
+    for (int64_t step = 0; step < T; ++step) {
+      for (int64_t b = 0; b < B; ++b) {
+        if (step >= seq_len[b]) continue;
+        const int64_t t = reverse ? seq_len[b] - 1 - step : step;
+        const int64_t xoff = batch_first ? (b * T + t) * I : (t * B + b) * I;
+        // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate)
+        for (int64_t j = 0; j < gates * H; ++j) {
+          double s = 0;
+          for (int64_t i = 0; i < I; ++i) s += val(W, (d * gates * H + j) * I + i) * val(X, xoff + i);
+          if (Bias) s += val(*Bias, d * 2 * gates * H + j);
+          const bool gru_h = cell == Cell::kGru && j >= 2 * H;
+          if (!gru_h) {
+            for (int64_t k = 0; k < H; ++k) s += val(R, (d * gates * H + j) * H + k) * h[b * H + k];
+            if (Bias) s += val(*Bias, d * 2 * gates * H + gates * H + j);
+          }
+          gate[j] = s;
+        }
+        if (cell == Cell::kLstm) {
+          for (int64_t k = 0; k < H; ++k) {
+            double gi = gate[k], go = gate[H + k], gf = gate[2 * H + k], gc = gate[3 * H + k];
+            if (P) {
+              gi += val(*P, d * 3 * H + k) * c[b * H + k];
+              gf += val(*P, d * 3 * H + 2 * H + k) * c[b * H + k];
+            }
+            const double it = f(clipped(gi));
+            const double ft = input_forget ? 1 - it : f(clipped(gf));
+            const double ct = g(clipped(gc));
+            const double cn = ft * c[b * H + k] + it * ct;
+            if (P) go += val(*P, d * 3 * H + H + k) * cn;
+            const double ot = f(clipped(go));
+            c[b * H + k] = cn;
+            gate[k] = ot * hact(cn);  // reuse as the new h
+          }
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = gate[k];
+        } else if (cell == Cell::kGru) {
+          std::vector<double> hn(static_cast<size_t>(H));
+          for (int64_t k = 0; k < H; ++k) {
+            const double z = f(clipped(gate[k])), r = f(clipped(gate[H + k]));
+            double rh = 0;
+            if (linear_before_reset) {
+              for (int64_t m = 0; m < H; ++m) rh += val(R, (d * 3 * H + 2 * H + k) * H + m) * h[b * H + m];
+              if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
+              rh *= r;
+            } else {
+              for (int64_t m = 0; m < H; ++m)
+                rh += val(R, (d * 3 * H + 2 * H + k) * H + m) * r * h[b * H + m];
+              if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
+            }
+            const double ht = g(clipped(gate[2 * H + k] + rh));
+            hn[k] = (1 - z) * ht + z * h[b * H + k];
+          }
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = hn[k];
+        } else {
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = f(clipped(gate[k]));
+        }
+        for (int64_t k = 0; k < H; ++k) {
+          const int64_t yi =
+              batch_first ? ((b * T + t) * dirs + d) * H + k : ((t * dirs + d) * B + b) * H + k;
+          Y[yi] = h[b * H + k];
+        }
+      }
+    }
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t k = 0; k < H; ++k) {
+        const int64_t at = batch_first ? (b * dirs + d) * H + k : (d * B + b) * H + k;
+        Yh[at] = h[b * H + k];
+        Yc[at] = c[b * H + k];
+      }
+  }
+  const Dims ydims = batch_first ? Dims{B, T, dirs, H} : Dims{T, dirs, B, H};
+  const Dims hdims = batch_first ? Dims{B, dirs, H} : Dims{dirs, B, H};
+  return visit_float(dtype_of(X), [&](auto tag) {
+    using Ty = decltype(tag);
+    using C = Compute<Ty>;
+    auto emit = [&](size_t i, const Dims& dims, const std::vector<double>& v) {
+      Ty* o = ctx.allocate_as<Ty>(i, dtype_of(X), dims);
+      for (size_t k = 0; k < v.size(); ++k) o[k] = Ty(static_cast<C>(v[k]));
+    };
+    if (ctx.num_outputs() > 0) emit(0, ydims, Y);
+    if (ctx.num_outputs() > 1) emit(1, hdims, Yh);
+    if (ctx.num_outputs() > 2 && cell == Cell::kLstm) emit(2, hdims, Yc);
+    return Status::ok();
+  });
+}
+Status LSTM(KernelContext& ctx) {
+  return recurrent(ctx, Cell::kLstm);
+}
+Status GRU(KernelContext& ctx) {
+  return recurrent(ctx, Cell::kGru);
+}
+Status RNN(KernelContext& ctx) {
+  return recurrent(ctx, Cell::kRnn);
+}
+
+}  // namespace
+
+void register_recurrent(std::vector<KernelEntry>* t) {
+  t->insert(t->end(), {{"GRU", GRU}, {"LSTM", LSTM}, {"RNN", RNN}});
+}
+
+}  // namespace graphsplit::kernels
