@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/op_table_loader.h"
+#include "graphsplit/sdk/strings.h"
 
 namespace graphsplit {
 namespace {
@@ -32,18 +33,6 @@ std::string_view type_name(uint32_t t) {
       return "list";
   }
   return "invalid";
-}
-
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t end = s.find(sep, start);
-    if (end == std::string_view::npos) end = s.size();
-    out.emplace_back(s.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
 }
 
 // Converts a TOML-ish value to the option's type, or explains why not.
@@ -127,7 +116,7 @@ Status parse_option_spec(const gs_option_desc& d, const std::string& owner, Opti
   out->ge_alias = d.ge_alias ? d.ge_alias : "";
   if (d.type == GS_OPT_ENUM) {
     if (!d.enum_values || !*d.enum_values) return refuse("is an enum without values");
-    out->enum_values = split(d.enum_values, '|');
+    out->enum_values = sdk::split(d.enum_values, '|');
   }
   if (!d.default_value) {
     out->required = true;

@@ -62,6 +62,25 @@ struct GraphPlan {
   std::vector<int> results;  // NetOutput inputs
 };
 
+// Value slots of the plan being built: one per node output.
+struct Slots {
+  GraphPlan* plan = nullptr;
+  std::map<std::pair<const Node*, int>, int> slot_of;
+  int add(const Node* n, int output) {
+    const int s = static_cast<int>(plan->num_slots++);
+    slot_of[{n, output}] = s;
+    return s;
+  }
+  std::vector<int> inputs_of(const Node* n) const {
+    std::vector<int> in;
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const sdk::OutPort p = n->input(i);
+      in.push_back(p.valid() ? slot_of.at({p.node, p.index}) : -1);
+    }
+    return in;
+  }
+};
+
 struct Runtime::Impl {
   std::unique_ptr<Graph> root;
   std::string source;
@@ -75,6 +94,12 @@ struct Runtime::Impl {
   int64_t shape_data_index = -1;
 
   Status plan_graph(const Graph& g, const EngineLookup& engines);
+  Status check_value_kinds(const std::vector<Node*>& order) const;
+  Status plan_inputs(const Graph& g, std::vector<Node*>* order, Slots* slots);
+  Status plan_control(Node* n, const EngineLookup& engines, Slots* slots);
+  Status plan_segment(const Graph& g, const std::vector<Node*>& order, size_t* k, const EngineLookup& engines,
+                      Slots* slots);
+  Status plan_results(const Graph& g, const Node* net_output, Slots* slots);
   Status build_segment(const Graph& g, const std::vector<Node*>& members, const std::string& engine_name,
                        sdk::Engine* engine, Segment** out);
   Status run_plan(const GraphPlan& plan, const std::vector<const Tensor*>& parent_inputs,

@@ -172,27 +172,7 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
   return Status::ok();
 }
 
-Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
-  if (plans.count(&g)) return Status::ok();
-  auto plan = std::make_unique<GraphPlan>();
-  plan->graph = &g;
-  std::vector<Node*> order;
-  GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
-  std::map<std::pair<const Node*, int>, int> slot_of;
-  auto new_slot = [&](const Node* n, int o) {
-    const int s = static_cast<int>(plan->num_slots++);
-    slot_of[{n, o}] = s;
-    return s;
-  };
-  auto input_slots = [&](const Node* n) {
-    std::vector<int> in;
-    for (size_t i = 0; i < n->num_inputs(); ++i) {
-      const sdk::OutPort p = n->input(i);
-      in.push_back(p.valid() ? slot_of.at({p.node, p.index}) : -1);
-    }
-    return in;
-  };
-  const Node* net_output = nullptr;
+Status Runtime::Impl::check_value_kinds(const std::vector<Node*>& order) const {
   for (const Node* n : order) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       const sdk::ValueKind kind = n->output_desc(o).kind;
@@ -202,114 +182,144 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
                                    " value; the runtime executes tensors only");
     }
   }
-  // Data and Const first (they have no inputs, so this stays a topological order): constants then never cut a
-  // run of one engine's operators into two segments.
-  for (Node* n : order) {
+  return Status::ok();
+}
+
+// Data and Const first (they have no inputs, so this stays a topological order): constants then never cut a
+// run of one engine's operators into two segments. NoOps only order other nodes, and the topological order
+// already does: they neither run nor cut segments. What is left in `order` is what runs.
+Status Runtime::Impl::plan_inputs(const Graph& g, std::vector<Node*>* order, Slots* slots) {
+  for (Node* n : *order) {
     if (n->type() == sdk::op::kData) {
       const int64_t index = g.is_root() ? n->attrs().get_int(sdk::attr::kIndex, -1)
                                         : n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
       if (index < 0) return Status::invalid_argument(source + ": " + describe(*n) + " has no input index");
-      plan->data.emplace_back(index, new_slot(n, 0));
+      slots->plan->data.emplace_back(index, slots->add(n, 0));
     } else if (n->type() == sdk::op::kConst) {
       const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
       if (!v || !v->as_tensor())
         return Status::invalid_argument(source + ": " + describe(*n) + " has no value");
-      plan->constants.emplace_back(new_slot(n, 0), *v->as_tensor());
+      slots->plan->constants.emplace_back(slots->add(n, 0), *v->as_tensor());
     }
   }
-  // NoOps only order other nodes, and the topological order already does: they neither run nor cut segments.
-  std::erase_if(order, [](const Node* n) {
+  std::erase_if(*order, [](const Node* n) {
     return n->type() == sdk::op::kData || n->type() == sdk::op::kConst || n->type() == sdk::op::kNoOp;
   });
-  size_t k = 0;
-  while (k < order.size()) {
-    Node* n = order[k];
-    const std::string& type = n->type();
-    if (type == sdk::op::kNetOutput) {
-      net_output = n;
-      ++k;
-      continue;
-    }
-    if (type == sdk::op::kScan && onnx_opset(*root) < 9)
-      return Status::unsupported(source + ": " + describe(*n) +
-                                 ": Scan before opset 9 (batched, with sequence_lens) is not supported");
-    if (is_framework_op(type)) {
-      Step step;
-      step.node = n;
-      step.control = control_kind(type);
-      step.in_slots = input_slots(n);
-      for (size_t o = 0; o < n->num_outputs(); ++o)
-        step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
-      for (Graph* sub : n->subgraphs()) {
-        GS_RETURN_IF_ERROR(plan_graph(*sub, engines));
-        step.subplans.push_back(plans.at(sub).get());
-      }
-      // The subgraphs each control-flow node needs (a corrupt model may have lost one: found by fuzzing).
-      const size_t need = type == sdk::op::kIf ? 2 : (type == sdk::op::kNoOp ? 0 : 1);
-      if (step.subplans.size() < need ||
-          (type == sdk::op::kIf && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
-        return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
-                                        (need > 1 ? "s" : ""));
-      plan->steps.push_back(std::move(step));
-      ++k;
-      continue;
-    }
-    // An engine segment: this node and the following ones of the same engine.
-    const std::string engine_name = n->attrs().get_string(sdk::attr::kOpEngineName);
-    if (engine_name.empty())
-      return Status::failed_precondition(
-          source + ": " + describe(*n) +
-          " has no engine (_op_engine_name); compile the model with atc first");
-    sdk::Engine* engine = engines(engine_name);
-    if (!engine)
-      return Status::not_found(source + ": " + describe(*n) + " is placed on engine " + engine_name +
-                               ", which is not loaded");
-    std::vector<Node*> members;
-    while (k < order.size() && !is_framework_op(order[k]->type()) &&
-           order[k]->attrs().get_string(sdk::attr::kOpEngineName) == engine_name) {
-      members.push_back(order[k]);
-      ++k;
-    }
-    Segment* seg = nullptr;
-    GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, &seg));
-    Step step;
-    step.segment = seg;
-    // Segment inputs in Data index order, outputs in NetOutput order (build_segment's order).
-    std::set<const Node*> inside(members.begin(), members.end());
-    std::set<std::pair<const Node*, int>> seen;
-    for (Node* m : members) {
-      for (size_t i = 0; i < m->num_inputs(); ++i) {
-        const sdk::OutPort p = m->input(i);
-        if (!p.valid() || inside.count(p.node) || p.node->type() == sdk::op::kConst) continue;
-        if (seen.insert({p.node, p.index}).second) step.in_slots.push_back(slot_of.at({p.node, p.index}));
-      }
-    }
-    for (Node* m : members) {
-      for (size_t o = 0; o < m->num_outputs(); ++o) {
-        const int s = new_slot(m, static_cast<int>(o));
-        const auto& consumers = m->consumers(o);
-        if (std::any_of(consumers.begin(), consumers.end(),
-                        [&](const sdk::InPort& c) { return !inside.count(c.node); }))
-          step.out_slots.push_back(s);
-      }
-    }
-    plan->steps.push_back(std::move(step));
+  return Status::ok();
+}
+
+// A control-flow node, run by the interpreter, with the plans of its subgraphs.
+Status Runtime::Impl::plan_control(Node* n, const EngineLookup& engines, Slots* slots) {
+  const std::string& type = n->type();
+  if (type == sdk::op::kScan && onnx_opset(*root) < 9)
+    return Status::unsupported(source + ": " + describe(*n) +
+                               ": Scan before opset 9 (batched, with sequence_lens) is not supported");
+  Step step;
+  step.node = n;
+  step.control = control_kind(type);
+  step.in_slots = slots->inputs_of(n);
+  for (size_t o = 0; o < n->num_outputs(); ++o) step.out_slots.push_back(slots->add(n, static_cast<int>(o)));
+  for (Graph* sub : n->subgraphs()) {
+    GS_RETURN_IF_ERROR(plan_graph(*sub, engines));
+    step.subplans.push_back(plans.at(sub).get());
   }
+  // The subgraphs each control-flow node needs (a corrupt model may have lost one: found by fuzzing).
+  const size_t need = type == sdk::op::kIf ? 2 : (type == sdk::op::kNoOp ? 0 : 1);
+  if (step.subplans.size() < need ||
+      (type == sdk::op::kIf && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
+    return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
+                                    (need > 1 ? "s" : ""));
+  slots->plan->steps.push_back(std::move(step));
+  return Status::ok();
+}
+
+// An engine segment: order[*k] and the following operators of the same engine, compiled by that engine.
+// Segment inputs in Data index order, outputs in NetOutput order (build_segment's order).
+Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& order, size_t* k,
+                                   const EngineLookup& engines, Slots* slots) {
+  const Node* first = order[*k];
+  const std::string engine_name = first->attrs().get_string(sdk::attr::kOpEngineName);
+  if (engine_name.empty())
+    return Status::failed_precondition(source + ": " + describe(*first) +
+                                       " has no engine (_op_engine_name); compile the model with atc first");
+  sdk::Engine* engine = engines(engine_name);
+  if (!engine)
+    return Status::not_found(source + ": " + describe(*first) + " is placed on engine " + engine_name +
+                             ", which is not loaded");
+  std::vector<Node*> members;
+  while (*k < order.size() && !is_framework_op(order[*k]->type()) &&
+         order[*k]->attrs().get_string(sdk::attr::kOpEngineName) == engine_name)
+    members.push_back(order[(*k)++]);
+  Segment* seg = nullptr;
+  GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, &seg));
+  Step step;
+  step.segment = seg;
+  std::set<const Node*> inside(members.begin(), members.end());
+  std::set<std::pair<const Node*, int>> seen;
+  for (Node* m : members) {
+    for (size_t i = 0; i < m->num_inputs(); ++i) {
+      const sdk::OutPort p = m->input(i);
+      if (!p.valid() || inside.count(p.node) || p.node->type() == sdk::op::kConst) continue;
+      if (seen.insert({p.node, p.index}).second)
+        step.in_slots.push_back(slots->slot_of.at({p.node, p.index}));
+    }
+  }
+  for (Node* m : members) {
+    for (size_t o = 0; o < m->num_outputs(); ++o) {
+      const int s = slots->add(m, static_cast<int>(o));
+      const auto& consumers = m->consumers(o);
+      if (std::any_of(consumers.begin(), consumers.end(),
+                      [&](const sdk::InPort& c) { return !inside.count(c.node); }))
+        step.out_slots.push_back(s);
+    }
+  }
+  slots->plan->steps.push_back(std::move(step));
+  return Status::ok();
+}
+
+// The NetOutput's inputs are the results; each other value is released after its last reader.
+Status Runtime::Impl::plan_results(const Graph& g, const Node* net_output, Slots* slots) {
+  GraphPlan& plan = *slots->plan;
   if (!net_output) return Status::invalid_argument(source + ": graph '" + g.name() + "' has no NetOutput");
   for (const sdk::OutPort& p : net_output->inputs()) {
     if (!p.valid())
       return Status::invalid_argument(source + ": graph '" + g.name() +
                                       "': NetOutput has an unconnected input");
-    plan->results.push_back(slot_of.at({p.node, p.index}));
+    plan.results.push_back(slots->slot_of.at({p.node, p.index}));
   }
-  // Release each value after its last reader (results are never released).
-  std::vector<int> last(plan->num_slots, -1);
-  for (size_t s = 0; s < plan->steps.size(); ++s)
-    for (int in : plan->steps[s].in_slots)
+  std::vector<int> last(plan.num_slots, -1);
+  for (size_t s = 0; s < plan.steps.size(); ++s)
+    for (int in : plan.steps[s].in_slots)
       if (in >= 0) last[in] = static_cast<int>(s);
-  for (int r : plan->results) last[r] = -2;
-  for (size_t s = 0; s < plan->num_slots; ++s)
-    if (last[s] >= 0) plan->steps[last[s]].release.push_back(static_cast<int>(s));
+  for (int r : plan.results) last[r] = -2;
+  for (size_t s = 0; s < plan.num_slots; ++s)
+    if (last[s] >= 0) plan.steps[last[s]].release.push_back(static_cast<int>(s));
+  return Status::ok();
+}
+
+Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
+  if (plans.count(&g)) return Status::ok();
+  auto plan = std::make_unique<GraphPlan>();
+  plan->graph = &g;
+  std::vector<Node*> order;
+  GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
+  GS_RETURN_IF_ERROR(check_value_kinds(order));
+  Slots slots{plan.get(), {}};
+  GS_RETURN_IF_ERROR(plan_inputs(g, &order, &slots));
+  const Node* net_output = nullptr;
+  for (size_t k = 0; k < order.size();) {
+    Node* n = order[k];
+    if (n->type() == sdk::op::kNetOutput) {
+      net_output = n;
+      ++k;
+    } else if (is_framework_op(n->type())) {
+      GS_RETURN_IF_ERROR(plan_control(n, engines, &slots));
+      ++k;
+    } else {
+      GS_RETURN_IF_ERROR(plan_segment(g, order, &k, engines, &slots));
+    }
+  }
+  GS_RETURN_IF_ERROR(plan_results(g, net_output, &slots));
   plans[&g] = std::move(plan);
   return Status::ok();
 }

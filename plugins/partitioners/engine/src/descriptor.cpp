@@ -19,8 +19,7 @@ constexpr gs_component_desc kComponents[] = {
     GS_PARTITIONER_COMPONENT("engine",
                              "GE's EnginePartitioner: engine subgraphs with End/PlaceHolder pairs, each "
                              "optimised by its engine, then merged back",
-                             graphsplit::plugins::engine_partition::EnginePartitioner, GS_OPTIONS(kOptions),
-                             "engine"),
+                             graphsplit::plugins::engine::EnginePartitioner, GS_OPTIONS(kOptions), "engine"),
 };
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/ir/verify.h"
 
-namespace graphsplit::plugins::engine_partition {
+namespace graphsplit::plugins::engine {
 namespace {
 
 using sdk::AttrValue;
@@ -541,4 +541,4 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   return Status::ok();
 }
 
-}  // namespace graphsplit::plugins::engine_partition
+}  // namespace graphsplit::plugins::engine

@@ -14,7 +14,7 @@
 #include "graphsplit/sdk/ir/topo.h"
 #include "graphsplit/sdk/pass.h"
 
-namespace graphsplit::plugins::engine_partition {
+namespace graphsplit::plugins::engine {
 
 // GE spellings.
 inline constexpr std::string_view kDefaultDataEngine = "ENGINE_DEFAULT_DATA";
@@ -71,4 +71,4 @@ class EnginePartitioner final : public sdk::Partitioner {
   sdk::Status run_mode(sdk::Graph& root, sdk::PassContext& ctx, Mode mode, bool* changed);
 };
 
-}  // namespace graphsplit::plugins::engine_partition
+}  // namespace graphsplit::plugins::engine

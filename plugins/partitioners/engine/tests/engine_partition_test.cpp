@@ -14,7 +14,7 @@
 namespace graphsplit {
 namespace {
 
-using namespace plugins::engine_partition;
+using namespace plugins::engine;
 using sdk::AttrValue;
 using sdk::Graph;
 using sdk::Node;

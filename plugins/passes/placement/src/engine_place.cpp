@@ -3,6 +3,7 @@
 #include <set>
 
 #include "graphsplit/sdk/engine.h"
+#include "graphsplit/sdk/strings.h"
 #include "placement.h"
 
 namespace graphsplit::plugins::placement {
@@ -31,12 +32,7 @@ const std::map<std::string, std::string>& exclude_names() {
 Status excluded_engines(const sdk::PassContext& ctx, std::set<std::string>* out) {
   const std::vector<sdk::EngineRef> engines = ctx.engines();
   const std::string list = ctx.ge_options().get_string("ge.exec.exclude_engines");
-  size_t start = 0;
-  while (start < list.size()) {
-    size_t end = list.find('|', start);
-    if (end == std::string::npos) end = list.size();
-    const std::string name = list.substr(start, end - start);
-    start = end + 1;
+  for (const std::string& name : sdk::split(list, '|')) {
     if (name.empty()) continue;
     if (auto it = exclude_names().find(name); it != exclude_names().end()) {
       out->insert(it->second);
