@@ -245,52 +245,48 @@ struct ClusterGraph::Impl {
       if (rank[c] < rank[first_c]) first_c = c;
       if (rank[c] > rank[last_c]) last_c = c;
     }
-    const int64_t lo = rank[first_c], hi = rank[last_c];
     const uint32_t em = new_epoch2();  // members
     for (Id c : set) mark2[c] = em;
+    const bool forward_done = search_window(set, rank[first_c], rank[last_c], em);
+    std::vector<Id>& moved = forward_done ? deltaf : deltab;
+    std::sort(moved.begin(), moved.end(), [&](Id x, Id y) { return rank[x] < rank[y]; });
+    reorder_fold(set, survivor, forward_done ? last_c : first_c, moved, forward_done);
+    absorb(set, survivor, em);
+    return survivor;
+  }
+
+  // The lockstep searches from the members inside the rank window (lo, hi): true when the forward one (F, in
+  // deltaf) finished first, false for the backward one (B, in deltab). Both start from the members themselves
+  // (expanding a member scans its edges, so a hub member is scanned only when its side is the cheaper one);
+  // members found again are skipped, and only non-members count. Convexity keeps F and B disjoint, so one
+  // mark serves both.
+  bool search_window(const std::vector<Id>& set, int64_t lo, int64_t hi, uint32_t em) {
     const uint32_t ev = new_epoch();  // found by either search
     deltab.clear();
     deltaf.clear();
-    // Both searches start from the members themselves (expanding a member scans its edges, so a hub member is
-    // scanned only when its side is the cheaper one); members found again are skipped, and only non-members
-    // count in F and B.
     stack.assign(set.begin(), set.end());
     stack2.assign(set.begin(), set.end());
-    // Convexity keeps F and B disjoint, so one mark serves both.
-    bool forward_done = false;
     while (true) {
-      if (stack.empty()) {
-        forward_done = true;
-        break;
-      }
-      if (stack2.empty()) break;
-      if (out[stack.back()].size() <= in[stack2.back()].size()) {
-        const Id n = stack.back();
-        stack.pop_back();
-        if (mark2[n] != em) deltaf.push_back(n);
-        for (Id w : out[n]) {
-          if (mark2[w] != em && mark[w] != ev && rank[w] < hi) {
-            mark[w] = ev;
-            stack.push_back(w);
-          }
-        }
-      } else {
-        const Id n = stack2.back();
-        stack2.pop_back();
-        if (mark2[n] != em) deltab.push_back(n);
-        for (Id w : in[n]) {
-          if (mark2[w] != em && mark[w] != ev && rank[w] > lo) {
-            mark[w] = ev;
-            stack2.push_back(w);
-          }
+      if (stack.empty()) return true;
+      if (stack2.empty()) return false;
+      const bool forward = out[stack.back()].size() <= in[stack2.back()].size();
+      std::vector<Id>& st = forward ? stack : stack2;
+      const Id n = st.back();
+      st.pop_back();
+      if (mark2[n] != em) (forward ? deltaf : deltab).push_back(n);
+      for (Id w : forward ? out[n] : in[n]) {
+        if (mark2[w] != em && mark[w] != ev && (forward ? rank[w] < hi : rank[w] > lo)) {
+          mark[w] = ev;
+          st.push_back(w);
         }
       }
     }
-    auto by_rank = [&](Id x, Id y) { return rank[x] < rank[y]; };
-    std::vector<Id>& moved = forward_done ? deltaf : deltab;
-    std::sort(moved.begin(), moved.end(), by_rank);
-    const Id place = forward_done ? last_c : first_c;
-    // The survivor takes `place`'s position and label.
+  }
+
+  // The survivor takes `place`'s position and label; the other members leave the order, and `moved` (F or B,
+  // in rank order) goes right after the survivor (F) or right before it (B).
+  void reorder_fold(const std::vector<Id>& set, Id survivor, Id place, const std::vector<Id>& moved,
+                    bool forward) {
     if (survivor != place) {
       unlink(survivor);
       const Id before = prev[place];
@@ -303,9 +299,12 @@ struct ClusterGraph::Impl {
       if (c != survivor && c != place) unlink(c);  // `place` is out already
     }
     for (Id c : moved) unlink(c);
-    insert_block_after(forward_done ? survivor : prev[survivor], moved);
+    insert_block_after(forward ? survivor : prev[survivor], moved);
+  }
 
-    // Adjacency: neighbours of absorbed clusters now point at the survivor; edges inside the set vanish.
+  // Adjacency and membership: neighbours of absorbed clusters now point at the survivor; edges inside the set
+  // vanish; the absorbed clusters' members join the survivor's list.
+  void absorb(const std::vector<Id>& set, Id survivor, uint32_t em) {
     std::vector<Id>& new_in = scratch_in;
     std::vector<Id>& new_out = scratch_out;
     new_in.clear();
@@ -335,26 +334,27 @@ struct ClusterGraph::Impl {
       count[c] = 0;
       first[survivor] = std::min(first[survivor], first[c]);
     }
-    auto rebuild = [&](std::vector<Id>& own, std::vector<Id>& added) {
-      // Members leave the survivor's list one by one (binary search): a hub survivor is not rescanned per
-      // fold.
-      for (Id c : set) {
-        if (c != survivor) erase_sorted(own, c);
-      }
-      if (added.empty()) return;
-      std::sort(added.begin(), added.end());
-      if (added.size() * 16 < own.size()) {
-        for (Id x : added) insert_sorted(own, x);  // a few into a hub's long list: no full merge
-        return;
-      }
-      const size_t mid = own.size();
-      own.insert(own.end(), added.begin(), added.end());
-      std::inplace_merge(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(mid), own.end());
-      own.erase(std::unique(own.begin(), own.end()), own.end());
-    };
-    rebuild(in[survivor], new_in);
-    rebuild(out[survivor], new_out);
-    return survivor;
+    rebuild_edges(set, survivor, in[survivor], new_in);
+    rebuild_edges(set, survivor, out[survivor], new_out);
+  }
+
+  // Members leave the survivor's list one by one (binary search), so a hub survivor is not rescanned per
+  // fold; a few additions go in one by one, many by one merge.
+  static void rebuild_edges(const std::vector<Id>& set, Id survivor, std::vector<Id>& own,
+                            std::vector<Id>& added) {
+    for (Id c : set) {
+      if (c != survivor) erase_sorted(own, c);
+    }
+    if (added.empty()) return;
+    std::sort(added.begin(), added.end());
+    if (added.size() * 16 < own.size()) {
+      for (Id x : added) insert_sorted(own, x);
+      return;
+    }
+    const size_t mid = own.size();
+    own.insert(own.end(), added.begin(), added.end());
+    std::inplace_merge(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(mid), own.end());
+    own.erase(std::unique(own.begin(), own.end()), own.end());
   }
 
   std::vector<Id> scratch_in, scratch_out;
