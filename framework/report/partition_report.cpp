@@ -19,78 +19,81 @@ std::string graph_kind(const sdk::Graph& g) {
   return "subgraph";
 }
 
-sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model,
-                                  const std::vector<sdk::Decision>& decisions, std::string* json) {
-  report::PartitionReport r;
-  r.set_model(model);
-  std::vector<const sdk::Graph*> graphs{&root};
-  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+namespace {
+
+void add_graph_entry(const sdk::Graph* g, report::PartitionReport* rp) {
+  report::PartitionReport& r = *rp;
   report::Summary* summary = r.mutable_summary();
-  for (const sdk::Graph* g : graphs) {
-    report::GraphEntry* e = r.add_graphs();
-    e->set_name(g->name());
-    if (g->parent_node())
-      e->mutable_parent_node()->set_string_value(g->parent_node()->name());
+  report::GraphEntry* e = r.add_graphs();
+  e->set_name(g->name());
+  if (g->parent_node())
+    e->mutable_parent_node()->set_string_value(g->parent_node()->name());
+  else
+    e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
+  const std::string kind = graph_kind(*g);
+  e->set_kind(kind);
+  const bool unknown = g->attrs().get_bool(sdk::attr::kIsUnknownShape, false);
+  e->set_unknown_shape(unknown);
+  if (g->parent_node()) {
+    const std::string engine = g->parent_node()->attrs().get_string(sdk::attr::kOpEngineName);
+    if (!engine.empty()) e->set_engine(engine);
+  }
+  if (const sdk::AttrValue* s = g->attrs().get(sdk::attr::kStageLevel); s && s->as_int())
+    e->set_stage(*s->as_int());
+  e->set_node_count(static_cast<int64_t>(g->num_nodes()));
+  (*summary->mutable_by_kind())[kind] += 1;
+  summary->set_graphs(summary->graphs() + 1);
+  if (!g->is_root()) {
+    if (unknown)
+      summary->set_dynamic_graphs(summary->dynamic_graphs() + 1);
     else
-      e->mutable_parent_node()->set_null_value(google::protobuf::NULL_VALUE);
-    const std::string kind = graph_kind(*g);
-    e->set_kind(kind);
-    const bool unknown = g->attrs().get_bool(sdk::attr::kIsUnknownShape, false);
-    e->set_unknown_shape(unknown);
-    if (g->parent_node()) {
-      const std::string engine = g->parent_node()->attrs().get_string(sdk::attr::kOpEngineName);
-      if (!engine.empty()) e->set_engine(engine);
-    }
-    if (const sdk::AttrValue* s = g->attrs().get(sdk::attr::kStageLevel); s && s->as_int())
-      e->set_stage(*s->as_int());
-    e->set_node_count(static_cast<int64_t>(g->num_nodes()));
-    (*summary->mutable_by_kind())[kind] += 1;
-    summary->set_graphs(summary->graphs() + 1);
-    if (!g->is_root()) {
-      if (unknown)
-        summary->set_dynamic_graphs(summary->dynamic_graphs() + 1);
-      else
-        summary->set_static_graphs(summary->static_graphs() + 1);
-    }
-    // Boundary edges: what enters each subgraph through its parent node, and what leaves through its
-    // NetOutput.
-    const sdk::Node* parent = g->parent_node();
-    if (!parent) continue;
-    for (const sdk::Node* n : g->nodes()) {
-      if (n->type() == sdk::op::kData) {
-        const int64_t index = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
-        if (index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) continue;
-        const sdk::OutPort src = parent->input(static_cast<size_t>(index));
+      summary->set_static_graphs(summary->static_graphs() + 1);
+  }
+}
+
+// What enters a subgraph through its parent node, and what leaves through its NetOutput.
+void add_boundary_edges(const sdk::Graph* g, report::PartitionReport* rp) {
+  report::PartitionReport& r = *rp;
+  const sdk::Node* parent = g->parent_node();
+  if (!parent) return;
+  for (const sdk::Node* n : g->nodes()) {
+    if (n->type() == sdk::op::kData) {
+      const int64_t index = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
+      if (index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) continue;
+      const sdk::OutPort src = parent->input(static_cast<size_t>(index));
+      if (!src.node) continue;
+      report::BoundaryEdge* b = r.add_boundary_edges();
+      b->set_from_graph(parent->owner()->name());
+      b->set_from_node(src.node->name());
+      b->set_from_output(src.index);
+      b->set_to_graph(g->name());
+      b->set_to_node(n->name());
+      b->set_to_input(static_cast<int32_t>(index));
+      b->set_tensor(src.node->output_desc(src.index).to_string());
+    } else if (n->type() == sdk::op::kNetOutput && parent->type() == sdk::op::kPartitionedCall) {
+      for (size_t j = 0; j < n->num_inputs() && j < parent->num_outputs(); ++j) {
+        const sdk::OutPort src = n->input(j);
         if (!src.node) continue;
-        report::BoundaryEdge* b = r.add_boundary_edges();
-        b->set_from_graph(parent->owner()->name());
-        b->set_from_node(src.node->name());
-        b->set_from_output(src.index);
-        b->set_to_graph(g->name());
-        b->set_to_node(n->name());
-        b->set_to_input(static_cast<int32_t>(index));
-        b->set_tensor(src.node->output_desc(src.index).to_string());
-      } else if (n->type() == sdk::op::kNetOutput && parent->type() == sdk::op::kPartitionedCall) {
-        for (size_t j = 0; j < n->num_inputs() && j < parent->num_outputs(); ++j) {
-          const sdk::OutPort src = n->input(j);
-          if (!src.node) continue;
-          for (const sdk::InPort& c : parent->consumers(j)) {
-            report::BoundaryEdge* b = r.add_boundary_edges();
-            b->set_from_graph(g->name());
-            b->set_from_node(src.node->name());
-            b->set_from_output(src.index);
-            b->set_to_graph(parent->owner()->name());
-            b->set_to_node(c.node->name());
-            b->set_to_input(c.index);
-            b->set_tensor(src.node->output_desc(src.index).to_string());
-          }
+        for (const sdk::InPort& c : parent->consumers(j)) {
+          report::BoundaryEdge* b = r.add_boundary_edges();
+          b->set_from_graph(g->name());
+          b->set_from_node(src.node->name());
+          b->set_from_output(src.index);
+          b->set_to_graph(parent->owner()->name());
+          b->set_to_node(c.node->name());
+          b->set_to_input(c.index);
+          b->set_tensor(src.node->output_desc(src.index).to_string());
         }
       }
     }
   }
-  summary->set_boundary_edges(r.boundary_edges_size());
-  // The engine partitioner's subgraphs exist between its split and its merge-back; each partitioned graph
-  // keeps the list ("name|engine|stream label|node count").
+}
+
+// The engine partitioner's subgraphs exist between its split and its merge-back; each partitioned graph keeps
+// the list ("name|engine|stream label|node count").
+void add_engine_subgraphs(const std::vector<const sdk::Graph*>& graphs, report::PartitionReport* rp) {
+  report::PartitionReport& r = *rp;
+  report::Summary* summary = r.mutable_summary();
   for (const sdk::Graph* g : graphs) {
     const sdk::AttrValue* parts = g->attrs().get(sdk::attr::kEnginePartitions);
     if (!parts || !parts->as_strings()) continue;
@@ -110,6 +113,10 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
       summary->set_engine_subgraphs(summary->engine_subgraphs() + 1);
     }
   }
+}
+
+void add_decisions(const std::vector<sdk::Decision>& decisions, report::PartitionReport* rp) {
+  report::PartitionReport& r = *rp;
   for (const sdk::Decision& d : decisions) {
     if (d.stage.rfind("placement.", 0) == 0) continue;  // the placement report has those
     report::Decision* dec = r.add_decisions();
@@ -120,6 +127,23 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
     dec->set_node_count(static_cast<int64_t>(d.node_count));
     dec->set_stage(d.stage);
   }
+}
+
+}  // namespace
+
+sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model,
+                                  const std::vector<sdk::Decision>& decisions, std::string* json) {
+  report::PartitionReport r;
+  r.set_model(model);
+  std::vector<const sdk::Graph*> graphs{&root};
+  graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  for (const sdk::Graph* g : graphs) {
+    add_graph_entry(g, &r);
+    add_boundary_edges(g, &r);
+  }
+  r.mutable_summary()->set_boundary_edges(r.boundary_edges_size());
+  add_engine_subgraphs(graphs, &r);
+  add_decisions(decisions, &r);
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
