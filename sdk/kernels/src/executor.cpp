@@ -189,6 +189,137 @@ void plan_arena(GraphExecutable& exe, const std::vector<int64_t>& bytes_of_slot,
   }
 }
 
+// compile_graph's steps: bind a kernel per operator, order the inputs, collect the results, plan lifetimes
+// and, when every computed value has a static shape, the arena.
+class Compiler {
+ public:
+  Compiler(const sdk::Graph& graph, GraphExecutable* exe) : graph_(graph), exe_(*exe) {}
+
+  Status bind(const std::vector<sdk::Node*>& order, const std::function<Status(const sdk::Node&)>& accept) {
+    const int opset = opset_of(graph_.is_root() ? graph_ : *graph_.root());
+    for (const sdk::Node* n : order) {
+      if (n->type() == sdk::op::kData) {
+        data_.push_back(n);
+        new_slot(n, 0);
+      } else if (n->type() == sdk::op::kConst) {
+        const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
+        if (!v || !v->as_tensor()) return Status::invalid_argument("Const '" + n->name() + "' has no value");
+        exe_.constants.emplace_back(new_slot(n, 0), *v->as_tensor());
+      } else if (n->type() == sdk::op::kNetOutput) {
+        if (net_output_)
+          return Status::invalid_argument("graph '" + graph_.name() + "' has two NetOutput nodes");
+        net_output_ = n;
+      } else {
+        GS_RETURN_IF_ERROR(bind_operator(n, opset, accept));
+      }
+    }
+    return Status::ok();
+  }
+
+  // Inputs in Data `index` order, which must be 0..k-1.
+  Status order_inputs() {
+    std::sort(data_.begin(), data_.end(), [](const sdk::Node* a, const sdk::Node* b) {
+      return a->attrs().get_int(sdk::attr::kIndex, 0) < b->attrs().get_int(sdk::attr::kIndex, 0);
+    });
+    for (size_t i = 0; i < data_.size(); ++i) {
+      if (data_[i]->attrs().get_int(sdk::attr::kIndex, -1) != static_cast<int64_t>(i))
+        return Status::invalid_argument("graph '" + graph_.name() + "': Data indices are not 0.." +
+                                        std::to_string(data_.size() - 1));
+      exe_.input_slots.push_back(slot_of_.at({data_[i], 0}));
+    }
+    return Status::ok();
+  }
+
+  // Results outlive the run, so they live on the heap.
+  Status collect_results(std::vector<bool>* heap) {
+    if (!net_output_) return Status::invalid_argument("graph '" + graph_.name() + "' has no NetOutput");
+    heap->assign(exe_.num_slots, false);
+    for (const sdk::OutPort& p : net_output_->inputs()) {
+      if (!p.valid())
+        return Status::invalid_argument("graph '" + graph_.name() + "': NetOutput has an open input");
+      const int s = slot_of_.at({p.node, p.index});
+      exe_.result_slots.push_back(s);
+      (*heap)[s] = true;
+    }
+    return Status::ok();
+  }
+
+  // Each value is released after its last reader (a value never read, after the step computing it).
+  void plan_lifetimes(const std::vector<bool>& heap) {
+    std::vector<int> last_reader(exe_.num_slots, -1);
+    std::vector<bool> read(exe_.num_slots, false);
+    for (size_t k = 0; k < exe_.steps.size(); ++k) {
+      for (int s : exe_.steps[k].in_slots) {
+        if (s >= 0) {
+          last_reader[s] = static_cast<int>(k);
+          read[s] = true;
+        }
+      }
+    }
+    for (size_t k = 0; k < exe_.steps.size(); ++k) {
+      for (int& s : exe_.steps[k].out_slots) {
+        if (!read[s] && !heap[s]) last_reader[s] = static_cast<int>(k);
+      }
+    }
+    for (size_t s = 0; s < exe_.num_slots; ++s) {
+      if (last_reader[s] >= 0 && !heap[s]) exe_.steps[last_reader[s]].release.push_back(static_cast<int>(s));
+    }
+  }
+
+  // The bytes of every computed value when all have a static shape; false otherwise. Inputs and constants are
+  // never in the arena. A declared shape too large to plan (a corrupt model, found by fuzzing) leaves the
+  // segment dynamic: the kernels then allocate what the real shapes need, and the size limit applies.
+  bool static_bytes(std::vector<int64_t>* bytes) const {
+    bytes->assign(exe_.num_slots, 0);
+    for (const Step& step : exe_.steps) {
+      for (int s : step.out_slots) {
+        const sdk::TensorDesc& d = slot_desc_[s];
+        const int64_t size = sdk::element_size(d.dtype);
+        if (!d.is_static() || size == 0) return false;
+        const std::optional<int64_t> count = d.shape.num_elements();
+        if (!count || *count > kMaxArenaBytes / size) return false;
+        (*bytes)[s] = *count * size;
+      }
+    }
+    return true;
+  }
+
+ private:
+  int new_slot(const sdk::Node* n, int o) {
+    const int s = static_cast<int>(exe_.num_slots++);
+    slot_of_[{n, o}] = s;
+    slot_desc_.push_back(n->output_desc(o));
+    return s;
+  }
+
+  Status bind_operator(const sdk::Node* n, int opset, const std::function<Status(const sdk::Node&)>& accept) {
+    Step step;
+    step.node = n;
+    step.opset = opset;
+    const std::string domain = n->attrs().get_string(sdk::attr::kDomain);
+    step.fn = find_kernel(n->type(), domain);
+    if (!step.fn) {
+      return Status::unsupported("node '" + n->name() + "': no CPU kernel for operator " +
+                                 (domain.empty() ? "" : domain + "::") + n->type());
+    }
+    GS_RETURN_IF_ERROR(accept(*n));
+    for (size_t i = 0; i < n->num_inputs(); ++i) {
+      const sdk::OutPort p = n->input(i);
+      step.in_slots.push_back(p.valid() ? slot_of_.at({p.node, p.index}) : -1);
+    }
+    for (size_t o = 0; o < n->num_outputs(); ++o) step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
+    exe_.steps.push_back(std::move(step));
+    return Status::ok();
+  }
+
+  const sdk::Graph& graph_;
+  GraphExecutable& exe_;
+  std::map<std::pair<const sdk::Node*, int>, int> slot_of_;
+  std::vector<const sdk::Node*> data_;
+  const sdk::Node* net_output_ = nullptr;
+  std::vector<sdk::TensorDesc> slot_desc_;
+};
+
 }  // namespace
 
 Status compile_graph(const sdk::Graph& graph, const std::function<Status(const sdk::Node&)>& accept,
@@ -197,108 +328,14 @@ Status compile_graph(const sdk::Graph& graph, const std::function<Status(const s
   GS_RETURN_IF_ERROR(sdk::topological_order(graph, sdk::TopoSortMode::kStableRDFS, &order));
   auto exe = std::make_unique<GraphExecutable>();
   exe->max_tensor_bytes = options.max_tensor_bytes;
-  const int opset = opset_of(graph.is_root() ? graph : *graph.root());
-  std::map<std::pair<const sdk::Node*, int>, int> slot_of;
-  std::vector<const sdk::Node*> data;
-  const sdk::Node* net_output = nullptr;
-  std::vector<sdk::TensorDesc> slot_desc;
-  auto new_slot = [&](const sdk::Node* n, int o) {
-    const int s = static_cast<int>(exe->num_slots++);
-    slot_of[{n, o}] = s;
-    slot_desc.push_back(n->output_desc(o));
-    return s;
-  };
-  for (const sdk::Node* n : order) {
-    if (n->type() == sdk::op::kData) {
-      data.push_back(n);
-      new_slot(n, 0);
-    } else if (n->type() == sdk::op::kConst) {
-      const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
-      if (!v || !v->as_tensor()) return Status::invalid_argument("Const '" + n->name() + "' has no value");
-      exe->constants.emplace_back(new_slot(n, 0), *v->as_tensor());
-    } else if (n->type() == sdk::op::kNetOutput) {
-      if (net_output) return Status::invalid_argument("graph '" + graph.name() + "' has two NetOutput nodes");
-      net_output = n;
-    } else {
-      Step step;
-      step.node = n;
-      step.opset = opset;
-      const std::string domain = n->attrs().get_string(sdk::attr::kDomain);
-      step.fn = find_kernel(n->type(), domain);
-      if (!step.fn) {
-        return Status::unsupported("node '" + n->name() + "': no CPU kernel for operator " +
-                                   (domain.empty() ? "" : domain + "::") + n->type());
-      }
-      GS_RETURN_IF_ERROR(accept(*n));
-      for (size_t i = 0; i < n->num_inputs(); ++i) {
-        const sdk::OutPort p = n->input(i);
-        step.in_slots.push_back(p.valid() ? slot_of.at({p.node, p.index}) : -1);
-      }
-      for (size_t o = 0; o < n->num_outputs(); ++o)
-        step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
-      exe->steps.push_back(std::move(step));
-    }
-  }
-  std::sort(data.begin(), data.end(), [](const sdk::Node* a, const sdk::Node* b) {
-    return a->attrs().get_int(sdk::attr::kIndex, 0) < b->attrs().get_int(sdk::attr::kIndex, 0);
-  });
-  for (size_t i = 0; i < data.size(); ++i) {
-    if (data[i]->attrs().get_int(sdk::attr::kIndex, -1) != static_cast<int64_t>(i))
-      return Status::invalid_argument("graph '" + graph.name() + "': Data indices are not 0.." +
-                                      std::to_string(data.size() - 1));
-    exe->input_slots.push_back(slot_of.at({data[i], 0}));
-  }
-  if (!net_output) return Status::invalid_argument("graph '" + graph.name() + "' has no NetOutput");
-  std::vector<bool> heap(exe->num_slots, false);
-  for (const sdk::OutPort& p : net_output->inputs()) {
-    if (!p.valid())
-      return Status::invalid_argument("graph '" + graph.name() + "': NetOutput has an open input");
-    const int s = slot_of.at({p.node, p.index});
-    exe->result_slots.push_back(s);
-    heap[s] = true;  // results outlive the run
-  }
-  // Last reader of every slot.
-  std::vector<int> last_reader(exe->num_slots, -1);
-  std::vector<bool> read(exe->num_slots, false);
-  for (size_t k = 0; k < exe->steps.size(); ++k) {
-    for (int s : exe->steps[k].in_slots) {
-      if (s >= 0) {
-        last_reader[s] = static_cast<int>(k);
-        read[s] = true;
-      }
-    }
-  }
-  for (size_t k = 0; k < exe->steps.size(); ++k) {
-    for (int& s : exe->steps[k].out_slots) {
-      if (!read[s] && !heap[s]) last_reader[s] = static_cast<int>(k);  // computed, never read
-    }
-  }
-  for (size_t s = 0; s < exe->num_slots; ++s) {
-    if (last_reader[s] >= 0 && !heap[s]) exe->steps[last_reader[s]].release.push_back(static_cast<int>(s));
-  }
-  // The arena exists when every computed value has a static shape; inputs and constants are never in it.
-  bool all_static = true;
-  std::vector<int64_t> bytes(exe->num_slots, 0);
-  for (const Step& step : exe->steps) {
-    for (int s : step.out_slots) {
-      const sdk::TensorDesc& d = slot_desc[s];
-      const int64_t size = sdk::element_size(d.dtype);
-      if (!d.is_static() || size == 0) {
-        all_static = false;
-        break;
-      }
-      // A declared shape too large to plan (a corrupt model, found by fuzzing) leaves the segment dynamic:
-      // the kernels then allocate what the real shapes need, and the size limit applies.
-      const std::optional<int64_t> count = d.shape.num_elements();
-      if (!count || *count > kMaxArenaBytes / size) {
-        all_static = false;
-        break;
-      }
-      bytes[s] = *count * size;
-    }
-    if (!all_static) break;
-  }
-  if (all_static) plan_arena(*exe, bytes, heap);
+  Compiler c(graph, exe.get());
+  GS_RETURN_IF_ERROR(c.bind(order, accept));
+  GS_RETURN_IF_ERROR(c.order_inputs());
+  std::vector<bool> heap;
+  GS_RETURN_IF_ERROR(c.collect_results(&heap));
+  c.plan_lifetimes(heap);
+  std::vector<int64_t> bytes;
+  if (c.static_bytes(&bytes)) plan_arena(*exe, bytes, heap);
   *out = std::move(exe);
   return Status::ok();
 }
