@@ -19,9 +19,7 @@ using sdk::DataType;
 using sdk::Graph;
 using sdk::Node;
 
-sdk::TensorDesc desc(DataType t, std::vector<int64_t> dims) {
-  return testing::tensor_desc(t, std::move(dims));
-}
+using testing::tensor_desc;
 
 Node* add(Graph& g, const std::string& name, const std::string& type, const std::vector<std::string>& inputs,
           sdk::TensorDesc out) {
@@ -63,13 +61,13 @@ std::string decision_of(const Graph& g, const std::string& node) {
 
 TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {1, 3, 8, 8}));
-  add(*g, "img", "Data", {}, desc(DataType::kUint8, {1, 3, 64, 64}));
-  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {1, 3, 8, 8}));
-  add(*g, "nz", "NonZero", {"x"}, desc(DataType::kInt64, {4, -1}));
-  add(*g, "shape", "Shape", {"x"}, desc(DataType::kInt64, {4}));
-  add(*g, "add64", "Add", {"shape", "shape"}, desc(DataType::kInt64, {4}));
-  add(*g, "resize", "Resize", {"img"}, desc(DataType::kUint8, {1, 3, 128, 128}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {1, 3, 8, 8}));
+  add(*g, "img", "Data", {}, tensor_desc(DataType::kUint8, {1, 3, 64, 64}));
+  add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {1, 3, 8, 8}));
+  add(*g, "nz", "NonZero", {"x"}, tensor_desc(DataType::kInt64, {4, -1}));
+  add(*g, "shape", "Shape", {"x"}, tensor_desc(DataType::kInt64, {4}));
+  add(*g, "add64", "Add", {"shape", "shape"}, tensor_desc(DataType::kInt64, {4}));
+  add(*g, "resize", "Resize", {"img"}, tensor_desc(DataType::kUint8, {1, 3, 128, 128}));
   net_output(*g, {"relu", "nz", "add64", "resize"});
   sdk::Status s = place(*g);
   ASSERT_TRUE(s.is_ok()) << s.message();
@@ -92,8 +90,8 @@ TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
 
 TEST(EnginePlaceTest, AnEngineAlreadySetIsKeptAndLxAttributesAreWrittenBack) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  Node* relu = add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  Node* relu = add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
   net_output(*g, {"relu"});
   relu->attrs().set(sdk::attr::kOpEngineName, AttrValue::String("DNN_VM_AICPU"));
   relu->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String("aicpu_ascend_kernel"));
@@ -107,10 +105,10 @@ TEST(EnginePlaceTest, AnEngineAlreadySetIsKeptAndLxAttributesAreWrittenBack) {
 
 TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  Node* a = add(*g, "a", "Relu", {"x"}, desc(DataType::kFloat, {4}));
-  Node* b = add(*g, "b", "Relu", {"x"}, desc(DataType::kFloat, {4}));
-  Node* c = add(*g, "c", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  Node* a = add(*g, "a", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
+  Node* b = add(*g, "b", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
+  Node* c = add(*g, "c", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
   net_output(*g, {"a", "b", "c"});
   a->attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String("DNN_VM_AICPU"));
   a->attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String("aicpu_ascend_kernel"));
@@ -125,9 +123,9 @@ TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {
 
 TEST(EnginePlaceTest, SpecifiedEngineWinsEvenWhenExcluded) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  Node* relu = add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
-  Node* other = add(*g, "other", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  Node* relu = add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
+  Node* other = add(*g, "other", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
   net_output(*g, {"relu", "other"});
   relu->attrs().set(sdk::attr::kSpecifiedEngineName, AttrValue::String("DNN_VM_AICPU"));
   relu->attrs().set(sdk::attr::kSpecifiedKernelLibName, AttrValue::String("aicpu_ascend_kernel"));
@@ -151,8 +149,8 @@ TEST(EnginePlaceTest, SpecifiedEngineWinsEvenWhenExcluded) {
 
 TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
   net_output(*g, {"relu"});
   ASSERT_TRUE(place(*g, "", {{"ge.exec.exclude_engines", "AiCore|Dsa"}}).is_ok());
   EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
@@ -161,8 +159,8 @@ TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
   EXPECT_EQ(v->front(), "AIcoreEngine|ENGINE_DISABLED|excluded by ge.exec.exclude_engines or ge.engineType");
 
   auto h = new_root();
-  add(*h, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  add(*h, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  add(*h, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  add(*h, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
   net_output(*h, {"relu"});
   ASSERT_TRUE(place(*h, "", {{"ge.engineType", "VectorCore"}}).is_ok());
   EXPECT_EQ(engine_of(*h, "relu"), "DNN_VM_AICPU");
@@ -177,8 +175,8 @@ TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
 
 TEST(EnginePlaceTest, NoEngineFitsGivesEZ3003WithEveryReason) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 4}));
-  add(*g, "nz", "NonZero", {"x"}, desc(DataType::kInt64, {2, -1}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {-1, 4}));
+  add(*g, "nz", "NonZero", {"x"}, tensor_desc(DataType::kInt64, {2, -1}));
   net_output(*g, {"nz"});
   sdk::Status s = place(*g, "", {{"ge.exec.exclude_engines", "AiCpu|HostCpu"}});
   EXPECT_NE(
@@ -190,8 +188,8 @@ TEST(EnginePlaceTest, NoEngineFitsGivesEZ3003WithEveryReason) {
       << s.message();
 
   auto h = new_root();
-  add(*h, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  add(*h, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+  add(*h, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  add(*h, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
   net_output(*h, {"relu"});
   s = place(*h, "", {{"ge.exec.placement", "HOST"}});  // host execution: only the host CPU is asked
   EXPECT_NE(s.message().find(
@@ -215,8 +213,8 @@ std::string no_dynamic_template() {
 TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
   const std::string dir = no_dynamic_template();
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 4}));
-  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 4}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {-1, 4}));
+  add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {-1, 4}));
   net_output(*g, {"relu"});
   sdk::Status s = place(*g, "", {}, false, {dir});
   EXPECT_NE(s.message().find(
@@ -236,9 +234,9 @@ TEST(EnginePlaceTest, NoDynamicShapeAnswerStopsTheSearchAsGeDoes) {
 
 TEST(EnginePlaceTest, AThirdPartyEngineTakesTheOpItIsCheapestFor) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {2, 4}));
-  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {2, 4}));
-  add(*g, "sig", "Sigmoid", {"relu"}, desc(DataType::kFloat, {2, 4}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {2, 4}));
+  add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {2, 4}));
+  add(*g, "sig", "Sigmoid", {"relu"}, tensor_desc(DataType::kFloat, {2, 4}));
   net_output(*g, {"sig"});
   // The template engine (built from sdk/examples) lists Relu at cost 1, below AI Core's 5.
   sdk::Status s =
@@ -256,17 +254,17 @@ TEST(EnginePlaceTest, AThirdPartyEngineTakesTheOpItIsCheapestFor) {
 // If with two branches; each branch holds one operator of the given type on a float tensor.
 std::unique_ptr<Graph> if_graph(const std::string& then_op, const std::string& else_op) {
   auto g = new_root();
-  add(*g, "c", "Data", {}, desc(DataType::kBool, {}));
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
-  Node* iff = add(*g, "if", "If", {"c", "x"}, desc(DataType::kFloat, {-1}));
+  add(*g, "c", "Data", {}, tensor_desc(DataType::kBool, {}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
+  Node* iff = add(*g, "if", "If", {"c", "x"}, tensor_desc(DataType::kFloat, {-1}));
   net_output(*g, {"if"});
   for (const auto& [key, op] :
        {std::pair<std::string, std::string>{"then_branch", then_op}, {"else_branch", else_op}}) {
     Graph* b = g->add_subgraph("if_" + key, iff);
     iff->attrs().set(key, AttrValue::OfGraph(b));
-    Node* d = add(*b, "x", "Data", {}, desc(DataType::kFloat, {4}));
+    Node* d = add(*b, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
     d->attrs().set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
-    add(*b, "op", op, {"x"}, desc(DataType::kFloat, {-1}));
+    add(*b, "op", op, {"x"}, tensor_desc(DataType::kFloat, {-1}));
     net_output(*b, {"op"});
   }
   return g;
@@ -291,18 +289,18 @@ TEST(EnginePlaceTest, NestingDeeperThan25IsRefused) {
   for (int levels : {25, 26}) {
     auto g = new_root();
     Graph* cur = g.get();
-    add(*g, "x", "Data", {}, desc(DataType::kFloat, {4}));
+    add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));
     for (int i = 0; i < levels; ++i) {
-      Node* call = add(*cur, "call", "PartitionedCall", {"x"}, desc(DataType::kFloat, {4}));
+      Node* call = add(*cur, "call", "PartitionedCall", {"x"}, tensor_desc(DataType::kFloat, {4}));
       net_output(*cur, {"call"});
       Graph* sub = g->add_subgraph("level" + std::to_string(i + 1), call);
       call->attrs().set("f", AttrValue::OfGraph(sub));
-      add(*sub, "x", "Data", {}, desc(DataType::kFloat, {4}))
+      add(*sub, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}))
           ->attrs()
           .set(sdk::attr::kParentNodeIndex, AttrValue::Int(0));
       cur = sub;
     }
-    add(*cur, "relu", "Relu", {"x"}, desc(DataType::kFloat, {4}));
+    add(*cur, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {4}));
     net_output(*cur, {"relu"});
     sdk::Status s = place(*g);
     if (levels == 25) {
@@ -321,14 +319,14 @@ TEST(EnginePlaceTest, NestingDeeperThan25IsRefused) {
 
 TEST(HostcpuEngineUpdateTest, SmallShapeComputationMovesToTheHost) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
-  add(*g, "k1", "Const", {}, desc(DataType::kInt32, {2}));
-  add(*g, "k2", "Const", {}, desc(DataType::kInt32, {2}));
-  add(*g, "add32", "Add", {"k1", "k2"}, desc(DataType::kInt32, {2}));
-  add(*g, "big", "Add", {"k1", "k2"}, desc(DataType::kInt32, {2}));
-  add(*g, "sig", "Sigmoid", {"x"}, desc(DataType::kFloat, {-1, 3}));
-  add(*g, "kf", "Const", {}, desc(DataType::kFloat, {2}));
-  add(*g, "sigk", "Sigmoid", {"kf"}, desc(DataType::kFloat, {2}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {-1, 3}));
+  add(*g, "k1", "Const", {}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "k2", "Const", {}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "add32", "Add", {"k1", "k2"}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "big", "Add", {"k1", "k2"}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "sig", "Sigmoid", {"x"}, tensor_desc(DataType::kFloat, {-1, 3}));
+  add(*g, "kf", "Const", {}, tensor_desc(DataType::kFloat, {2}));
+  add(*g, "sigk", "Sigmoid", {"kf"}, tensor_desc(DataType::kFloat, {2}));
   g->find_node("big")->mutable_output_desc(0).shape = sdk::Shape({64});  // not small
   net_output(*g, {"add32", "big", "sig", "sigk"});
   sdk::Status s = place(*g, "", {}, true);
@@ -344,8 +342,8 @@ TEST(HostcpuEngineUpdateTest, SmallShapeComputationMovesToTheHost) {
 
 TEST(HostcpuEngineUpdateTest, StaticGraphsAreLeftAlone) {
   auto g = new_root();
-  add(*g, "k1", "Const", {}, desc(DataType::kInt32, {2}));
-  add(*g, "add32", "Add", {"k1", "k1"}, desc(DataType::kInt32, {2}));
+  add(*g, "k1", "Const", {}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "add32", "Add", {"k1", "k1"}, tensor_desc(DataType::kInt32, {2}));
   net_output(*g, {"add32"});
   ASSERT_TRUE(place(*g, "", {}, true).is_ok());
   EXPECT_EQ(engine_of(*g, "add32"), "AIcoreEngine");  // HCU-12
@@ -353,14 +351,14 @@ TEST(HostcpuEngineUpdateTest, StaticGraphsAreLeftAlone) {
 
 TEST(HostcpuEngineUpdateTest, HostTensorDataIsAnAnchorAndModelInputsAreMarked) {
   auto g = new_root();
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
-  add(*g, "h", "Data", {}, desc(DataType::kInt32, {2}))
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {-1, 3}));
+  add(*g, "h", "Data", {}, tensor_desc(DataType::kInt32, {2}))
       ->attrs()
       .set(sdk::attr::kHostTensor, AttrValue::Bool(true));
-  add(*g, "unused", "Data", {}, desc(DataType::kInt32, {2}));
-  add(*g, "k", "Const", {}, desc(DataType::kInt32, {2}));
-  add(*g, "add32", "Add", {"h", "k"}, desc(DataType::kInt32, {2}));
-  add(*g, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 3}));
+  add(*g, "unused", "Data", {}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "k", "Const", {}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "add32", "Add", {"h", "k"}, tensor_desc(DataType::kInt32, {2}));
+  add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {-1, 3}));
   net_output(*g, {"add32", "relu"});
   ASSERT_TRUE(place(*g, "", {}, true).is_ok());
   EXPECT_EQ(engine_of(*g, "add32"), "DNN_VM_HOST_CPU");  // HCU-06
@@ -371,25 +369,25 @@ TEST(HostcpuEngineUpdateTest, HostTensorDataIsAnAnchorAndModelInputsAreMarked) {
 
 TEST(HostcpuEngineUpdateTest, PropagatesIntoDynamicSubgraphs) {
   auto g = new_root();
-  add(*g, "c", "Data", {}, desc(DataType::kBool, {}));
-  add(*g, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}));
-  add(*g, "shape", "Shape", {"x"}, desc(DataType::kInt64, {2}));
-  add(*g, "cast", "Cast", {"shape"}, desc(DataType::kInt32, {2}));
-  Node* iff = add(*g, "if", "If", {"c", "cast", "x"}, desc(DataType::kInt32, {2}));
-  iff->add_output(desc(DataType::kFloat, {-1, 3}), "if_1");
+  add(*g, "c", "Data", {}, tensor_desc(DataType::kBool, {}));
+  add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {-1, 3}));
+  add(*g, "shape", "Shape", {"x"}, tensor_desc(DataType::kInt64, {2}));
+  add(*g, "cast", "Cast", {"shape"}, tensor_desc(DataType::kInt32, {2}));
+  Node* iff = add(*g, "if", "If", {"c", "cast", "x"}, tensor_desc(DataType::kInt32, {2}));
+  iff->add_output(tensor_desc(DataType::kFloat, {-1, 3}), "if_1");
   net_output(*g, {"if"});
   for (const char* key : {"then_branch", "else_branch"}) {
     Graph* b = g->add_subgraph(std::string("if_") + key, iff);
     iff->attrs().set(key, AttrValue::OfGraph(b));
-    add(*b, "dims", "Data", {}, desc(DataType::kInt32, {2}))
+    add(*b, "dims", "Data", {}, tensor_desc(DataType::kInt32, {2}))
         ->attrs()
         .set(sdk::attr::kParentNodeIndex, AttrValue::Int(1));
-    add(*b, "x", "Data", {}, desc(DataType::kFloat, {-1, 3}))
+    add(*b, "x", "Data", {}, tensor_desc(DataType::kFloat, {-1, 3}))
         ->attrs()
         .set(sdk::attr::kParentNodeIndex, AttrValue::Int(2));
-    add(*b, "k", "Const", {}, desc(DataType::kInt32, {2}));
-    add(*b, "grow", "Add", {"dims", "k"}, desc(DataType::kInt32, {2}));
-    add(*b, "relu", "Relu", {"x"}, desc(DataType::kFloat, {-1, 3}));
+    add(*b, "k", "Const", {}, tensor_desc(DataType::kInt32, {2}));
+    add(*b, "grow", "Add", {"dims", "k"}, tensor_desc(DataType::kInt32, {2}));
+    add(*b, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {-1, 3}));
     net_output(*b, {"grow", "relu"});
   }
   sdk::Status s = place(*g, "", {}, true);
