@@ -19,10 +19,81 @@ Status fail(const Graph& g, const Node* n, const std::string& what) {
 
 // Linear in the edges (a hub with 100k consumers must not cost 100k^2): every edge is seen from both ends,
 // counted per producer output, and the consumer lists are checked for duplicates after a sort.
+using ControlEdges = std::vector<std::pair<int64_t, int64_t>>;  // (from id, to id)
+using Uses = std::vector<std::vector<size_t>>;                  // per node id and output: inputs naming it
+
+// Every data input names an existing output of a node of this graph.
+Status verify_inputs(const Graph& g, const Node* n, Uses* uses) {
+  for (size_t i = 0; i < n->num_inputs(); ++i) {
+    const OutPort p = n->input(i);
+    if (!p.node) continue;
+    if (p.node->owner() != &g) {
+      return fail(
+          g, n, "input " + std::to_string(i) + " comes from node '" + p.node->name() + "' of another graph");
+    }
+    if (p.index < 0 || static_cast<size_t>(p.index) >= p.node->num_outputs()) {
+      return fail(g, n,
+                  "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
+                      " of node '" + p.node->name() + "'");
+    }
+    ++(*uses)[static_cast<size_t>(p.node->id())][static_cast<size_t>(p.index)];
+  }
+  return Status::ok();
+}
+
+// Every consumer an output lists points back at it, once.
+Status verify_consumers(const Graph& g, const Node* n) {
+  for (size_t o = 0; o < n->num_outputs(); ++o) {
+    const auto& cons = n->consumers(o);
+    for (const InPort& c : cons) {
+      if (!c.node || c.node->owner() != &g) {
+        return fail(g, n, "output " + std::to_string(o) + " feeds a node of another graph");
+      }
+      if (c.index < 0 || static_cast<size_t>(c.index) >= c.node->num_inputs() ||
+          c.node->input(c.index) != OutPort{const_cast<Node*>(n), static_cast<int32_t>(o)}) {
+        return fail(g, n,
+                    "output " + std::to_string(o) + " lists consumer '" + c.node->name() + "' input " +
+                        std::to_string(c.index) + ", which does not point back");
+      }
+    }
+    if (cons.size() > 1) {
+      std::vector<std::pair<int64_t, int32_t>> keys;
+      keys.reserve(cons.size());
+      for (const InPort& c : cons) keys.emplace_back(c.node->id(), c.index);
+      std::sort(keys.begin(), keys.end());
+      if (std::adjacent_find(keys.begin(), keys.end()) != keys.end())
+        return fail(g, n, "output " + std::to_string(o) + " lists a consumer twice");
+    }
+  }
+  return Status::ok();
+}
+
+// Control edges are mirrored exactly once; the message names one offending edge.
+Status verify_control_mirror(const Graph& g, ControlEdges& ctrl_out, ControlEdges& ctrl_in) {
+  std::sort(ctrl_out.begin(), ctrl_out.end());
+  std::sort(ctrl_in.begin(), ctrl_in.end());
+  if (ctrl_out != ctrl_in || std::adjacent_find(ctrl_out.begin(), ctrl_out.end()) != ctrl_out.end()) {
+    // Name one offending edge.
+    ControlEdges diff;
+    std::set_symmetric_difference(ctrl_out.begin(), ctrl_out.end(), ctrl_in.begin(), ctrl_in.end(),
+                                  std::back_inserter(diff));
+    if (diff.empty()) diff.push_back(*std::adjacent_find(ctrl_out.begin(), ctrl_out.end()));
+    const Node* a = nullptr;
+    const Node* b = nullptr;
+    for (const Node* n : g.nodes()) {
+      if (n->id() == diff.front().first) a = n;
+      if (n->id() == diff.front().second) b = n;
+    }
+    return fail(g, a ? a : b,
+                "control edge to '" + (b ? b->name() : std::string("?")) + "' is not mirrored exactly once");
+  }
+  return Status::ok();
+}
+
 Status verify_edges(const Graph& g) {
   size_t seen = 0;
-  std::vector<std::vector<size_t>> uses(g.id_bound());  // per node id and output: inputs that name it
-  std::vector<std::pair<int64_t, int64_t>> ctrl_out, ctrl_in;
+  Uses uses(g.id_bound());
+  ControlEdges ctrl_out, ctrl_in;
   for (const Node* n : g.nodes()) {
     ++seen;
     if (n->owner() != &g) return fail(g, n, "owner pointer does not point at this graph");
@@ -30,43 +101,8 @@ Status verify_edges(const Graph& g) {
     uses[static_cast<size_t>(n->id())].resize(n->num_outputs(), 0);
   }
   for (const Node* n : g.nodes()) {
-    for (size_t i = 0; i < n->num_inputs(); ++i) {
-      const OutPort p = n->input(i);
-      if (!p.node) continue;
-      if (p.node->owner() != &g) {
-        return fail(
-            g, n,
-            "input " + std::to_string(i) + " comes from node '" + p.node->name() + "' of another graph");
-      }
-      if (p.index < 0 || static_cast<size_t>(p.index) >= p.node->num_outputs()) {
-        return fail(g, n,
-                    "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
-                        " of node '" + p.node->name() + "'");
-      }
-      ++uses[static_cast<size_t>(p.node->id())][static_cast<size_t>(p.index)];
-    }
-    for (size_t o = 0; o < n->num_outputs(); ++o) {
-      const auto& cons = n->consumers(o);
-      for (const InPort& c : cons) {
-        if (!c.node || c.node->owner() != &g) {
-          return fail(g, n, "output " + std::to_string(o) + " feeds a node of another graph");
-        }
-        if (c.index < 0 || static_cast<size_t>(c.index) >= c.node->num_inputs() ||
-            c.node->input(c.index) != OutPort{const_cast<Node*>(n), static_cast<int32_t>(o)}) {
-          return fail(g, n,
-                      "output " + std::to_string(o) + " lists consumer '" + c.node->name() + "' input " +
-                          std::to_string(c.index) + ", which does not point back");
-        }
-      }
-      if (cons.size() > 1) {
-        std::vector<std::pair<int64_t, int32_t>> keys;
-        keys.reserve(cons.size());
-        for (const InPort& c : cons) keys.emplace_back(c.node->id(), c.index);
-        std::sort(keys.begin(), keys.end());
-        if (std::adjacent_find(keys.begin(), keys.end()) != keys.end())
-          return fail(g, n, "output " + std::to_string(o) + " lists a consumer twice");
-      }
-    }
+    GS_RETURN_IF_ERROR(verify_inputs(g, n, &uses));
+    GS_RETURN_IF_ERROR(verify_consumers(g, n));
     for (const Node* c : n->control_outputs()) {
       if (c->owner() != &g) return fail(g, n, "control edge to a node of another graph");
       ctrl_out.emplace_back(n->id(), c->id());
@@ -88,27 +124,10 @@ Status verify_edges(const Graph& g) {
       }
     }
   }
-  std::sort(ctrl_out.begin(), ctrl_out.end());
-  std::sort(ctrl_in.begin(), ctrl_in.end());
-  if (ctrl_out != ctrl_in || std::adjacent_find(ctrl_out.begin(), ctrl_out.end()) != ctrl_out.end()) {
-    // Name one offending edge.
-    std::vector<std::pair<int64_t, int64_t>> diff;
-    std::set_symmetric_difference(ctrl_out.begin(), ctrl_out.end(), ctrl_in.begin(), ctrl_in.end(),
-                                  std::back_inserter(diff));
-    if (diff.empty()) diff.push_back(*std::adjacent_find(ctrl_out.begin(), ctrl_out.end()));
-    const Node* a = nullptr;
-    const Node* b = nullptr;
-    for (const Node* n : g.nodes()) {
-      if (n->id() == diff.front().first) a = n;
-      if (n->id() == diff.front().second) b = n;
-    }
-    return fail(g, a ? a : b,
-                "control edge to '" + (b ? b->name() : std::string("?")) + "' is not mirrored exactly once");
-  }
-  if (seen != g.num_nodes()) {
+  GS_RETURN_IF_ERROR(verify_control_mirror(g, ctrl_out, ctrl_in));
+  if (seen != g.num_nodes())
     return Status::failed_precondition("IR verification failed: graph '" + g.name() +
                                        "': node count mismatch");
-  }
   return Status::ok();
 }
 
