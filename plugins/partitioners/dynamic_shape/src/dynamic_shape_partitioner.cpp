@@ -80,70 +80,99 @@ class Partition {
   Partition(Graph& graph, sdk::PassContext& ctx) : graph_(graph), tree_(*graph.root()), ctx_(ctx) {}
 
   Status run(bool* changed) {
+    read_options();
+    if (graph_.attrs().get_bool(sdk::attr::kNoNeedDynamicShapePartition, false)) {
+      ctx_.log(sdk::LogLevel::kInfo, "skipped '" + graph_.name() + "': _no_need_dynamic_shape_partition");
+      return Status::ok();
+    }
+    mark_tiling_dependency();
+    if (whole_graph_early_exit()) {
+      *changed = true;
+      return Status::ok();
+    }
+    classify();
+    *changed = true;
+    if (unknown_.empty()) {
+      all_static();
+      return Status::ok();
+    }
+    graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
+    if (graph_.attrs().get_bool(sdk::attr::kSingleOpScene, false)) {
+      single_op_scene();
+      return Status::ok();
+    }
+    graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(true));
+    GS_RETURN_IF_ERROR(sort_graph());
+    unknown_.rekey(graph_.id_bound());
+    GS_RETURN_IF_ERROR(cluster());
+    GS_RETURN_IF_ERROR(clusters_->check_invariants());
+    GS_RETURN_IF_ERROR(build());
+    // What stayed in the graph (Data, NetOutput, stage calls) and the new calls live in a dynamic graph; the
+    // framed nodes got their frame's flag (written once, not twice: on large graphs this is a second's work).
+    for (Node* n : graph_.nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
+    mark_subgraphs();
+    transfer_const_control_edges();
+    return Status::ok();
+  }
+
+  void read_options() {
     const sdk::OptionValues& ge = ctx_.ge_options();
     limit_ = ge.get_int("ge.exec.static_model_ops_lower_limit", 4);
     stable_ = ge.get_string("ge.topoSortingMode") == "3";
     // GE's known-first strategy (selected when ffts+ is on) has its own default limit, 6.
     known_first_ = !stable_ && ctx_.options().get_string("strategy") == "known_first";
     if (known_first_ && limit_ != -1) limit_ = ctx_.options().get_int("known_first_limit", 6);
-    if (graph_.attrs().get_bool(sdk::attr::kNoNeedDynamicShapePartition, false)) {
-      ctx_.log(sdk::LogLevel::kInfo, "skipped '" + graph_.name() + "': _no_need_dynamic_shape_partition");
-      return Status::ok();
-    }
-    mark_tiling_dependency();
-    // Early exits: the whole graph is dynamic and nothing is split.
+  }
+
+  // The early exits: the whole graph is dynamic and nothing is split.
+  bool whole_graph_early_exit() {
     std::string why;
-    if (ge.get_string("ge.exec.placement") == "HOST")
+    if (ctx_.ge_options().get_string("ge.exec.placement") == "HOST")
       why = "ge.exec.placement is HOST";
     else if (limit_ == -1)
       why = "ge.exec.static_model_ops_lower_limit is -1";
     else if (only_io_with_unknown_tensor())
       why = "the graph holds only Data and NetOutput, with an unknown tensor";
-    if (!why.empty()) {
-      whole_graph_unknown();
-      graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
-      decide(sdk::ReasonCode::kWholeGraphDynamic, {}, why);
-      *changed = true;
-      return Status::ok();
-    }
+    if (why.empty()) return false;
+    whole_graph_unknown();
+    graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
+    decide(sdk::ReasonCode::kWholeGraphDynamic, {}, why);
+    return true;
+  }
 
-    classify();
-    *changed = true;
-    if (unknown_.empty()) {
-      graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
-      const int64_t threshold = ge.get_int("ge.host_scheduling_max_threshold", 0);
-      size_t known = 0;
-      bool special = false;
-      for (const Node* n : graph_.nodes()) {
-        ++known;
-        special = special || is_special(*n);
-      }
-      if (static_cast<int64_t>(known) < threshold && !special) {
-        graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
-        decide(sdk::ReasonCode::kHostScheduling, {},
-               std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
-                   std::to_string(threshold));
-      }
-      return Status::ok();
+  // Nothing dynamic: no split; a small enough graph is scheduled on the host as a whole.
+  void all_static() {
+    graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
+    const int64_t threshold = ctx_.ge_options().get_int("ge.host_scheduling_max_threshold", 0);
+    size_t known = 0;
+    bool special = false;
+    for (const Node* n : graph_.nodes()) {
+      ++known;
+      special = special || is_special(*n);
     }
-    graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
-    if (graph_.attrs().get_bool(sdk::attr::kSingleOpScene, false)) {
-      // Single-op scene: dynamic, but never split.
-      graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
-      bool any = false;
-      for (const Node* n : graph_.nodes())
-        any = any || unknown_.count(const_cast<Node*>(n)) ||
-              n->attrs().get_bool(sdk::attr::kForceUnknownShape, false);
-      if (any) graph_.attrs().set(sdk::attr::kMemoryDiscontiguousAllocation, AttrValue::Bool(true));
-      for (Node* n : graph_.nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
-      mark_subgraphs();
-      return Status::ok();
+    if (static_cast<int64_t>(known) < threshold && !special) {
+      graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
+      decide(sdk::ReasonCode::kHostScheduling, {},
+             std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
+                 std::to_string(threshold));
     }
-    graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(true));
-    GS_RETURN_IF_ERROR(sort_graph());
-    unknown_.rekey(graph_.id_bound());
-    // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do
-    // not, they are forced dynamic and the graph is classified and merged again. Each round only adds marks.
+  }
+
+  // Single-op scene: dynamic, but never split.
+  void single_op_scene() {
+    graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
+    bool any = false;
+    for (const Node* n : graph_.nodes())
+      any = any || unknown_.count(const_cast<Node*>(n)) ||
+            n->attrs().get_bool(sdk::attr::kForceUnknownShape, false);
+    if (any) graph_.attrs().set(sdk::attr::kMemoryDiscontiguousAllocation, AttrValue::Bool(true));
+    for (Node* n : graph_.nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
+    mark_subgraphs();
+  }
+
+  // GE's Stack re-partition loop: ops sharing a data-flow handle must all land on one side; when they do not,
+  // they are forced dynamic and the graph is classified and merged again. Each round only adds marks.
+  Status cluster() {
     for (int round = 0;; ++round) {
       GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
       init_kinds();
@@ -154,20 +183,12 @@ class Partition {
         known_first_merge();
       else
         normal_merge();
-      if (!split_handles() || round > 64) break;
+      if (!split_handles() || round > 64) return Status::ok();
       no_tiling_.clear();
       subgraph_unknown_.clear();
       kind_.clear();
       classify();
     }
-    GS_RETURN_IF_ERROR(clusters_->check_invariants());
-    GS_RETURN_IF_ERROR(build());
-    // What stayed in the graph (Data, NetOutput, stage calls) and the new calls live in a dynamic graph; the
-    // framed nodes got their frame's flag (written once, not twice: on large graphs this is a second's work).
-    for (Node* n : graph_.nodes()) n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(true));
-    mark_subgraphs();
-    transfer_const_control_edges();
-    return Status::ok();
   }
 
   void decide(sdk::ReasonCode code, const std::vector<const Node*>& nodes, const std::string& detail) {
