@@ -63,11 +63,9 @@ bool is_while(const Node& n) {
   return n.type() == sdk::op::kWhile || n.type() == "_While" || n.type() == "StatelessWhile";
 }
 
-}  // namespace
-
-Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
-  *changed = false;
-  std::map<int64_t, std::vector<Node*>> scopes;
+// Nodes by scope index (`_subgraph_multi_dims_index`); Data and NetOutput cannot be in a scope.
+Status collect_scopes(Graph& root, std::map<int64_t, std::vector<Node*>>* scopes_out) {
+  std::map<int64_t, std::vector<Node*>>& scopes = *scopes_out;
   for (Node* n : root.nodes()) {
     const AttrValue* index = n->attrs().get(sdk::attr::kSubgraphMultiDimsIndex);
     if (!index || !index->as_int() || *index->as_int() < 0) continue;
@@ -79,25 +77,81 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
     }
     scopes[*index->as_int()].push_back(n);
   }
+  return Status::ok();
+}
+
+// A scope is closed under control edges: none enters or leaves it.
+Status check_scope_control(int64_t index, const std::vector<Node*>& members) {
+  std::set<const Node*> in(members.begin(), members.end());
+  for (const Node* m : members) {
+    for (const Node* c : m->control_inputs()) {
+      if (!in.count(c)) {
+        return Status::failed_precondition("scope subgraph: control edge '" + c->name() + "' -> '" +
+                                           m->name() + "' enters scope " + std::to_string(index));
+      }
+    }
+    for (const Node* c : m->control_outputs()) {
+      if (!in.count(c)) {
+        return Status::failed_precondition("scope subgraph: control edge '" + m->name() + "' -> '" +
+                                           c->name() + "' leaves scope " + std::to_string(index));
+      }
+    }
+  }
+  return Status::ok();
+}
+
+// An inner Data with grades: the flattened grades, and the declared shape with its -1 dims filled from the
+// largest grade (by the product of its values).
+Status apply_grades(Node* d) {
+  const std::string text = d->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputDims);
+  if (text.empty()) return Status::ok();
+  std::vector<std::vector<int64_t>> g;
+  GS_RETURN_IF_ERROR(parse_grades(*d, text, &g));
+  std::vector<int64_t> flat;
+  for (const auto& grade : g) flat.insert(flat.end(), grade.begin(), grade.end());
+  d->attrs().set(sdk::attr::kOpMultiDimsInputDims, AttrValue::Ints(flat));
+  const std::string shape_text = d->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputShape);
+  const size_t colon = shape_text.find(':');
+  if (colon == std::string::npos) return Status::ok();
+  std::vector<int64_t> dims;
+  for (const std::string& tok : split(shape_text.substr(colon + 1), ',')) {
+    int64_t v = 0;
+    if (!parse_int(tok, &v)) {
+      return Status::invalid_argument("scope subgraph: Data '" + d->name() +
+                                      "': " + std::string(sdk::attr::kSubgraphMultiDimsInputShape) + " '" +
+                                      shape_text + "' holds '" + tok + "', not an integer");
+    }
+    dims.push_back(v);
+  }
+  size_t best = 0;
+  int64_t best_product = -1;
+  for (size_t i = 0; i < g.size(); ++i) {
+    int64_t p = 1;
+    for (int64_t v : g[i]) p *= std::max<int64_t>(v, 1);
+    if (p > best_product) {
+      best_product = p;
+      best = i;
+    }
+  }
+  size_t k = 0;
+  for (int64_t& v : dims) {
+    if (v == -1 && k < g[best].size()) v = g[best][k++];
+  }
+  d->attrs().set(sdk::attr::kOpMaxShape, AttrValue::Ints(dims));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
+  *changed = false;
+  std::map<int64_t, std::vector<Node*>> scopes;
+  GS_RETURN_IF_ERROR(collect_scopes(root, &scopes));
   if (scopes.empty()) return Status::ok();
   std::vector<sdk::FrameSpec> specs;
   std::vector<int64_t> indices;
   for (auto& [index, members] : scopes) {
-    std::set<const Node*> in(members.begin(), members.end());
-    for (const Node* m : members) {
-      for (const Node* c : m->control_inputs()) {
-        if (!in.count(c)) {
-          return Status::failed_precondition("scope subgraph: control edge '" + c->name() + "' -> '" +
-                                             m->name() + "' enters scope " + std::to_string(index));
-        }
-      }
-      for (const Node* c : m->control_outputs()) {
-        if (!in.count(c)) {
-          return Status::failed_precondition("scope subgraph: control edge '" + m->name() + "' -> '" +
-                                             c->name() + "' leaves scope " + std::to_string(index));
-        }
-      }
-    }
+    GS_RETURN_IF_ERROR(check_scope_control(index, members));
     // A scope that is one PartitionedCall already has its subgraph: it is marked, not wrapped again.
     if (members.size() == 1 && members[0]->type() == sdk::op::kPartitionedCall &&
         members[0]->subgraphs().size() == 1) {
@@ -135,43 +189,7 @@ Status CreateSubGraphWithScope::run(Graph& root, sdk::PassContext& ctx, bool* ch
   GS_RETURN_IF_ERROR(sdk::build_frames(root, specs, options, &frames));
   for (size_t f = 0; f < frames.size(); ++f) {
     for (Node* d : frames[f].subgraph->nodes()) {
-      if (d->type() != sdk::op::kData) continue;
-      const std::string text = d->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputDims);
-      if (text.empty()) continue;
-      std::vector<std::vector<int64_t>> g;
-      GS_RETURN_IF_ERROR(parse_grades(*d, text, &g));
-      std::vector<int64_t> flat;
-      for (const auto& grade : g) flat.insert(flat.end(), grade.begin(), grade.end());
-      d->attrs().set(sdk::attr::kOpMultiDimsInputDims, AttrValue::Ints(flat));
-      // The largest grade (by the product of its values) fills the -1 dims of the declared shape.
-      const std::string shape_text = d->attrs().get_string(sdk::attr::kSubgraphMultiDimsInputShape);
-      const size_t colon = shape_text.find(':');
-      if (colon == std::string::npos) continue;
-      std::vector<int64_t> dims;
-      for (const std::string& tok : split(shape_text.substr(colon + 1), ',')) {
-        int64_t v = 0;
-        if (!parse_int(tok, &v)) {
-          return Status::invalid_argument("scope subgraph: Data '" + d->name() +
-                                          "': " + std::string(sdk::attr::kSubgraphMultiDimsInputShape) +
-                                          " '" + shape_text + "' holds '" + tok + "', not an integer");
-        }
-        dims.push_back(v);
-      }
-      size_t best = 0;
-      int64_t best_product = -1;
-      for (size_t i = 0; i < g.size(); ++i) {
-        int64_t p = 1;
-        for (int64_t v : g[i]) p *= std::max<int64_t>(v, 1);
-        if (p > best_product) {
-          best_product = p;
-          best = i;
-        }
-      }
-      size_t k = 0;
-      for (int64_t& v : dims) {
-        if (v == -1 && k < g[best].size()) v = g[best][k++];
-      }
-      d->attrs().set(sdk::attr::kOpMaxShape, AttrValue::Ints(dims));
+      if (d->type() == sdk::op::kData) GS_RETURN_IF_ERROR(apply_grades(d));
     }
     ctx.log(sdk::LogLevel::kInfo, "scope " + std::to_string(indices[f]) + ": " +
                                       std::to_string(specs[f].members.size()) + " nodes in '" +
