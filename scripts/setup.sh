@@ -7,7 +7,7 @@ BUILD_DIR="${1:-build}"
 
 PACKAGES=(build-essential cmake ninja-build pkg-config ca-certificates
           libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev libprotobuf-dev protobuf-compiler
-          libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libopenblas-dev clang-format abigail-tools)
+          libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libopenblas-dev clang-format abigail-tools python3)
 missing=()
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
