@@ -51,6 +51,23 @@ bool is_default_domain(const std::string& d) {
 
 // ------------------------------------------------------------------ graph building
 
+// The attribute's type; IR version 1-2 files leave it out, and it follows from the field used.
+onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a) {
+  using A = onnx::AttributeProto;
+  if (a.type() != A::UNDEFINED) return a.type();
+  if (a.has_f()) return A::FLOAT;
+  if (a.has_i()) return A::INT;
+  if (a.has_s()) return A::STRING;
+  if (a.has_t()) return A::TENSOR;
+  if (a.has_g()) return A::GRAPH;
+  if (a.floats_size()) return A::FLOATS;
+  if (a.ints_size()) return A::INTS;
+  if (a.strings_size()) return A::STRINGS;
+  if (a.tensors_size()) return A::TENSORS;
+  if (a.graphs_size()) return A::GRAPHS;
+  return A::UNDEFINED;
+}
+
 struct Scope {
   sdk::Graph* graph = nullptr;
   Scope* parent = nullptr;
@@ -433,29 +450,7 @@ class Importer {
     if (a.name().empty()) return err(node_label(n, ir) + " has an attribute without a name");
     if (!a.ref_attr_name().empty()) return err(what + " refers to a function attribute outside a function");
     if (ir->attrs().has(a.name())) return err(what + " appears twice");
-    A::AttributeType type = a.type();
-    if (type == A::UNDEFINED) {  // IR version 1-2 files leave the type out; it follows from the field used
-      if (a.has_f())
-        type = A::FLOAT;
-      else if (a.has_i())
-        type = A::INT;
-      else if (a.has_s())
-        type = A::STRING;
-      else if (a.has_t())
-        type = A::TENSOR;
-      else if (a.has_g())
-        type = A::GRAPH;
-      else if (a.floats_size())
-        type = A::FLOATS;
-      else if (a.ints_size())
-        type = A::INTS;
-      else if (a.strings_size())
-        type = A::STRINGS;
-      else if (a.tensors_size())
-        type = A::TENSORS;
-      else if (a.graphs_size())
-        type = A::GRAPHS;
-    }
+    const A::AttributeType type = attribute_type(a);
     sdk::AttrValue v;
     switch (type) {
       case A::FLOAT:

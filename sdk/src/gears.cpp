@@ -128,112 +128,94 @@ const char* gear_kind_name(GearKind kind) {
   return "FIXED";
 }
 
-Status parse_gear_options(const GearOptionText& t, GearRequest* out) {
-  *out = GearRequest{};
-  int set = 0;
-  set += !t.dynamic_batch_size.empty();
-  set += !t.dynamic_image_size.empty();
-  set += !t.dynamic_dims.empty();
-  if (set > 1) {
-    return err("E10009", "--dynamic_batch_size, --dynamic_image_size and --dynamic_dims exclude each other");
-  }
-  const bool gears = set == 1;
-  if (!t.input_format.empty() && t.input_format != "NCHW" && t.input_format != "NHWC" &&
-      t.input_format != "ND") {
-    return err("E10003", "--input_format='" + t.input_format + "' is not NCHW, NHWC or ND");
-  }
-  out->input_format = t.input_format;
-  if (gears && t.input_shape.empty()) {
-    return err("E10004",
-               "--input_shape is required with --dynamic_batch_size, --dynamic_image_size or "
-               "--dynamic_dims");
-  }
-  if (!t.input_shape.empty()) GS_RETURN_IF_ERROR(parse_input_shape(t.input_shape, gears, &out->inputs));
-  if (!gears) return Status::ok();
+namespace {
 
-  if (!t.dynamic_batch_size.empty()) {
-    out->kind = GearKind::kBatch;
-    std::string text = t.dynamic_batch_size;
-    if (text.find_first_not_of("0123456789,") != std::string::npos) {
-      const size_t bad = text.find_first_not_of("0123456789,");
-      if (text[bad] == '-') {
-        int64_t v = 0;
-        for (const std::string& tok : split(text, ','))
-          GS_RETURN_IF_ERROR(gear_value("--dynamic_batch_size", tok, &v));
-      }
-      return err("E10003", "--dynamic_batch_size='" + text + "' may hold only digits and ','");
-    }
-    if (!text.empty() && text.back() == ',') text.pop_back();
-    for (const std::string& tok : split(text, ',')) {
-      if (tok.empty()) continue;
+// --dynamic_batch_size: one value per gear; only dimension 0 of an input may be -1 (E10018, E10031).
+Status parse_batch_gears(const GearOptionText& t, GearRequest* out) {
+  out->kind = GearKind::kBatch;
+  std::string text = t.dynamic_batch_size;
+  if (text.find_first_not_of("0123456789,") != std::string::npos) {
+    const size_t bad = text.find_first_not_of("0123456789,");
+    if (text[bad] == '-') {
       int64_t v = 0;
-      GS_RETURN_IF_ERROR(gear_value("--dynamic_batch_size", tok, &v));
-      out->gears.push_back({v});
+      for (const std::string& tok : split(text, ','))
+        GS_RETURN_IF_ERROR(gear_value("--dynamic_batch_size", tok, &v));
     }
-    bool any = false;
-    for (const GearInput& in : out->inputs) {
-      if (in.dims.empty() || in.dims[0] != -1) {
-        if (unknown_count(in) > 0) {
-          return err("E10018", "--input_shape of input '" + in.name +
-                                   "': with --dynamic_batch_size only dimension 0 may be -1");
-        }
-        continue;
-      }
-      for (size_t d = 1; d < in.dims.size(); ++d) {
-        if (in.dims[d] < 0) {
-          return err("E10018", "--input_shape of input '" + in.name +
-                                   "': with --dynamic_batch_size only dimension 0 may be -1");
-        }
-      }
-      any = true;
-    }
-    if (!any)
-      return err("E10031", "--dynamic_batch_size needs an --input_shape input whose dimension 0 is -1");
-    return check_gear_set("--dynamic_batch_size", out->gears);
+    return err("E10003", "--dynamic_batch_size='" + text + "' may hold only digits and ','");
   }
-
-  if (!t.dynamic_image_size.empty()) {
-    out->kind = GearKind::kImage;
-    if (t.input_format != "NCHW" && t.input_format != "NHWC") {
-      return err("E10003",
-                 "--dynamic_image_size needs --input_format=NCHW or NHWC (got '" + t.input_format + "')");
-    }
-    std::string text = t.dynamic_image_size;
-    if (text.find_first_not_of("0123456789,; -") != std::string::npos) {
-      return err("E10003", "--dynamic_image_size='" + text + "' may hold only digits, ',', ';' and spaces");
-    }
-    if (!text.empty() && text.back() == ';') text.pop_back();
-    for (const std::string& group : split(text, ';')) {
-      if (trim(group).empty()) continue;
-      std::vector<int64_t> gear;
-      for (const std::string& tok : split(group, ',')) {
-        int64_t v = 0;
-        GS_RETURN_IF_ERROR(gear_value("--dynamic_image_size", tok, &v));
-        gear.push_back(v);
-      }
-      if (gear.size() != 2) {
-        return err("E10020",
-                   "--dynamic_image_size group '" + group + "' must hold exactly 2 values (height,width)");
-      }
-      out->gears.push_back(gear);
-    }
-    const size_t h = t.input_format == "NCHW" ? 2 : 1, w = h + 1;
-    bool any = false;
-    for (const GearInput& in : out->inputs) {
-      if (unknown_count(in) == 0) continue;
-      const bool ok = in.dims.size() == 4 && unknown_count(in) == 2 && in.dims[h] == -1 && in.dims[w] == -1;
-      if (!ok) {
-        return err("E10019", "--input_shape of input '" + in.name +
-                                 "': with --dynamic_image_size only H and W of a "
-                                 "4-D " +
-                                 t.input_format + " input may be -1");
-      }
-      any = true;
-    }
-    if (!any) return err("E10019", "--dynamic_image_size needs an --input_shape input whose H and W are -1");
-    return check_gear_set("--dynamic_image_size", out->gears);
+  if (!text.empty() && text.back() == ',') text.pop_back();
+  for (const std::string& tok : split(text, ',')) {
+    if (tok.empty()) continue;
+    int64_t v = 0;
+    GS_RETURN_IF_ERROR(gear_value("--dynamic_batch_size", tok, &v));
+    out->gears.push_back({v});
   }
+  bool any = false;
+  for (const GearInput& in : out->inputs) {
+    if (in.dims.empty() || in.dims[0] != -1) {
+      if (unknown_count(in) > 0) {
+        return err("E10018", "--input_shape of input '" + in.name +
+                                 "': with --dynamic_batch_size only dimension 0 may be -1");
+      }
+      continue;
+    }
+    for (size_t d = 1; d < in.dims.size(); ++d) {
+      if (in.dims[d] < 0) {
+        return err("E10018", "--input_shape of input '" + in.name +
+                                 "': with --dynamic_batch_size only dimension 0 may be -1");
+      }
+    }
+    any = true;
+  }
+  if (!any) return err("E10031", "--dynamic_batch_size needs an --input_shape input whose dimension 0 is -1");
+  return check_gear_set("--dynamic_batch_size", out->gears);
+}
 
+// --dynamic_image_size: "h,w;h,w"; only H and W of a 4-D NCHW/NHWC input may be -1 (E10019, E10020).
+Status parse_image_gears(const GearOptionText& t, GearRequest* out) {
+  out->kind = GearKind::kImage;
+  if (t.input_format != "NCHW" && t.input_format != "NHWC") {
+    return err("E10003",
+               "--dynamic_image_size needs --input_format=NCHW or NHWC (got '" + t.input_format + "')");
+  }
+  std::string text = t.dynamic_image_size;
+  if (text.find_first_not_of("0123456789,; -") != std::string::npos) {
+    return err("E10003", "--dynamic_image_size='" + text + "' may hold only digits, ',', ';' and spaces");
+  }
+  if (!text.empty() && text.back() == ';') text.pop_back();
+  for (const std::string& group : split(text, ';')) {
+    if (trim(group).empty()) continue;
+    std::vector<int64_t> gear;
+    for (const std::string& tok : split(group, ',')) {
+      int64_t v = 0;
+      GS_RETURN_IF_ERROR(gear_value("--dynamic_image_size", tok, &v));
+      gear.push_back(v);
+    }
+    if (gear.size() != 2) {
+      return err("E10020",
+                 "--dynamic_image_size group '" + group + "' must hold exactly 2 values (height,width)");
+    }
+    out->gears.push_back(gear);
+  }
+  const size_t h = t.input_format == "NCHW" ? 2 : 1, w = h + 1;
+  bool any = false;
+  for (const GearInput& in : out->inputs) {
+    if (unknown_count(in) == 0) continue;
+    const bool ok = in.dims.size() == 4 && unknown_count(in) == 2 && in.dims[h] == -1 && in.dims[w] == -1;
+    if (!ok) {
+      return err("E10019", "--input_shape of input '" + in.name +
+                               "': with --dynamic_image_size only H and W of a "
+                               "4-D " +
+                               t.input_format + " input may be -1");
+    }
+    any = true;
+  }
+  if (!any) return err("E10019", "--dynamic_image_size needs an --input_shape input whose H and W are -1");
+  return check_gear_set("--dynamic_image_size", out->gears);
+}
+
+// --dynamic_dims: one value per -1 of --input_shape in every gear (E10001, E10003, E10058).
+Status parse_dims_gears(const GearOptionText& t, GearRequest* out) {
   out->kind = GearKind::kDims;
   std::string text = t.dynamic_dims;
   if (!text.empty() && text.back() == ';') text.pop_back();
@@ -260,6 +242,36 @@ Status parse_gear_options(const GearOptionText& t, GearRequest* out) {
     out->gears.push_back(gear);
   }
   return check_gear_set("--dynamic_dims", out->gears);
+}
+
+}  // namespace
+
+Status parse_gear_options(const GearOptionText& t, GearRequest* out) {
+  *out = GearRequest{};
+  int set = 0;
+  set += !t.dynamic_batch_size.empty();
+  set += !t.dynamic_image_size.empty();
+  set += !t.dynamic_dims.empty();
+  if (set > 1) {
+    return err("E10009", "--dynamic_batch_size, --dynamic_image_size and --dynamic_dims exclude each other");
+  }
+  const bool gears = set == 1;
+  if (!t.input_format.empty() && t.input_format != "NCHW" && t.input_format != "NHWC" &&
+      t.input_format != "ND") {
+    return err("E10003", "--input_format='" + t.input_format + "' is not NCHW, NHWC or ND");
+  }
+  out->input_format = t.input_format;
+  if (gears && t.input_shape.empty()) {
+    return err("E10004",
+               "--input_shape is required with --dynamic_batch_size, --dynamic_image_size or "
+               "--dynamic_dims");
+  }
+  if (!t.input_shape.empty()) GS_RETURN_IF_ERROR(parse_input_shape(t.input_shape, gears, &out->inputs));
+  if (!gears) return Status::ok();
+
+  if (!t.dynamic_batch_size.empty()) return parse_batch_gears(t, out);
+  if (!t.dynamic_image_size.empty()) return parse_image_gears(t, out);
+  return parse_dims_gears(t, out);
 }
 
 Status distribute_gears(const GearRequest& r, std::vector<std::vector<std::vector<int64_t>>>* per_gear) {
