@@ -209,10 +209,21 @@ class Importer {
     if (g.sparse_initializer_size() > 0) {
       return err("graph '" + s->graph->name() + "' has sparse initializers, which are not supported");
     }
+    // Data nodes first, in input order (GE's `index`), then constants, then the operators, then NetOutput.
+    GS_RETURN_IF_ERROR(add_inputs(g, s, formal_parent_offset));
+    GS_RETURN_IF_ERROR(add_initializers(g, s));
+    // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph
+    // that is not sorted still imports, and a cycle is reported by the verifier with its path).
+    std::vector<sdk::Node*> created;
+    GS_RETURN_IF_ERROR(add_nodes(g, s, &created));
+    // Pass 2: inputs, attributes and subgraphs.
+    GS_RETURN_IF_ERROR(wire_nodes(g, s, created));
+    return add_net_output(g, s);
+  }
+
+  Status add_inputs(const onnx::GraphProto& g, Scope* s, int64_t formal_parent_offset) {
     std::unordered_set<std::string> initializer_names;
     for (const auto& t : g.initializer()) initializer_names.insert(t.name());
-
-    // Data nodes first, in input order (GE's `index`), then constants, then the operators, then NetOutput.
     for (const auto& vi : g.input()) {
       if (initializer_names.count(vi.name()))
         continue;  // an initializer that is also an input: the initializer wins
@@ -229,6 +240,10 @@ class Importer {
       }
       s->values[vi.name()] = {d, 0};
     }
+    return Status::ok();
+  }
+
+  Status add_initializers(const onnx::GraphProto& g, Scope* s) {
     for (const auto& t : g.initializer()) {
       if (t.name().empty()) return err("graph '" + s->graph->name() + "' has an initializer without a name");
       if (s->values.count(t.name())) return err("initializer '" + t.name() + "' is defined twice");
@@ -241,9 +256,11 @@ class Importer {
       s->values[t.name()] = {c, 0};
     }
 
-    // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph
-    // that is not sorted still imports, and a cycle is reported by the verifier with its path).
-    std::vector<sdk::Node*> created;
+    return Status::ok();
+  }
+
+  Status add_nodes(const onnx::GraphProto& g, Scope* s, std::vector<sdk::Node*>* created_out) {
+    std::vector<sdk::Node*>& created = *created_out;
     created.reserve(g.node_size());
     for (const auto& n : g.node()) {
       GS_RETURN_IF_ERROR(check_operator(n));
@@ -269,7 +286,10 @@ class Importer {
       created.push_back(ir);
     }
 
-    // Pass 2: inputs, attributes and subgraphs.
+    return Status::ok();
+  }
+
+  Status wire_nodes(const onnx::GraphProto& g, Scope* s, const std::vector<sdk::Node*>& created) {
     for (int k = 0; k < g.node_size(); ++k) {
       const onnx::NodeProto& n = g.node(k);
       sdk::Node* ir = created[k];
@@ -290,6 +310,10 @@ class Importer {
       for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
     }
 
+    return Status::ok();
+  }
+
+  Status add_net_output(const onnx::GraphProto& g, Scope* s) {
     sdk::Node* out = s->graph->add_node(s->graph->unique_node_name("NetOutput"),
                                         std::string(sdk::op::kNetOutput), g.output_size(), 0);
     std::vector<std::string> names;
