@@ -511,6 +511,64 @@ Status ConvTranspose(KernelContext& ctx) {
 }
 
 // ---- pooling
+// The flat position `arg` (row-major over the spatial dims `in`) as a column-major index (MaxPool's
+// storage_order = 1).
+int64_t column_major_index(int64_t arg, const Dims& in_strides, const Dims& in) {
+  int64_t rem = arg, col = 0, mul = 1;
+  for (size_t d = 0; d < in.size(); ++d) {
+    const int64_t c = rem / in_strides[d];
+    rem %= in_strides[d];
+    col += c * mul;
+    mul *= in[d];
+  }
+  return col;
+}
+
+// One output position of a pooling window: the maximum (and where it is) or the sum and the count to divide
+// by (padding counts with count_include_pad).
+struct PoolResult {
+  double acc = 0;
+  int64_t count = 0, arg = -1;
+};
+template <class T, class C>
+PoolResult pool_one(const T* plane, const Window& w, const Dims& oidx, Dims& kidx, bool max,
+                    bool include_pad) {
+  PoolResult r;
+  if (max) r.acc = -std::numeric_limits<double>::infinity();
+  const size_t s = w.spatial;
+  const int64_t ks = num_elements(w.kernel);
+  for (int64_t k = 0; k < ks; ++k) {
+    int64_t rem = k;
+    for (size_t d = s; d-- > 0;) {
+      kidx[d] = rem % w.kernel[d];
+      rem /= w.kernel[d];
+    }
+    int64_t at = 0;
+    bool inside = true, in_padded = true;
+    for (size_t d = 0; d < s; ++d) {
+      const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
+      if (i < 0 || i >= w.in[d]) inside = false;
+      if (i >= w.in[d] + w.pad_end[d]) in_padded = false;
+      at = at * w.in[d] + i;
+    }
+    if (!inside) {
+      if (!max && include_pad && in_padded) ++r.count;
+      continue;
+    }
+    const double v = static_cast<double>(static_cast<C>(plane[at]));
+    if (max) {
+      if (v > r.acc || r.arg < 0) {
+        r.acc = v;
+        r.arg = at;
+      }
+    } else {
+      r.acc += v;
+      ++r.count;
+    }
+  }
+  return r;
+}
+
 Status pool(KernelContext& ctx, bool max) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
@@ -530,60 +588,17 @@ Status pool(KernelContext& ctx, bool max) {
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
     int64_t* pi = max && ctx.num_outputs() > 1 ? ctx.allocate_as<int64_t>(1, DataType::kInt64, out) : nullptr;
     const int64_t planes = xd[0] * xd[1], ins = num_elements(w.in), outs = num_elements(w.out);
-    const int64_t ks = num_elements(w.kernel);
     const size_t s = w.spatial;
     Dims oidx(s), kidx(s), in_strides = strides_of(w.in);
     for (int64_t p = 0; p < planes; ++p) {
-      const T* plane = px + p * ins;
       std::fill(oidx.begin(), oidx.end(), 0);
       for (int64_t o = 0; o < outs; ++o) {
-        double acc = max ? -std::numeric_limits<double>::infinity() : 0;
-        int64_t count = 0, arg = -1;
-        for (int64_t k = 0; k < ks; ++k) {
-          int64_t rem = k;
-          for (size_t d = s; d-- > 0;) {
-            kidx[d] = rem % w.kernel[d];
-            rem /= w.kernel[d];
-          }
-          int64_t at = 0;
-          bool inside = true, in_padded = true;
-          for (size_t d = 0; d < s; ++d) {
-            const int64_t i = oidx[d] * w.strides[d] - w.pad_begin[d] + kidx[d] * w.dilations[d];
-            if (i < 0 || i >= w.in[d]) inside = false;
-            if (i >= w.in[d] + w.pad_end[d]) in_padded = false;
-            at = at * w.in[d] + i;
-          }
-          if (!inside) {
-            if (!max && include_pad && in_padded) ++count;
-            continue;
-          }
-          const double v = static_cast<double>(static_cast<C>(plane[at]));
-          if (max) {
-            if (v > acc || arg < 0) {
-              acc = v;
-              arg = at;
-            }
-          } else {
-            acc += v;
-            ++count;
-          }
-        }
-        py[p * outs + o] = T(static_cast<C>(max ? acc : (count ? acc / static_cast<double>(count) : 0.0)));
+        const PoolResult r = pool_one<T, C>(px + p * ins, w, oidx, kidx, max, include_pad);
+        py[p * outs + o] =
+            T(static_cast<C>(max ? r.acc : (r.count ? r.acc / static_cast<double>(r.count) : 0.0)));
         if (pi) {
-          int64_t index = arg;
-          if (!row_major_indices && arg >= 0) {  // column-major over the spatial dims
-            int64_t rem = arg, col = 0, mul = 1;
-            std::vector<int64_t> c(s);
-            for (size_t d = 0; d < s; ++d) {
-              c[d] = rem / in_strides[d];
-              rem %= in_strides[d];
-            }
-            for (size_t d = 0; d < s; ++d) {
-              col += c[d] * mul;
-              mul *= w.in[d];
-            }
-            index = col;
-          }
+          const int64_t index =
+              !row_major_indices && r.arg >= 0 ? column_major_index(r.arg, in_strides, w.in) : r.arg;
           pi[p * outs + o] = p * ins + index;
         }
         for (size_t d = s; d-- > 0;) {
