@@ -358,6 +358,33 @@ Status GridSample(KernelContext& ctx) {
 
 // RoiAlign (opsets 10 and 16): average or max of bilinear samples per bin, as ONNX's reference (and
 // onnxruntime) compute them, max mode included (the max of the four weighted corners per sample).
+// RoiAlign's bilinear sample at (yy, xx): the four neighbours' weighted values summed (avg) or their largest
+// weighted value (max); 0 outside [-1, H] x [-1, W]. ONNX's reference clamps the way this does.
+template <class At>
+double roi_sample(double yy, double xx, int64_t H, int64_t W, bool avg, const At& at) {
+  if (yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) return 0;
+  yy = std::max(yy, 0.0);
+  xx = std::max(xx, 0.0);
+  auto ylo = static_cast<int64_t>(yy), xlo = static_cast<int64_t>(xx);
+  int64_t yhi, xhi;
+  if (ylo >= H - 1) {
+    yhi = ylo = H - 1;
+    yy = static_cast<double>(ylo);
+  } else {
+    yhi = ylo + 1;
+  }
+  if (xlo >= W - 1) {
+    xhi = xlo = W - 1;
+    xx = static_cast<double>(xlo);
+  } else {
+    xhi = xlo + 1;
+  }
+  const double ly = yy - static_cast<double>(ylo), lx = xx - static_cast<double>(xlo);
+  const double w1 = (1 - ly) * (1 - lx), w2 = (1 - ly) * lx, w3 = ly * (1 - lx), w4 = ly * lx;
+  const double v1 = w1 * at(ylo, xlo), v2 = w2 * at(ylo, xhi), v3 = w3 * at(yhi, xlo), v4 = w4 * at(yhi, xhi);
+  return avg ? v1 + v2 + v3 + v4 : std::max(std::max(v1, v2), std::max(v3, v4));
+}
+
 Status RoiAlign(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
@@ -406,34 +433,11 @@ Status RoiAlign(KernelContext& ctx) {
             bool first = true;
             for (int64_t iy = 0; iy < gh; ++iy)
               for (int64_t ix = 0; ix < gw; ++ix) {
-                double yy = y0 + static_cast<double>(ph) * bh +
-                            (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
-                double xx = x0 + static_cast<double>(pw) * bw +
-                            (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
-                double v = 0;
-                if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W))) {
-                  yy = std::max(yy, 0.0);
-                  xx = std::max(xx, 0.0);
-                  auto ylo = static_cast<int64_t>(yy), xlo = static_cast<int64_t>(xx);
-                  int64_t yhi, xhi;
-                  if (ylo >= H - 1) {
-                    yhi = ylo = H - 1;
-                    yy = static_cast<double>(ylo);
-                  } else {
-                    yhi = ylo + 1;
-                  }
-                  if (xlo >= W - 1) {
-                    xhi = xlo = W - 1;
-                    xx = static_cast<double>(xlo);
-                  } else {
-                    xhi = xlo + 1;
-                  }
-                  const double ly = yy - static_cast<double>(ylo), lx = xx - static_cast<double>(xlo);
-                  const double w1 = (1 - ly) * (1 - lx), w2 = (1 - ly) * lx, w3 = ly * (1 - lx), w4 = ly * lx;
-                  const double v1 = w1 * at(ylo, xlo), v2 = w2 * at(ylo, xhi), v3 = w3 * at(yhi, xlo),
-                               v4 = w4 * at(yhi, xhi);
-                  v = avg ? v1 + v2 + v3 + v4 : std::max(std::max(v1, v2), std::max(v3, v4));
-                }
+                const double yy = y0 + static_cast<double>(ph) * bh +
+                                  (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+                const double xx = x0 + static_cast<double>(pw) * bw +
+                                  (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+                const double v = roi_sample(yy, xx, H, W, avg, at);
                 if (avg) {
                   acc += v;
                 } else {
