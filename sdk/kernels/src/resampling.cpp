@@ -269,6 +269,30 @@ double reflect(double x, double lo, double hi) {
   return x;
 }
 
+// GridSample's bicubic sample at (fx, fy): the 4x4 neighbourhood weighted by the cubic convolution kernel
+// (A = -0.75, as ONNX's reference); `pixel` applies the padding mode.
+template <class Pixel>
+double bicubic_sample(double fx, double fy, const Pixel& pixel) {
+  const double x0 = std::floor(fx), y0 = std::floor(fy), tx = fx - x0, ty = fy - y0;
+  auto cubic = [](double t, double out[4]) {
+    const double A = -0.75;
+    auto near = [&](double z) { return ((A + 2) * z - (A + 3)) * z * z + 1; };
+    auto far = [&](double z) { return ((A * z - 5 * A) * z + 8 * A) * z - 4 * A; };
+    out[0] = far(t + 1);
+    out[1] = near(t);
+    out[2] = near(1 - t);
+    out[3] = far(2 - t);
+  };
+  double wx[4], wy[4];
+  cubic(tx, wx);
+  cubic(ty, wy);
+  double v = 0;
+  for (int a = 0; a < 4; ++a)
+    for (int b = 0; b < 4; ++b)
+      v += wy[a] * wx[b] * pixel(static_cast<int64_t>(y0) - 1 + a, static_cast<int64_t>(x0) - 1 + b);
+  return v;
+}
+
 Status GridSample(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Tensor& grid = ctx.in(1);
@@ -320,23 +344,7 @@ Status GridSample(KernelContext& ctx) {
           double fx = unnormalise(gp[0], W), fy = unnormalise(gp[1], H);
           double v = 0;
           if (mode == "bicubic") {
-            const double x0 = std::floor(fx), y0 = std::floor(fy), tx = fx - x0, ty = fy - y0;
-            auto cubic = [](double t, double out[4]) {
-              const double A = -0.75;
-              auto near = [&](double z) { return ((A + 2) * z - (A + 3)) * z * z + 1; };
-              auto far = [&](double z) { return ((A * z - 5 * A) * z + 8 * A) * z - 4 * A; };
-              out[0] = far(t + 1);
-              out[1] = near(t);
-              out[2] = near(1 - t);
-              out[3] = far(2 - t);
-            };
-            double wx[4], wy[4];
-            cubic(tx, wx);
-            cubic(ty, wy);
-            for (int a = 0; a < 4; ++a)
-              for (int b = 0; b < 4; ++b)
-                v +=
-                    wy[a] * wx[b] * pixel(static_cast<int64_t>(y0) - 1 + a, static_cast<int64_t>(x0) - 1 + b);
+            v = bicubic_sample(fx, fy, pixel);
           } else {
             fx = pad_coordinate(fx, W);
             fy = pad_coordinate(fy, H);
