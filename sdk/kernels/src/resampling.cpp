@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 
 #include "kernel.h"
 
@@ -13,6 +14,80 @@ struct Tap {
   int64_t index;
   double weight;
 };
+
+// Where output index `o` of an axis samples the input (ONNX's coordinate_transformation_mode); nothing for an
+// unknown mode. tf_crop_and_resize marks points outside the roi.
+std::optional<double> source_coordinate(const std::string& coord, int64_t o, int64_t in, int64_t out,
+                                        double scale, const std::vector<double>& roi, size_t a,
+                                        bool* outside) {
+  // ONNX's reference uses the unrounded output length when scales are given.
+  const double length_resized = static_cast<double>(in) * scale;
+  const size_t rank = roi.size() / 2;
+  if (coord == "half_pixel") return (o + 0.5) / scale - 0.5;
+  if (coord == "half_pixel_symmetric") {
+    const double adj = static_cast<double>(out) / (scale * static_cast<double>(in));
+    const double center = static_cast<double>(in) / 2.0;
+    return center * (1 - adj) + (o + 0.5) / scale - 0.5;
+  }
+  if (coord == "pytorch_half_pixel") return length_resized > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  if (coord == "align_corners")
+    return length_resized == 1 ? 0.0
+                               : static_cast<double>(o) * static_cast<double>(in - 1) / (length_resized - 1);
+  if (coord == "tf_half_pixel_for_nn") return (o + 0.5) / scale;
+  if (coord == "asymmetric") return o / scale;
+  if (coord == "tf_crop_and_resize") {
+    const double s = roi.empty() ? 0 : roi[a], e = roi.empty() ? 1 : roi[rank + a];
+    const double src = length_resized > 1 ? s * (in - 1) + o * (e - s) * (in - 1) / (length_resized - 1)
+                                          : 0.5 * (s + e) * (in - 1);
+    if (src < 0 || src > static_cast<double>(in - 1)) *outside = true;
+    return src;
+  }
+  return std::nullopt;
+}
+
+int64_t nearest_index(double src, const std::string& nearest, int64_t in) {
+  double r;
+  if (nearest == "round_prefer_ceil")
+    r = std::floor(src + 0.5);
+  else if (nearest == "floor")
+    r = std::floor(src);
+  else if (nearest == "ceil")
+    r = std::ceil(src);
+  else  // round_prefer_floor
+    r = (src - std::floor(src) == 0.5) ? std::floor(src) : std::round(src);
+  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+}
+
+void linear_taps(double src, int64_t in, std::vector<Tap>* t) {
+  const double c = std::clamp(src, 0.0, static_cast<double>(in - 1));
+  const auto i0 = static_cast<int64_t>(std::floor(c));
+  const int64_t i1 = std::min(i0 + 1, in - 1);
+  const double f = c - static_cast<double>(i0);
+  t->push_back({i0, 1 - f});
+  if (i1 != i0) t->push_back({i1, f});
+}
+
+// Keys' cubic convolution with coefficient A; exclude_outside drops taps past the edge and renormalises.
+void cubic_taps(double src, int64_t in, double A, bool exclude_outside, std::vector<Tap>* t) {
+  const double fl = std::floor(src), f = src - fl;
+  double w[4];
+  const double d[4] = {1 + f, f, 1 - f, 2 - f};
+  for (int k = 0; k < 4; ++k) {
+    const double z = d[k];
+    w[k] = z <= 1 ? ((A + 2) * z - (A + 3)) * z * z + 1 : ((A * z - 5 * A) * z + 8 * A) * z - 4 * A;
+  }
+  double sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t i = static_cast<int64_t>(fl) - 1 + k;
+    if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
+    sum += w[k];
+  }
+  for (int k = 0; k < 4; ++k) {
+    if (w[k] == 0) continue;
+    const int64_t i = std::clamp<int64_t>(static_cast<int64_t>(fl) - 1 + k, 0, in - 1);
+    t->push_back({i, exclude_outside && sum != 0 ? w[k] / sum : w[k]});
+  }
+}
 
 Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scales, Dims out_dims,
                    bool legacy) {
@@ -47,78 +122,22 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
     taps[a].resize(static_cast<size_t>(out));
     outside[a].assign(static_cast<size_t>(out), false);
     for (int64_t o = 0; o < out; ++o) {
-      double src;
-      // ONNX's reference uses the unrounded output length when scales are given.
-      const double length_resized = static_cast<double>(in) * scale;
-      if (coord == "half_pixel") {
-        src = (o + 0.5) / scale - 0.5;
-      } else if (coord == "half_pixel_symmetric") {
-        const double adj = static_cast<double>(out) / (scale * static_cast<double>(in));
-        const double center = static_cast<double>(in) / 2.0;
-        const double offset = center * (1 - adj);
-        src = offset + (o + 0.5) / scale - 0.5;
-      } else if (coord == "pytorch_half_pixel") {
-        src = length_resized > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
-      } else if (coord == "align_corners") {
-        src = length_resized == 1
-                  ? 0.0
-                  : static_cast<double>(o) * static_cast<double>(in - 1) / (length_resized - 1);
-      } else if (coord == "tf_half_pixel_for_nn") {
-        src = (o + 0.5) / scale;
-      } else if (coord == "asymmetric") {
-        src = o / scale;
-      } else if (coord == "tf_crop_and_resize") {
-        const double s = roi.empty() ? 0 : roi[a], e = roi.empty() ? 1 : roi[rank + a];
-        src = length_resized > 1 ? s * (in - 1) + o * (e - s) * (in - 1) / (length_resized - 1)
-                                 : 0.5 * (s + e) * (in - 1);
-        if (src < 0 || src > static_cast<double>(in - 1)) outside[a][o] = true;
-      } else {
-        return ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
-      }
+      bool out_of_roi = false;
+      const std::optional<double> mapped = source_coordinate(coord, o, in, out, scale, roi, a, &out_of_roi);
+      if (!mapped) return ctx.unsupported("coordinate_transformation_mode '" + coord + "' is not supported");
+      const double src = *mapped;
+      outside[a][o] = out_of_roi;
       auto& t = taps[a][o];
       if (in == out && scale == 1.0 && coord != "tf_crop_and_resize") {
         t.push_back({o, 1.0});
         continue;
       }
-      if (mode == "nearest") {
-        double r;
-        if (nearest == "round_prefer_ceil")
-          r = std::floor(src + 0.5);
-        else if (nearest == "floor")
-          r = std::floor(src);
-        else if (nearest == "ceil")
-          r = std::ceil(src);
-        else  // round_prefer_floor
-          r = (src - std::floor(src) == 0.5) ? std::floor(src) : std::round(src);
-        t.push_back({std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1), 1.0});
-      } else if (mode == "linear" || mode == "bilinear") {
-        const double c = std::clamp(src, 0.0, static_cast<double>(in - 1));
-        const auto i0 = static_cast<int64_t>(std::floor(c));
-        const int64_t i1 = std::min(i0 + 1, in - 1);
-        const double f = c - static_cast<double>(i0);
-        t.push_back({i0, 1 - f});
-        if (i1 != i0) t.push_back({i1, f});
-      } else {  // cubic
-        const double fl = std::floor(src), f = src - fl;
-        const double A = cubic_a;
-        double w[4];
-        const double d[4] = {1 + f, f, 1 - f, 2 - f};
-        for (int k = 0; k < 4; ++k) {
-          const double z = d[k];
-          w[k] = z <= 1 ? ((A + 2) * z - (A + 3)) * z * z + 1 : ((A * z - 5 * A) * z + 8 * A) * z - 4 * A;
-        }
-        double sum = 0;
-        for (int k = 0; k < 4; ++k) {
-          const int64_t i = static_cast<int64_t>(fl) - 1 + k;
-          if (exclude_outside && (i < 0 || i >= in)) w[k] = 0;
-          sum += w[k];
-        }
-        for (int k = 0; k < 4; ++k) {
-          if (w[k] == 0) continue;
-          const int64_t i = std::clamp<int64_t>(static_cast<int64_t>(fl) - 1 + k, 0, in - 1);
-          t.push_back({i, exclude_outside && sum != 0 ? w[k] / sum : w[k]});
-        }
-      }
+      if (mode == "nearest")
+        t.push_back({nearest_index(src, nearest, in), 1.0});
+      else if (mode == "linear" || mode == "bilinear")
+        linear_taps(src, in, &t);
+      else
+        cubic_taps(src, in, cubic_a, exclude_outside, &t);
     }
   }
   return visit_numeric(dtype_of(x), [&](auto tag) {
