@@ -63,6 +63,59 @@ Status activations(KernelContext& ctx, std::vector<std::string> defaults, int di
 
 enum class Cell { kLstm, kGru, kRnn };
 
+// One recurrent layer's inputs and attributes, and the cell updates of one batch row at one time step. h and
+// c are that row's hidden and cell state; gate holds W x + Wb (+ R h + Rb, except GRU's h gate) on entry.
+struct Layer {
+  Cell cell = Cell::kRnn;
+  const Tensor* R = nullptr;
+  const Tensor* Bias = nullptr;
+  const Tensor* P = nullptr;
+  int64_t H = 0;
+  float clip = 0;
+  bool input_forget = false, linear_before_reset = false;
+
+  static double val(const Tensor& t, int64_t i) { return scalar_as_double(t, static_cast<size_t>(i)); }
+  double clipped(double v) const {
+    return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
+  }
+
+  void lstm(int d, const Activation& f, const Activation& g, const Activation& hact,
+            std::vector<double>& gate, double* h, double* c) const {
+    for (int64_t k = 0; k < H; ++k) {
+      double gi = gate[k], go = gate[H + k], gf = gate[2 * H + k], gc = gate[3 * H + k];
+      if (P) {
+        gi += val(*P, d * 3 * H + k) * c[k];
+        gf += val(*P, d * 3 * H + 2 * H + k) * c[k];
+      }
+      const double it = f(clipped(gi));
+      const double ft = input_forget ? 1 - it : f(clipped(gf));
+      const double ct = g(clipped(gc));
+      const double cn = ft * c[k] + it * ct;
+      if (P) go += val(*P, d * 3 * H + H + k) * cn;
+      const double ot = f(clipped(go));
+      c[k] = cn;
+      gate[k] = ot * hact(cn);  // reuse as the new h
+    }
+    for (int64_t k = 0; k < H; ++k) h[k] = gate[k];
+  }
+
+  void gru(int d, const Activation& f, const Activation& g, const std::vector<double>& gate,
+           double* h) const {
+    std::vector<double> hn(static_cast<size_t>(H));
+    for (int64_t k = 0; k < H; ++k) {
+      const double z = f(clipped(gate[k])), r = f(clipped(gate[H + k]));
+      double rh = 0;
+      for (int64_t m = 0; m < H; ++m)
+        rh += val(*R, (d * 3 * H + 2 * H + k) * H + m) * (linear_before_reset ? 1.0 : r) * h[m];
+      if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
+      if (linear_before_reset) rh *= r;
+      const double ht = g(clipped(gate[2 * H + k] + rh));
+      hn[k] = (1 - z) * ht + z * h[k];
+    }
+    for (int64_t k = 0; k < H; ++k) h[k] = hn[k];
+  }
+};
+
 Status recurrent(KernelContext& ctx, Cell cell) {
   const Tensor& X = ctx.in(0);
   const Tensor& W = ctx.in(1);
@@ -84,28 +137,29 @@ Status recurrent(KernelContext& ctx, Cell cell) {
                                                       : std::vector<std::string>{"Tanh"},
                                  dirs, &act));
   const size_t per = act.size() / static_cast<size_t>(dirs);
-  const float clip = ctx.attr_float("clip", 0.0f);
-  const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
-  const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
   auto opt = [&](size_t i) -> const Tensor* {
     return ctx.has_input(i) && num_elements(dims_of(ctx.in(i))) > 0 ? &ctx.in(i) : nullptr;
   };
-  const Tensor* Bias = opt(3);
+  Layer layer{cell,
+              &R,
+              opt(3),
+              cell == Cell::kLstm ? opt(7) : nullptr,
+              H,
+              ctx.attr_float("clip", 0.0f),
+              ctx.attr_int("input_forget", 0) != 0,
+              ctx.attr_int("linear_before_reset", 0) != 0};
   const Tensor* lens = opt(4);
   const Tensor* h0 = opt(5);
   const Tensor* c0 = cell == Cell::kLstm ? opt(6) : nullptr;
-  const Tensor* P = cell == Cell::kLstm ? opt(7) : nullptr;
   auto size_is = [&](const Tensor* t, int64_t n) { return !t || num_elements(dims_of(*t)) == n; };
-  if (!size_is(Bias, dirs * 2 * gates * H) || !size_is(lens, B) || !size_is(h0, dirs * B * H) ||
-      !size_is(c0, dirs * B * H) || !size_is(P, dirs * 3 * H))
+  if (!size_is(layer.Bias, dirs * 2 * gates * H) || !size_is(lens, B) || !size_is(h0, dirs * B * H) ||
+      !size_is(c0, dirs * B * H) || !size_is(layer.P, dirs * 3 * H))
     return ctx.error("B, sequence_lens, initial_h, initial_c or P has the wrong size");
   std::vector<int64_t> seq_len(static_cast<size_t>(B), T);
   if (lens) seq_len = to_int64s(*lens);
   for (int64_t& l : seq_len) l = std::clamp<int64_t>(l, 0, T);
-  auto val = [](const Tensor& t, int64_t i) { return scalar_as_double(t, static_cast<size_t>(i)); };
-  auto clipped = [&](double v) {
-    return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
-  };
+  const auto val = Layer::val;
+  const Tensor* Bias = layer.Bias;
   std::vector<double> Y(static_cast<size_t>(T * dirs * B * H), 0.0), Yh(static_cast<size_t>(dirs * B * H)),
       Yc(static_cast<size_t>(dirs * B * H));
   for (int d = 0; d < dirs; ++d) {
@@ -125,61 +179,24 @@ Status recurrent(KernelContext& ctx, Cell cell) {
         if (step >= seq_len[b]) continue;
         const int64_t t = reverse ? seq_len[b] - 1 - step : step;
         const int64_t xoff = batch_first ? (b * T + t) * I : (t * B + b) * I;
-        // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate)
         for (int64_t j = 0; j < gates * H; ++j) {
           double s = 0;
           for (int64_t i = 0; i < I; ++i) s += val(W, (d * gates * H + j) * I + i) * val(X, xoff + i);
           if (Bias) s += val(*Bias, d * 2 * gates * H + j);
-          const bool gru_h = cell == Cell::kGru && j >= 2 * H;
-          if (!gru_h) {
+          if (!(cell == Cell::kGru && j >= 2 * H)) {
             for (int64_t k = 0; k < H; ++k) s += val(R, (d * gates * H + j) * H + k) * h[b * H + k];
             if (Bias) s += val(*Bias, d * 2 * gates * H + gates * H + j);
           }
           gate[j] = s;
         }
-        if (cell == Cell::kLstm) {
-          for (int64_t k = 0; k < H; ++k) {
-            double gi = gate[k], go = gate[H + k], gf = gate[2 * H + k], gc = gate[3 * H + k];
-            if (P) {
-              gi += val(*P, d * 3 * H + k) * c[b * H + k];
-              gf += val(*P, d * 3 * H + 2 * H + k) * c[b * H + k];
-            }
-            const double it = f(clipped(gi));
-            const double ft = input_forget ? 1 - it : f(clipped(gf));
-            const double ct = g(clipped(gc));
-            const double cn = ft * c[b * H + k] + it * ct;
-            if (P) go += val(*P, d * 3 * H + H + k) * cn;
-            const double ot = f(clipped(go));
-            c[b * H + k] = cn;
-            gate[k] = ot * hact(cn);  // reuse as the new h
-          }
-          for (int64_t k = 0; k < H; ++k) h[b * H + k] = gate[k];
-        } else if (cell == Cell::kGru) {
-          std::vector<double> hn(static_cast<size_t>(H));
-          for (int64_t k = 0; k < H; ++k) {
-            const double z = f(clipped(gate[k])), r = f(clipped(gate[H + k]));
-            double rh = 0;
-            if (linear_before_reset) {
-              for (int64_t m = 0; m < H; ++m) rh += val(R, (d * 3 * H + 2 * H + k) * H + m) * h[b * H + m];
-              if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
-              rh *= r;
-            } else {
-              for (int64_t m = 0; m < H; ++m)
-                rh += val(R, (d * 3 * H + 2 * H + k) * H + m) * r * h[b * H + m];
-              if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
-            }
-            const double ht = g(clipped(gate[2 * H + k] + rh));
-            hn[k] = (1 - z) * ht + z * h[b * H + k];
-          }
-          for (int64_t k = 0; k < H; ++k) h[b * H + k] = hn[k];
-        } else {
-          for (int64_t k = 0; k < H; ++k) h[b * H + k] = f(clipped(gate[k]));
-        }
-        for (int64_t k = 0; k < H; ++k) {
-          const int64_t yi =
-              batch_first ? ((b * T + t) * dirs + d) * H + k : ((t * dirs + d) * B + b) * H + k;
-          Y[yi] = h[b * H + k];
-        }
+        if (cell == Cell::kLstm)
+          layer.lstm(d, f, g, hact, gate, &h[b * H], &c[b * H]);
+        else if (cell == Cell::kGru)
+          layer.gru(d, f, g, gate, &h[b * H]);
+        else
+          for (int64_t k = 0; k < H; ++k) h[b * H + k] = f(layer.clipped(gate[k]));
+        for (int64_t k = 0; k < H; ++k)
+          Y[batch_first ? ((b * T + t) * dirs + d) * H + k : ((t * dirs + d) * B + b) * H + k] = h[b * H + k];
       }
     }
     for (int64_t b = 0; b < B; ++b)
