@@ -74,9 +74,38 @@ struct Layer {
   float clip = 0;
   bool input_forget = false, linear_before_reset = false;
 
+  Layer(KernelContext& ctx, Cell c, const Tensor& r, int64_t hidden)
+      : cell(c),
+        R(&r),
+        Bias(optional_input(ctx, 3)),
+        P(c == Cell::kLstm ? optional_input(ctx, 7) : nullptr),
+        H(hidden),
+        clip(ctx.attr_float("clip", 0.0f)),
+        input_forget(ctx.attr_int("input_forget", 0) != 0),
+        linear_before_reset(ctx.attr_int("linear_before_reset", 0) != 0) {}
+
+  // An input that is present and not empty, or nullptr.
+  static const Tensor* optional_input(KernelContext& ctx, size_t i) {
+    return ctx.has_input(i) && num_elements(dims_of(ctx.in(i))) > 0 ? &ctx.in(i) : nullptr;
+  }
   static double val(const Tensor& t, int64_t i) { return scalar_as_double(t, static_cast<size_t>(i)); }
   double clipped(double v) const {
     return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
+  }
+
+  // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate), for the input row at `xoff`.
+  void gate_inputs(int d, int gates, const Tensor& W, const Tensor& X, int64_t xoff, int64_t I,
+                   const double* h, std::vector<double>* gate) const {
+    for (int64_t j = 0; j < gates * H; ++j) {
+      double s = 0;
+      for (int64_t i = 0; i < I; ++i) s += val(W, (d * gates * H + j) * I + i) * val(X, xoff + i);
+      if (Bias) s += val(*Bias, d * 2 * gates * H + j);
+      if (!(cell == Cell::kGru && j >= 2 * H)) {
+        for (int64_t k = 0; k < H; ++k) s += val(*R, (d * gates * H + j) * H + k) * h[k];
+        if (Bias) s += val(*Bias, d * 2 * gates * H + gates * H + j);
+      }
+      (*gate)[j] = s;
+    }
   }
 
   void lstm(int d, const Activation& f, const Activation& g, const Activation& hact,
@@ -137,17 +166,8 @@ Status recurrent(KernelContext& ctx, Cell cell) {
                                                       : std::vector<std::string>{"Tanh"},
                                  dirs, &act));
   const size_t per = act.size() / static_cast<size_t>(dirs);
-  auto opt = [&](size_t i) -> const Tensor* {
-    return ctx.has_input(i) && num_elements(dims_of(ctx.in(i))) > 0 ? &ctx.in(i) : nullptr;
-  };
-  Layer layer{cell,
-              &R,
-              opt(3),
-              cell == Cell::kLstm ? opt(7) : nullptr,
-              H,
-              ctx.attr_float("clip", 0.0f),
-              ctx.attr_int("input_forget", 0) != 0,
-              ctx.attr_int("linear_before_reset", 0) != 0};
+  auto opt = [&](size_t i) { return Layer::optional_input(ctx, i); };
+  const Layer layer(ctx, cell, R, H);
   const Tensor* lens = opt(4);
   const Tensor* h0 = opt(5);
   const Tensor* c0 = cell == Cell::kLstm ? opt(6) : nullptr;
@@ -159,7 +179,6 @@ Status recurrent(KernelContext& ctx, Cell cell) {
   if (lens) seq_len = to_int64s(*lens);
   for (int64_t& l : seq_len) l = std::clamp<int64_t>(l, 0, T);
   const auto val = Layer::val;
-  const Tensor* Bias = layer.Bias;
   std::vector<double> Y(static_cast<size_t>(T * dirs * B * H), 0.0), Yh(static_cast<size_t>(dirs * B * H)),
       Yc(static_cast<size_t>(dirs * B * H));
   for (int d = 0; d < dirs; ++d) {
@@ -179,16 +198,7 @@ Status recurrent(KernelContext& ctx, Cell cell) {
         if (step >= seq_len[b]) continue;
         const int64_t t = reverse ? seq_len[b] - 1 - step : step;
         const int64_t xoff = batch_first ? (b * T + t) * I : (t * B + b) * I;
-        for (int64_t j = 0; j < gates * H; ++j) {
-          double s = 0;
-          for (int64_t i = 0; i < I; ++i) s += val(W, (d * gates * H + j) * I + i) * val(X, xoff + i);
-          if (Bias) s += val(*Bias, d * 2 * gates * H + j);
-          if (!(cell == Cell::kGru && j >= 2 * H)) {
-            for (int64_t k = 0; k < H; ++k) s += val(R, (d * gates * H + j) * H + k) * h[b * H + k];
-            if (Bias) s += val(*Bias, d * 2 * gates * H + gates * H + j);
-          }
-          gate[j] = s;
-        }
+        layer.gate_inputs(d, gates, W, X, xoff, I, &h[b * H], &gate);
         if (cell == Cell::kLstm)
           layer.lstm(d, f, g, hact, gate, &h[b * H], &c[b * H]);
         else if (cell == Cell::kGru)

@@ -89,6 +89,24 @@ void cubic_taps(double src, int64_t in, double A, bool exclude_outside, std::vec
   }
 }
 
+// One axis of a separable resize: every output index the weighted sum of its taps.
+std::vector<double> resample_axis(const std::vector<double>& cur, const Dims& cd, size_t a, int64_t out,
+                                  const std::vector<std::vector<Tap>>& taps) {
+  int64_t outer = 1, inner = 1;
+  split_at_axis(cd, static_cast<int64_t>(a), &outer, &inner);
+  std::vector<double> next(static_cast<size_t>(outer * out * inner));
+  for (int64_t r = 0; r < outer; ++r)
+    for (int64_t o = 0; o < out; ++o) {
+      double* dst = next.data() + (r * out + o) * inner;
+      std::fill(dst, dst + inner, 0.0);
+      for (const Tap& t : taps[o]) {
+        const double* src = cur.data() + (r * cd[a] + t.index) * inner;
+        for (int64_t i = 0; i < inner; ++i) dst[i] += t.weight * src[i];
+      }
+    }
+  return next;
+}
+
 Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scales, Dims out_dims,
                    bool legacy) {
   const Dims& xd = dims_of(x);
@@ -151,19 +169,7 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
       if (cd[a] == out_dims[a] && taps[a].size() == static_cast<size_t>(cd[a]) &&
           coord != "tf_crop_and_resize" && scales[a] == 1.0)
         continue;
-      int64_t outer = 1, inner = 1;
-      split_at_axis(cd, static_cast<int64_t>(a), &outer, &inner);
-      std::vector<double> next(static_cast<size_t>(outer * out_dims[a] * inner));
-      for (int64_t r = 0; r < outer; ++r)
-        for (int64_t o = 0; o < out_dims[a]; ++o) {
-          double* dst = next.data() + (r * out_dims[a] + o) * inner;
-          std::fill(dst, dst + inner, 0.0);
-          for (const Tap& t : taps[a][o]) {
-            const double* src = cur.data() + (r * cd[a] + t.index) * inner;
-            for (int64_t i = 0; i < inner; ++i) dst[i] += t.weight * src[i];
-          }
-        }
-      cur.swap(next);
+      cur = resample_axis(cur, cd, a, out_dims[a], taps[a]);
       cd[a] = out_dims[a];
     }
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out_dims);
