@@ -1,5 +1,7 @@
 // The dynamic-shape partitioner through the real host: GE's catalogue entries (DSP-xx), cycle safety,
 // determinism, random-DAG properties and the real models.
+// Over 600 lines on purpose: one test per catalogue entry of the reference, in catalogue order, so that the
+// catalogue and its tests can be read side by side.
 #include <gtest/gtest.h>
 
 #include <filesystem>
