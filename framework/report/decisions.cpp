@@ -15,13 +15,18 @@ std::string describe(const sdk::Decision& d) {
   return s;
 }
 
+bool decided_above(const sdk::Decision& d, const sdk::Node& n) {
+  for (const sdk::Graph* g = n.owner(); g; g = g->parent_graph()) {
+    if (g->name() == d.graph) return true;
+  }
+  return false;
+}
+
 std::vector<const sdk::Decision*> decisions_about(const std::vector<sdk::Decision>& log, const sdk::Node& n) {
-  std::vector<std::string> graphs;
-  for (const sdk::Graph* g = n.owner(); g; g = g->parent_graph()) graphs.push_back(g->name());
   std::vector<const sdk::Decision*> out;
   for (const sdk::Decision& d : log) {
-    if (std::find(graphs.begin(), graphs.end(), d.graph) == graphs.end()) continue;
-    if (std::find(d.nodes.begin(), d.nodes.end(), n.name()) != d.nodes.end()) out.push_back(&d);
+    if (std::find(d.nodes.begin(), d.nodes.end(), n.name()) != d.nodes.end() && decided_above(d, n))
+      out.push_back(&d);
   }
   return out;
 }

@@ -13,6 +13,10 @@ namespace graphsplit {
 // 4"
 std::string describe(const sdk::Decision& decision);
 
+// Whether `d` was decided in `n`'s graph or one of its ancestors (partitioners move nodes from the graph they
+// were decided in into subgraphs, keeping their names).
+bool decided_above(const sdk::Decision& d, const sdk::Node& n);
+
 // The records that concern node `n`, in order: those naming it in its graph or in one of that graph's
 // ancestors (partitioners move nodes from the graph they were decided in into subgraphs, keeping their
 // names).

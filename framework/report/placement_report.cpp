@@ -30,13 +30,6 @@ PlacementLog placement_log(const std::vector<sdk::Decision>& decisions) {
   return log;
 }
 
-bool decided_in(const sdk::Decision& d, const sdk::Node& n) {
-  for (const sdk::Graph* g = n.owner(); g; g = g->parent_graph()) {
-    if (g->name() == d.graph) return true;
-  }
-  return false;
-}
-
 void fill(const sdk::Node& n, const PlacementLog& log, report::NodePlacement* p) {
   p->set_graph(n.owner()->name());
   p->set_node(n.name());
@@ -45,7 +38,7 @@ void fill(const sdk::Node& n, const PlacementLog& log, report::NodePlacement* p)
   p->set_kernel_lib(n.attrs().get_string(sdk::attr::kOpKernelLibName));
   if (auto it = log.find(n.name()); it != log.end()) {
     for (const sdk::Decision* d : it->second) {
-      if (!decided_in(*d, n)) continue;
+      if (!decided_above(*d, n)) continue;
       if (d->final) {
         // The last decision wins (the host-CPU update after placement); KEPT only says a later run changed
         // nothing.

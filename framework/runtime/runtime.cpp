@@ -1,11 +1,9 @@
 #include "runtime/runtime.h"
 
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <sstream>
 
-#include "graphsplit/sdk/ir/verify.h"
 #include "runtime/runtime_impl.h"
 
 namespace graphsplit {

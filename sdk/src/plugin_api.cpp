@@ -18,33 +18,39 @@ void PassContext::record(const Decision&) {}
 Pass::~Pass() = default;
 Partitioner::~Partitioner() = default;
 
-std::string_view to_string(ReasonCode code) {
-  switch (code) {
-#define GS_REASON_NAME(e, v, name, meaning) \
-  case ReasonCode::e:                       \
-    return name;
-    GS_REASON_CODES(GS_REASON_NAME)
-#undef GS_REASON_NAME
+namespace {
+
+struct ReasonEntry {
+  ReasonCode code;
+  std::string_view name, meaning;
+};
+#define GS_REASON_ROW(e, v, name, meaning) {ReasonCode::e, name, meaning},
+constexpr ReasonEntry kReasons[] = {GS_REASON_CODES(GS_REASON_ROW)};
+#undef GS_REASON_ROW
+
+const ReasonEntry* find_reason(ReasonCode code) {
+  for (const ReasonEntry& r : kReasons) {
+    if (r.code == code) return &r;
   }
-  return "UNKNOWN";
+  return nullptr;
+}
+
+}  // namespace
+
+std::string_view to_string(ReasonCode code) {
+  const ReasonEntry* r = find_reason(code);
+  return r ? r->name : "UNKNOWN";
 }
 
 std::string_view reason_meaning(ReasonCode code) {
-  switch (code) {
-#define GS_REASON_MEANING(e, v, name, meaning) \
-  case ReasonCode::e:                          \
-    return meaning;
-    GS_REASON_CODES(GS_REASON_MEANING)
-#undef GS_REASON_MEANING
-  }
-  return "";
+  const ReasonEntry* r = find_reason(code);
+  return r ? r->meaning : "";
 }
 
 std::optional<ReasonCode> parse_reason_code(std::string_view text) {
-#define GS_REASON_PARSE(e, v, name, meaning) \
-  if (text == name) return ReasonCode::e;
-  GS_REASON_CODES(GS_REASON_PARSE)
-#undef GS_REASON_PARSE
+  for (const ReasonEntry& r : kReasons) {
+    if (r.name == text) return r.code;
+  }
   return std::nullopt;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The ABI baselines of the libraries out-of-tree plugins link (libgraphsplit_sdk, libgraphsplit_kernels), kept in
-# sdk/abi/ with the ABI version each describes.
+# sdk/abi/ with the ABI version each describes. The abidw XML is stored gzip-compressed (-n: no name or time, so
+# the same ABI gives the same bytes): it is mostly the standard library's types, 2-4 MB as text.
 #   tests/abi/abi.sh check  <source dir> <build dir>   fails when a library's ABI differs from its baseline
 #   tests/abi/abi.sh update <source dir> <build dir>   rewrites the baselines (after a deliberate ABI change)
 # A change needs a version bump (GS_SDK_ABI_MINOR/MAJOR in sdk/cmake/version.h.in; the version node in
@@ -21,6 +22,7 @@ dump() {  # <library> <headers dirs...>
 }
 
 status=0
+current=$(mktemp); expected=$(mktemp); trap 'rm -f "$current" "$expected"' EXIT
 for name in sdk kernels; do
   case $name in
     sdk) lib=$(ls "$BUILD"/sdk/libgraphsplit_sdk.so.*.*.* | head -1); version=$(sdk_version)
@@ -31,17 +33,17 @@ for name in sdk kernels; do
   if ! readelf -S "$lib" | grep -q '\.debug_info'; then
     echo "abi: $lib has no debug information (build with RelWithDebInfo or Debug to check the ABI)"; exit 77
   fi
-  baseline="$SRC/sdk/abi/libgraphsplit_$name.abi"
+  baseline="$SRC/sdk/abi/libgraphsplit_$name.abi.gz"
   recorded="$SRC/sdk/abi/libgraphsplit_$name.version"
   if [ "$MODE" = update ]; then
-    dump "$lib" "${headers[@]}" > "$baseline"
+    dump "$lib" "${headers[@]}" | gzip -9n > "$baseline"
     echo "$version" > "$recorded"
     echo "abi: wrote $baseline (ABI $version)"
     continue
   fi
-  current=$(mktemp); trap 'rm -f "$current"' EXIT
   dump "$lib" "${headers[@]}" > "$current"
-  set +e; report=$(abidiff "$baseline" "$current" 2>&1); rc=$?; set -e
+  gzip -dc "$baseline" > "$expected"
+  set +e; report=$(abidiff "$expected" "$current" 2>&1); rc=$?; set -e
   base_version=$(cat "$recorded")
   if [ $rc -ne 0 ] && [ "$base_version" = "$version" ]; then
     echo "abi: libgraphsplit_$name changed its ABI without a version bump (still $version):"
