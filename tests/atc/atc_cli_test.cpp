@@ -217,7 +217,7 @@ TEST_F(AtcTest, FailedRunRemovesAStaleOutput) {
 TEST_F(AtcTest, ListPluginsShowsDescriptorsAndComponents) {
   Result r = atc("--list_plugins");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI 1.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI 1.2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pass std.topological_sort"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("engine template: Example engine"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("op table"), std::string::npos) << r.out;
@@ -275,7 +275,7 @@ TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
                                    "pass = \"thrower.throws_on_run\"\n";
   expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") +
                    " --plugin_path=" + BAD_PLUGIN_DIR,
-               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.1) "
+               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.2) "
                "threw a non-standard exception");
 }
 
@@ -283,13 +283,15 @@ TEST_F(AtcTest, TimingAndDumps) {
   const std::string model = write_model("tiny.onnx", tiny_model());
   Result r = atc("--model=" + model + " --output=" + path("t") + " --timing --dump_graph=" + path("dump"));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("1   pass std.prune_unused"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("2   pass std.topological_sort"), std::string::npos) << r.out;
-  for (const char* f :
-       {"000_input.json", "000_input.dot", "001_std.prune_unused.json", "002_std.topological_sort.dot"}) {
+  // The tiny model's shapes are all static already: shape inference changes nothing.
+  EXPECT_NE(r.out.find("1   pass shape.infer"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2   pass std.prune_unused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("3   pass std.topological_sort"), std::string::npos) << r.out;
+  for (const char* f : {"000_input.json", "000_input.dot", "001_shape.infer.json",
+                        "002_std.prune_unused.json", "003_std.topological_sort.dot"}) {
     EXPECT_TRUE(fs::exists(path("dump") + "/" + f)) << f;
   }
-  EXPECT_NE(slurp(path("dump") + "/002_std.topological_sort.dot").find("digraph \"tiny\""),
+  EXPECT_NE(slurp(path("dump") + "/003_std.topological_sort.dot").find("digraph \"tiny\""),
             std::string::npos);
 }
 
@@ -409,7 +411,7 @@ TEST_F(AtcTest, AnEntryPastTheTimeLimitStopsAtcNamingTheEntryAndPlugin) {
   const auto start = std::chrono::steady_clock::now();
   expect_error(
       "--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") + " --entry_timeout=1",
-      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI 1.1) exceeded "
+      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI 1.2) exceeded "
       "the time limit of 1 s");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
 }

@@ -210,6 +210,8 @@ void expect_clean(const Summary& sum, size_t min_pass) {
 
 TEST(OnnxNodeTests, DefaultPipelineMatchesExpectedOutputs) {
   ASSERT_TRUE(init_logging("error").is_ok());
+  // Every kernel output must have the shape inference wrote before the run: 0 mismatches or the case fails.
+  setenv("GRAPHSPLIT_CHECK_SHAPES", "1", 1);
   auto pipeline = make_pipeline(GRAPHSPLIT_DEFAULT_PIPELINE);
   ASSERT_TRUE(pipeline);
   Summary sum = run_all(*pipeline, {}, "node_tests_default.md");

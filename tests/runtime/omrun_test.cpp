@@ -55,6 +55,10 @@ int segments(const std::string& out) {
 class OmrunTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    // Every value the real models compute is checked against the shape inference wrote (a mismatch fails
+    // the run naming the node), so these tests are also the proof that the shape rules agree with the
+    // kernels.
+    setenv("GRAPHSPLIT_CHECK_SHAPES", "1", 1);
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     dir_ = fs::temp_directory_path() /
            ("gs_omrun_" + std::string(info->name()) + "_" + std::to_string(::getpid()));

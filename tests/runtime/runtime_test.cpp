@@ -101,6 +101,39 @@ TEST_F(RuntimeTest, AbsurdDeclaredShapesAreNotPlanned) {
   EXPECT_EQ(values(out[0]), (std::vector<float>{0, 2, 0}));
 }
 
+// GRAPHSPLIT_CHECK_SHAPES: a kernel output that differs from the shape inference wrote fails the run, naming
+// the node and both shapes (what makes the node tests a proof of the shape rules).
+TEST_F(RuntimeTest, ShapeCheckCatchesAWrongCompileTimeShape) {
+  setenv("GRAPHSPLIT_CHECK_SHAPES", "1", 1);
+  auto g = relu_chain(2, {-1}, "AIcoreEngine");
+  g->find_node("relu0")->mutable_output_desc(0).shape = sdk::Shape({4});
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(std::move(g), &rt).is_ok());
+  std::vector<sdk::Tensor> out;
+  sdk::Status s = rt->run({floats({3}, {-1, 2, -3})}, &out);
+  unsetenv("GRAPHSPLIT_CHECK_SHAPES");
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("node 'relu0' (Relu): output 0 has shape [3] but shape inference said [4]"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST_F(RuntimeTest, ShapeCheckEvaluatesSymbolicDimensions) {
+  setenv("GRAPHSPLIT_CHECK_SHAPES", "1", 1);
+  auto g = relu_chain(2, {-1}, "AIcoreEngine");
+  g->find_node("relu0")->mutable_output_desc(0).shape.set_dim_names({"n"});
+  g->find_node("relu1")->mutable_output_desc(0).shape.set_dim_names({"2*n"});  // wrong: Relu keeps the size
+  std::unique_ptr<Runtime> rt;
+  ASSERT_TRUE(open(std::move(g), &rt).is_ok());
+  std::vector<sdk::Tensor> out;
+  sdk::Status s = rt->run({floats({3}, {-1, 2, -3})}, &out);
+  unsetenv("GRAPHSPLIT_CHECK_SHAPES");
+  EXPECT_NE(
+      s.message().find("node 'relu1' (Relu): output 0 has shape [3] but shape inference said [-1(2*n)]"),
+      std::string::npos)
+      << s.message();
+}
+
 TEST_F(RuntimeTest, ResultsSurviveLaterRuns) {
   std::unique_ptr<Runtime> rt;
   ASSERT_TRUE(open(relu_chain(4, {4}, "AIcoreEngine"), &rt).is_ok());

@@ -1,9 +1,12 @@
 // compile_graph: binds kernels to a standalone graph and plans its memory.
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <optional>
+#include <unordered_map>
 
 #include "graphsplit/kernels/kernels.h"
+#include "graphsplit/sdk/ir/sym.h"
 #include "graphsplit/sdk/ir/topo.h"
 #include "kernel.h"
 
@@ -24,6 +27,55 @@ int opset_of(const sdk::Graph& graph) {
   }
   return 17;
 }
+
+// GRAPHSPLIT_CHECK_SHAPES=1: every kernel output is checked against the shape inference wrote at compile
+// time (numbers, and symbolic dimensions evaluated under the sizes seen so far in the run). The proof that
+// the shape rules and the kernels agree (tests set it); off by default because it costs a lookup per value.
+bool check_shapes_requested() {
+  const char* v = std::getenv("GRAPHSPLIT_CHECK_SHAPES");
+  return v && *v && std::string_view(v) != "0";
+}
+
+class ShapeChecker {
+ public:
+  Status check(const sdk::Node& node, size_t o, const Tensor& t) {
+    const sdk::Shape& want = node.output_desc(o).shape;
+    if (node.output_desc(o).kind != sdk::ValueKind::kTensor || want.is_unknown_rank()) return Status::ok();
+    const Dims& got = t.desc().shape.dims();
+    bool ok = got.size() == want.rank();
+    for (size_t i = 0; ok && i < got.size(); ++i) {
+      if (want.dims()[i] >= 0) {
+        ok = want.dims()[i] == got[i];
+      } else if (i < want.dim_names().size() && !want.dim_names()[i].empty()) {
+        ok = bind(want.dim_names()[i], got[i]);
+      }
+    }
+    if (ok) return Status::ok();
+    return Status::internal("node '" + node.name() + "' (" + node.type() + "): output " + std::to_string(o) +
+                            " has shape " + dims_string(got) + " but shape inference said " +
+                            want.to_string());
+  }
+
+ private:
+  // A plain symbol takes the first size it is seen with; an expression must evaluate to the size once
+  // every symbol in it has one.
+  bool bind(const std::string& text, int64_t size) {
+    auto e = table_.parse(text);
+    if (!e) return true;  // a name that is not an expression: nothing to check
+    if (e->kind() == sdk::DimExpr::Kind::kSymbol) {
+      auto [it, inserted] = values_.emplace(e->name(), size);
+      return inserted || it->second == size;
+    }
+    try {
+      auto v = table_.evaluate(*e, values_);
+      return !v || *v == size;
+    } catch (const sdk::SymOverflow&) {
+      return false;
+    }
+  }
+  sdk::SymbolTable table_;
+  std::unordered_map<std::string, int64_t> values_;
+};
 
 struct Step {
   const sdk::Node* node = nullptr;
@@ -46,6 +98,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
   std::vector<int64_t> planned_bytes;
   int64_t arena_size = -1;  // -1: shapes resolved at run time
   int64_t max_tensor_bytes = 0;
+  bool check_shapes = false;
   std::shared_ptr<char[]> arena;
   char* arena_base = nullptr;
 
@@ -64,6 +117,8 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
     ctx.outputs = &produced;
     ctx.allocator = this;
     ctx.max_tensor_bytes = max_tensor_bytes;
+    std::optional<ShapeChecker> checker;
+    if (check_shapes) checker.emplace();
     for (const Step& step : steps) {
       ctx.node = step.node;
       ctx.opset = step.opset;
@@ -96,6 +151,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
           return Status::internal("node '" + step.node->name() + "' (" + step.node->type() + "): output " +
                                   std::to_string(o) + " was not produced");
         }
+        if (checker) GS_RETURN_IF_ERROR(checker->check(*step.node, o, produced[o]));
         values[step.out_slots[o]] = std::move(produced[o]);
       }
       for (int r : step.release) values[r] = Tensor();
@@ -328,6 +384,7 @@ Status compile_graph(const sdk::Graph& graph, const std::function<Status(const s
   GS_RETURN_IF_ERROR(sdk::topological_order(graph, sdk::TopoSortMode::kStableRDFS, &order));
   auto exe = std::make_unique<GraphExecutable>();
   exe->max_tensor_bytes = options.max_tensor_bytes;
+  exe->check_shapes = check_shapes_requested();
   Compiler c(graph, exe.get());
   GS_RETURN_IF_ERROR(c.bind(order, accept));
   GS_RETURN_IF_ERROR(c.order_inputs());

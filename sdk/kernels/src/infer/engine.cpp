@@ -1,0 +1,441 @@
+// infer_shapes: one topological walk per graph; rules describe outputs, kernels fold constants, and the
+// result is merged into the descriptors the graph already has.
+#include <algorithm>
+#include <unordered_set>
+
+#include "graphsplit/kernels/kernels.h"
+#include "graphsplit/kernels/shape_inference.h"
+#include "graphsplit/sdk/ir/topo.h"
+#include "infer.h"
+
+namespace graphsplit::kernels {
+namespace infer {
+
+bool SymValue::has_const_elems() const {
+  if (!elems) return false;
+  return std::all_of(elems->begin(), elems->end(), [](DimExpr e) { return e.is_const(); });
+}
+
+namespace {
+
+int opset_of(const sdk::Graph& graph) {
+  const sdk::AttrValue* v = graph.root()->attrs().get(sdk::attr::kOnnxOpsetImport);
+  if (!v || !v->as_strings()) return 17;
+  for (const std::string& entry : *v->as_strings()) {
+    auto colon = entry.rfind(':');
+    if (colon == std::string::npos) continue;
+    const std::string domain = entry.substr(0, colon);
+    if (domain.empty() || domain == "ai.onnx") return std::atoi(entry.c_str() + colon + 1);
+  }
+  return 17;
+}
+
+bool is_integer_type(DataType t) {
+  switch (t) {
+    case DataType::kInt8:
+    case DataType::kInt16:
+    case DataType::kInt32:
+    case DataType::kInt64:
+    case DataType::kUint8:
+    case DataType::kUint16:
+    case DataType::kUint32:
+    case DataType::kUint64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Operators whose output is not a function of their inputs, or that run subgraphs: never folded.
+bool may_fold(const sdk::Node& n) {
+  static const std::unordered_set<std::string_view> kNever = {"RandomNormal",
+                                                              "RandomUniform",
+                                                              "RandomNormalLike",
+                                                              "RandomUniformLike",
+                                                              "Multinomial",
+                                                              "Bernoulli",
+                                                              "If",
+                                                              "Loop",
+                                                              "Scan",
+                                                              "SequenceEmpty",
+                                                              "Optional"};
+  if (kNever.count(n.type()) || n.attrs().get(sdk::attr::kDomain)) return false;
+  if (!n.control_inputs().empty() || !n.control_outputs().empty()) return false;
+  return n.subgraphs().empty();
+}
+
+}  // namespace
+
+SymValue value_from_desc(sdk::SymbolTable& sym, const sdk::TensorDesc& d) {
+  SymValue v;
+  v.dtype = d.dtype;
+  if (d.kind != sdk::ValueKind::kTensor || d.shape.is_unknown_rank()) return v;
+  v.rank_known = true;
+  const auto& names = d.shape.dim_names();
+  for (size_t i = 0; i < d.shape.rank(); ++i) {
+    const int64_t dim = d.shape.dims()[i];
+    if (dim >= 0) {
+      v.dims.push_back(sym.constant(dim));
+      continue;
+    }
+    const std::string name = i < names.size() ? names[i] : std::string();
+    if (name.empty()) {
+      v.dims.push_back(sym.fresh_symbol("s"));
+    } else if (auto parsed = sym.parse(name)) {
+      v.dims.push_back(*parsed);
+    } else {
+      v.dims.push_back(sym.symbol(name));
+    }
+  }
+  return v;
+}
+
+SymValue value_from_tensor(sdk::SymbolTable& sym, const Tensor& t, int64_t max_elems) {
+  SymValue v;
+  v.dtype = t.desc().dtype;
+  v.rank_known = true;
+  for (int64_t d : t.desc().shape.dims()) v.dims.push_back(sym.constant(d));
+  v.constant = t;
+  const int64_t n = num_elements(t.desc().shape.dims());
+  if (is_integer_type(v.dtype) && n <= max_elems) {
+    SymDims e;
+    for (int64_t x : to_int64s(t)) e.push_back(sym.constant(x));
+    v.elems = std::move(e);
+  }
+  return v;
+}
+
+namespace {
+
+// An integer tensor from known values (a Shape's output), so that kernels can fold what consumes it.
+std::optional<Tensor> materialize(const SymValue& v) {
+  if (!v.rank_known || !v.has_const_elems()) return std::nullopt;
+  Dims dims;
+  for (DimExpr d : v.dims) {
+    if (!d.is_const()) return std::nullopt;
+    dims.push_back(d.value());
+  }
+  if (num_elements(dims) != static_cast<int64_t>(v.elems->size())) return std::nullopt;
+  sdk::TensorDesc desc;
+  desc.dtype = v.dtype;
+  desc.shape = sdk::Shape(dims);
+  const int64_t es = sdk::element_size(v.dtype);
+  char* w = nullptr;
+  Tensor t = Tensor::allocate(desc, static_cast<size_t>(es) * v.elems->size(), &w);
+  for (size_t i = 0; i < v.elems->size(); ++i) {
+    const int64_t x = (*v.elems)[i].value();
+    switch (v.dtype) {
+      case DataType::kInt64:
+        reinterpret_cast<int64_t*>(w)[i] = x;
+        break;
+      case DataType::kInt32:
+        reinterpret_cast<int32_t*>(w)[i] = static_cast<int32_t>(x);
+        break;
+      case DataType::kInt16:
+        reinterpret_cast<int16_t*>(w)[i] = static_cast<int16_t>(x);
+        break;
+      case DataType::kInt8:
+        reinterpret_cast<int8_t*>(w)[i] = static_cast<int8_t>(x);
+        break;
+      case DataType::kUint8:
+        reinterpret_cast<uint8_t*>(w)[i] = static_cast<uint8_t>(x);
+        break;
+      case DataType::kUint16:
+        reinterpret_cast<uint16_t*>(w)[i] = static_cast<uint16_t>(x);
+        break;
+      case DataType::kUint32:
+        reinterpret_cast<uint32_t*>(w)[i] = static_cast<uint32_t>(x);
+        break;
+      case DataType::kUint64:
+        reinterpret_cast<uint64_t*>(w)[i] = static_cast<uint64_t>(x);
+        break;
+      default:
+        return std::nullopt;
+    }
+  }
+  return t;
+}
+
+class HeapAllocator final : public OutputAllocator {
+ public:
+  Tensor allocate(size_t, sdk::TensorDesc desc, size_t bytes, char** writable) override {
+    return Tensor::allocate(std::move(desc), bytes, writable);
+  }
+};
+
+struct GraphState {
+  const ShapeInferenceOptions* options = nullptr;
+  ShapeInferenceStats* stats = nullptr;
+  sdk::SymbolTable* sym = nullptr;
+  int opset = 17;
+  std::vector<std::vector<SymValue>> values;  // by node id, per output
+  std::vector<sdk::Node*> to_fold;
+};
+
+// Runs the node's kernel on constant inputs; false (and no change) when it cannot or should not.
+bool fold(InferContext& ctx, const GraphState& st) {
+  const sdk::Node& n = *ctx.node;
+  if (!st.options->fold_constants || !may_fold(n) || n.num_inputs() == 0) return false;
+  std::vector<const Tensor*> inputs;
+  for (size_t i = 0; i < n.num_inputs(); ++i) {
+    if (!n.input(i).valid()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    if (!ctx.has(i) || !ctx.in(i)->constant) return false;
+    inputs.push_back(&*ctx.in(i)->constant);
+  }
+  KernelFn fn = find_kernel(n.type(), {});
+  if (!fn) return false;
+  HeapAllocator heap;
+  std::vector<Tensor> produced;
+  KernelContext kc;
+  kc.node = &n;
+  kc.opset = ctx.opset;
+  kc.inputs = inputs;
+  kc.outputs = &produced;
+  kc.allocator = &heap;
+  kc.max_tensor_bytes = st.options->fold_max_bytes;
+  try {
+    if (!fn(kc).is_ok()) return false;  // the run-time error stays for run time (or the rule reports it)
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (produced.size() < n.num_outputs()) return false;
+  for (size_t o = 0; o < n.num_outputs(); ++o) {
+    if (!produced[o].data() && produced[o].desc().dtype == DataType::kUndefined) return false;
+    if (static_cast<int64_t>(produced[o].size_bytes()) > st.options->fold_max_bytes) return false;
+  }
+  for (size_t o = 0; o < n.num_outputs(); ++o)
+    ctx.outputs[o] = value_from_tensor(*st.sym, produced[o], st.options->max_value_elements);
+  return true;
+}
+
+std::string shape_text(const SymValue& v) {
+  if (!v.rank_known) return std::string(sdk::to_string(v.dtype)) + "[?]";
+  std::string s = std::string(sdk::to_string(v.dtype)) + "[";
+  for (size_t i = 0; i < v.dims.size(); ++i) s += (i ? "," : "") + v.dims[i].to_string();
+  return s + "]";
+}
+
+// Merges what inference found into the descriptor; a contradiction between two numbers is an error.
+Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
+  sdk::TensorDesc& d = node->mutable_output_desc(o);
+  if (d.kind != sdk::ValueKind::kTensor) return Status::ok();
+  const sdk::TensorDesc before = d;
+  struct CountChange {
+    const sdk::TensorDesc& before;
+    const sdk::TensorDesc& after;
+    int64_t* counter;
+    ~CountChange() { *counter += before != after; }
+  } count{before, d, &st.stats->changed_values};
+  if (d.dtype == DataType::kUndefined) d.dtype = v.dtype;
+  if (!v.rank_known) return Status::ok();
+  const auto mismatch = [&] {
+    return Status::invalid_argument("node '" + node->name() + "' (" + node->type() + "): output " +
+                                    std::to_string(o) + " is inferred as " + shape_text(v) +
+                                    " but the model declares " + d.to_string());
+  };
+  if (!d.shape.is_unknown_rank()) {
+    if (d.shape.rank() != v.dims.size()) return mismatch();
+    for (size_t i = 0; i < v.dims.size(); ++i) {
+      const int64_t have = d.shape.dims()[i];
+      if (have < 0) continue;
+      if (v.dims[i].is_const() && v.dims[i].value() != have) return mismatch();
+      if (!st.sym->unify(v.dims[i], st.sym->constant(have))) return mismatch();
+      v.dims[i] = st.sym->constant(have);
+    }
+  }
+  std::vector<int64_t> dims(v.dims.size());
+  std::vector<std::string> names(v.dims.size());
+  bool named = false;
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    const bool was_unknown = d.shape.is_unknown_rank() || d.shape.dims()[i] < 0;
+    if (v.dims[i].is_const()) {
+      dims[i] = v.dims[i].value();
+      if (was_unknown) ++st.stats->refined_dims;
+    } else {
+      dims[i] = sdk::kUnknownDim;
+      names[i] = v.dims[i].to_string();
+      named = true;
+    }
+  }
+  d.shape = sdk::Shape(std::move(dims));
+  if (named) d.shape.set_dim_names(std::move(names));
+  return Status::ok();
+}
+
+Status visit_node(sdk::Node* node, GraphState& st) {
+  std::vector<SymValue>& out = st.values[node->id()];
+  const std::string& type = node->type();
+  if (sdk::is_data_like(type) || sdk::is_variable_like(type)) {
+    for (size_t o = 0; o < node->num_outputs(); ++o)
+      out.push_back(value_from_desc(*st.sym, node->output_desc(o)));
+    return Status::ok();
+  }
+  if (sdk::is_const_like(type)) {
+    const sdk::AttrValue* v = node->attrs().get(sdk::attr::kValue);
+    if (v && v->as_tensor() && node->num_outputs() == 1) {
+      out.push_back(value_from_tensor(*st.sym, *v->as_tensor(), st.options->max_value_elements));
+    } else {
+      for (size_t o = 0; o < node->num_outputs(); ++o)
+        out.push_back(value_from_desc(*st.sym, node->output_desc(o)));
+    }
+    return Status::ok();
+  }
+  if (type == sdk::op::kNetOutput) return Status::ok();
+  ++st.stats->nodes;
+  InferContext ctx;
+  ctx.node = node;
+  ctx.opset = st.opset;
+  ctx.sym = st.sym;
+  ctx.attrs.node = node;
+  ctx.attrs.opset = st.opset;
+  ctx.max_value_elements = st.options->max_value_elements;
+  for (size_t i = 0; i < node->num_inputs(); ++i) {
+    const sdk::OutPort p = node->input(i);
+    const bool tensor = p.valid() && node->input_desc(i)->kind == sdk::ValueKind::kTensor;
+    ctx.inputs.push_back(tensor ? &st.values[p.node->id()][p.index] : nullptr);
+  }
+  ctx.outputs.resize(node->num_outputs());
+  const std::string domain =
+      node->attrs().get(sdk::attr::kDomain) && node->attrs().get(sdk::attr::kDomain)->as_string()
+          ? *node->attrs().get(sdk::attr::kDomain)->as_string()
+          : std::string();
+  RuleFn rule = find_rule(type, domain);
+  bool folded = false;
+  try {
+    if (rule) {
+      GS_RETURN_IF_ERROR(rule(ctx));
+    } else {
+      ++st.stats->no_rule[type];
+    }
+    folded = fold(ctx, st);
+  } catch (const sdk::SymOverflow& e) {
+    return Status::invalid_argument("node '" + node->name() + "' (" + type + "): " + e.what());
+  } catch (const MissingInput& e) {
+    return Status::invalid_argument("node '" + node->name() + "' (" + type + "): input " +
+                                    std::to_string(e.index) + " is required but missing");
+  }
+  bool all_const = node->num_outputs() > 0 && may_fold(*node);
+  for (size_t o = 0; o < node->num_outputs(); ++o) {
+    SymValue& v = ctx.outputs[o];
+    if (!rule && !folded) v = value_from_desc(*st.sym, node->output_desc(o));
+    if (!v.constant && st.options->fold_constants) v.constant = materialize(v);
+    if (!v.constant) all_const = false;
+    GS_RETURN_IF_ERROR(merge_output(node, o, v, st));
+  }
+  if (all_const && st.options->fold_constants) st.to_fold.push_back(node);
+  out = std::move(ctx.outputs);
+  return Status::ok();
+}
+
+// Each folded node becomes one Const per output, under the node's own name when it has one output; Consts
+// that only fed folded nodes go too.
+Status replace_folded(sdk::Graph& g, GraphState& st) {
+  std::vector<sdk::Node*> sources;
+  for (sdk::Node* node : st.to_fold) {
+    struct Out {
+      sdk::Tensor value;
+      std::string value_name;
+      std::vector<sdk::InPort> consumers;
+    };
+    std::vector<Out> outs;
+    for (size_t o = 0; o < node->num_outputs(); ++o) {
+      sdk::Tensor t = *st.values[node->id()][o].constant;
+      t.mutable_desc() = node->output_desc(o);
+      outs.push_back({t, node->output_name(o), node->consumers(o)});
+    }
+    for (size_t i = 0; i < node->num_inputs(); ++i) {
+      if (node->input(i).valid()) sources.push_back(node->input(i).node);
+    }
+    const std::string name = node->name();
+    g.remove_node(node);
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const std::string cname = g.unique_node_name(outs.size() == 1 ? name : name + "_" + std::to_string(o));
+      sdk::Node* c = g.add_node(cname, sdk::op::kConst, 0, 0);
+      c->add_output(outs[o].value.desc(), outs[o].value_name);
+      c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(outs[o].value));
+      for (const sdk::InPort& in : outs[o].consumers) GS_RETURN_IF_ERROR(g.add_edge({c, 0}, in));
+    }
+    ++st.stats->folded;
+  }
+  // A folded node can be the source of a later one: only look at sources still alive and unused.
+  std::unordered_set<sdk::Node*> alive;
+  for (sdk::Node* n : g.nodes()) alive.insert(n);
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  for (sdk::Node* s : sources) {
+    if (alive.count(s) && sdk::is_const_like(s->type()) && !s->has_consumers() &&
+        s->control_outputs().empty() && s->control_inputs().empty()) {
+      alive.erase(s);
+      g.remove_node(s);
+    }
+  }
+  return Status::ok();
+}
+
+Status infer_graph(sdk::Graph& g, GraphState& st) {
+  std::vector<sdk::Node*> order;
+  GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
+  st.values.assign(g.id_bound(), {});
+  st.to_fold.clear();
+  for (sdk::Node* n : order) GS_RETURN_IF_ERROR(visit_node(n, st));
+  // Equalities found later rewrite expressions written earlier.
+  for (sdk::Node* n : order) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      sdk::TensorDesc& d = n->mutable_output_desc(o);
+      if (d.shape.dim_names().empty()) continue;
+      std::vector<int64_t> dims = d.shape.dims();
+      std::vector<std::string> names = d.shape.dim_names();
+      for (size_t i = 0; i < dims.size() && i < names.size(); ++i) {
+        if (names[i].empty() || dims[i] >= 0 || o >= st.values[n->id()].size()) continue;
+        const SymValue& v = st.values[n->id()][o];
+        if (!v.rank_known || i >= v.dims.size()) continue;
+        const DimExpr r = st.sym->resolve(v.dims[i]);
+        if (r.is_const()) {
+          dims[i] = r.value();
+          names[i].clear();
+        } else {
+          names[i] = r.to_string();
+        }
+      }
+      const bool any =
+          std::any_of(names.begin(), names.end(), [](const std::string& s) { return !s.empty(); });
+      d.shape = sdk::Shape(std::move(dims));
+      if (any) d.shape.set_dim_names(std::move(names));
+    }
+  }
+  return replace_folded(g, st);
+}
+
+}  // namespace
+}  // namespace infer
+
+sdk::Status infer_shapes(sdk::Graph& root, const ShapeInferenceOptions& options, ShapeInferenceStats* stats) {
+  ShapeInferenceStats local;
+  if (!stats) stats = &local;
+  *stats = {};
+  sdk::SymbolTable sym;
+  infer::GraphState st;
+  st.options = &options;
+  st.stats = stats;
+  st.sym = &sym;
+  st.opset = infer::opset_of(root);
+  GS_RETURN_IF_ERROR(infer::infer_graph(root, st));
+  for (sdk::Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(infer::infer_graph(*g, st));
+  for (sdk::Node* n : root.nodes()) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      for (const std::string& name : n->output_desc(o).shape.dim_names())
+        stats->symbolic_dims += !name.empty();
+    }
+  }
+  stats->assumptions = sym.assumptions();
+  return sdk::Status::ok();
+}
+
+bool has_shape_rule(std::string_view op_type, std::string_view domain) {
+  return infer::find_rule(op_type, domain) != nullptr;
+}
+
+}  // namespace graphsplit::kernels
