@@ -29,6 +29,7 @@
 #include <unordered_set>
 
 #include "common/atomic_file.h"
+#include "graphsplit/kernels/shape_inference.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
 #include "import/onnx_tensors.h"
@@ -664,8 +665,18 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   GS_RETURN_IF_ERROR(check_model_header(model, source));
   GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all(options));
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
-  if (options.infer_shapes) infer_shapes(&model, source);
-  return Importer(source, base_dir, model).run(root);
+  if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);
+  GS_RETURN_IF_ERROR(Importer(source, base_dir, model).run(root));
+  if (!options.infer_shapes || options.onnx_reference_inference) return Status::ok();
+  kernels::ShapeInferenceOptions inference;
+  inference.fold_constants =
+      false;  // folding is the pipeline's (shape.infer), so that dumps show both graphs
+  Status s = kernels::infer_shapes(**root, inference, nullptr);
+  if (!s.is_ok()) {
+    root->reset();
+    return {s.code(), source + ": " + s.message()};
+  }
+  return Status::ok();
 }
 
 Status import_onnx_file(const std::string& path, const OnnxImportOptions& options,

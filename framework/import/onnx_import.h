@@ -22,7 +22,11 @@ struct InputShapeOverride {
 struct OnnxImportOptions {
   // Applied to the graph inputs before shape inference (atc --input_shape).
   std::vector<InputShapeOverride> input_shapes;
+  // Shape inference after import: graphsplit's own (kernels/shape_inference.h: symbolic dimensions, shape
+  // values, constants evaluated with the CPU kernels; the graph keeps its nodes). libonnx's inference is only
+  // the tests' oracle (onnx_reference_inference: libonnx 1.12 instead, opsets <= 17).
   bool infer_shapes = true;
+  bool onnx_reference_inference = false;
   // Resource limits (atc --max_nodes, --max_nesting_depth): a model past them is refused before anything is
   // built. Nesting counts graphs below the root (an If in the root's If branch is depth 2); GE refuses more
   // than 25 levels.

@@ -68,8 +68,9 @@ bool may_fold(const sdk::Node& n) {
 
 SymValue value_from_desc(sdk::SymbolTable& sym, const sdk::TensorDesc& d) {
   SymValue v;
+  v.kind = d.kind;
   v.dtype = d.dtype;
-  if (d.kind != sdk::ValueKind::kTensor || d.shape.is_unknown_rank()) return v;
+  if (d.shape.is_unknown_rank()) return v;
   v.rank_known = true;
   const auto& names = d.shape.dim_names();
   for (size_t i = 0; i < d.shape.rank(); ++i) {
@@ -175,7 +176,7 @@ struct GraphState {
 // Runs the node's kernel on constant inputs; false (and no change) when it cannot or should not.
 bool fold(InferContext& ctx, const GraphState& st) {
   const sdk::Node& n = *ctx.node;
-  if (!st.options->fold_constants || !may_fold(n) || n.num_inputs() == 0) return false;
+  if (!may_fold(n) || n.num_inputs() == 0) return false;
   std::vector<const Tensor*> inputs;
   for (size_t i = 0; i < n.num_inputs(); ++i) {
     if (!n.input(i).valid()) {
@@ -221,6 +222,14 @@ std::string shape_text(const SymValue& v) {
 // Merges what inference found into the descriptor; a contradiction between two numbers is an error.
 Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
   sdk::TensorDesc& d = node->mutable_output_desc(o);
+  if (v.kind != sdk::ValueKind::kTensor) {
+    if (d.kind == sdk::ValueKind::kTensor && d.dtype == DataType::kUndefined && d.shape.is_unknown_rank()) {
+      d.kind = v.kind;
+      d.dtype = v.dtype;
+      ++st.stats->changed_values;
+    }
+    return Status::ok();
+  }
   if (d.kind != sdk::ValueKind::kTensor) return Status::ok();
   const sdk::TensorDesc before = d;
   struct CountChange {
@@ -265,6 +274,124 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
   return Status::ok();
 }
 
+Status infer_graph(sdk::Graph& g, GraphState& st);
+
+// The type of output `o` when a rule could not say more (its inputs' shapes unknown): ONNX's type
+// constraints, which for most operators tie the output to input 0.
+DataType default_type(const InferContext& ctx, size_t o) {
+  const std::string& t = ctx.node->type();
+  auto in = [&](size_t i) { return ctx.in(i) ? ctx.in(i)->dtype : DataType::kUndefined; };
+  static const std::unordered_set<std::string_view> kInt64 = {
+      "Shape", "Size", "NonZero", "ArgMax", "ArgMin", "NonMaxSuppression", "SequenceLength"};
+  static const std::unordered_set<std::string_view> kBool = {
+      "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf", "OptionalHasElement"};
+  if (kInt64.count(t)) return DataType::kInt64;
+  if (kBool.count(t)) return DataType::kBool;
+  if ((t == "TopK" || t == "MaxPool" || t == "Unique") && o >= 1) return DataType::kInt64;
+  if (t == "Dropout" && o == 1) return DataType::kBool;
+  if (t == "Cast") return static_cast<DataType>(ctx.attrs.attr_int("to", 0));
+  if (t == "CastLike") return in(1);
+  if (t == "OneHot") return in(2);
+  if (t == "Where") return in(1);
+  if (t == "MatMulInteger" || t == "ConvInteger") return DataType::kInt32;
+  if (t == "QLinearMatMul" || t == "QLinearConv") return in(7);
+  if (t == "DequantizeLinear") return in(1);
+  if (t == "QuantizeLinear") return ctx.has(2) ? in(2) : DataType::kUint8;
+  if (t == "LayerNormalization" && o >= 1) return static_cast<DataType>(ctx.attrs.attr_int("stash_type", 1));
+  if (t == "ConstantOfShape") {
+    const Tensor* v = ctx.attrs.attr_tensor("value");
+    return v ? v->desc().dtype : DataType::kFloat;
+  }
+  if (t == "EyeLike" || t == "RandomNormalLike" || t == "RandomUniformLike" || t == "Bernoulli") {
+    const int64_t dt = ctx.attrs.attr_int("dtype", 0);
+    return dt ? static_cast<DataType>(dt) : in(0);
+  }
+  return in(0);
+}
+
+// Two values that may each be the result (If's branches, a Loop's first and later iterations): what they
+// share.
+SymValue join(GraphState& st, const SymValue& a, const SymValue& b) {
+  SymValue r;
+  r.dtype = a.dtype != DataType::kUndefined ? a.dtype : b.dtype;
+  if (!a.rank_known || !b.rank_known || a.dims.size() != b.dims.size()) return r;
+  r.rank_known = true;
+  for (size_t i = 0; i < a.dims.size(); ++i)
+    r.dims.push_back(a.dims[i] == b.dims[i] ? a.dims[i] : st.sym->fresh_symbol("u"));
+  return r;
+}
+
+const sdk::Node* net_output_of(const sdk::Graph& g) {
+  for (const sdk::Node* n : g.nodes()) {
+    if (n->type() == sdk::op::kNetOutput) return n;
+  }
+  return nullptr;
+}
+
+SymValue result_of(GraphState& st, const sdk::Graph& g, size_t i) {
+  const sdk::Node* out = net_output_of(g);
+  if (!out || i >= out->num_inputs() || !out->input_desc(i)) return {};
+  return value_from_desc(*st.sym, *out->input_desc(i));
+}
+
+// Subgraphs first: captured values (and a PartitionedCall's inputs) take the parent's descriptors, each
+// subgraph is inferred, and the parent's outputs come from the subgraphs' results.
+Status visit_control_flow(sdk::Node* node, GraphState& st, std::vector<SymValue>* outs) {
+  const bool call = node->type() == sdk::op::kPartitionedCall;
+  for (sdk::Graph* sub : node->subgraphs()) {
+    for (sdk::Node* d : sub->nodes()) {
+      if (d->type() != sdk::op::kData || d->num_outputs() != 1) continue;
+      const sdk::AttrValue* k = d->attrs().get(sdk::attr::kParentNodeIndex);
+      if (!k || !k->as_int()) continue;
+      const int64_t index = *k->as_int();
+      if (index < 0 || static_cast<size_t>(index) >= node->num_inputs() || !node->input_desc(index)) continue;
+      sdk::TensorDesc& desc = d->mutable_output_desc(0);
+      const sdk::TensorDesc& outer = *node->input_desc(index);
+      if (call || d->attrs().get(sdk::attr::kOuterValue)) {
+        desc = outer;  // the same value
+      } else if (desc.dtype == DataType::kUndefined) {
+        // A formal input the model left untyped: a Loop's iteration count and condition are its inputs'
+        // values; carried and scanned values keep their type but may change shape.
+        desc.dtype = outer.dtype;
+        if (node->type() == sdk::op::kLoop && index < 2 && desc.shape.is_unknown_rank())
+          desc.shape = outer.shape;
+      }
+    }
+    GraphState child;
+    child.options = st.options;
+    child.stats = st.stats;
+    child.sym = st.sym;
+    child.opset = st.opset;
+    GS_RETURN_IF_ERROR(infer_graph(*sub, child));
+  }
+  const auto subs = node->subgraphs();
+  outs->assign(node->num_outputs(), SymValue{});
+  if (node->type() == sdk::op::kIf && subs.size() == 2) {
+    for (size_t o = 0; o < node->num_outputs(); ++o)
+      (*outs)[o] = join(st, result_of(st, *subs[0], o), result_of(st, *subs[1], o));
+  } else if (node->type() == sdk::op::kLoop && subs.size() == 1) {
+    // Loop inputs: M, cond, carried...; body results: cond, carried..., scan outputs...
+    const size_t carried = node->num_inputs() >= 2 ? node->num_inputs() - 2 : 0;
+    for (size_t o = 0; o < node->num_outputs(); ++o) {
+      SymValue body = result_of(st, *subs[0], 1 + o);
+      if (o < carried) {
+        const sdk::TensorDesc* init = node->input_desc(2 + o);
+        (*outs)[o] = init ? join(st, value_from_desc(*st.sym, *init), body) : SymValue{};
+      } else if (body.rank_known) {
+        body.dims.insert(body.dims.begin(), st.sym->fresh_symbol("u"));  // the trip count
+        (*outs)[o] = body;
+      }
+    }
+  } else if ((call || subs.size() == 1) && node->type() != sdk::op::kScan) {
+    for (size_t o = 0; o < node->num_outputs(); ++o) (*outs)[o] = result_of(st, *subs[0], o);
+  } else {
+    for (size_t o = 0; o < node->num_outputs(); ++o)
+      (*outs)[o] = value_from_desc(*st.sym, node->output_desc(o));
+  }
+  for (size_t o = 0; o < node->num_outputs(); ++o) GS_RETURN_IF_ERROR(merge_output(node, o, (*outs)[o], st));
+  return Status::ok();
+}
+
 Status visit_node(sdk::Node* node, GraphState& st) {
   std::vector<SymValue>& out = st.values[node->id()];
   const std::string& type = node->type();
@@ -285,6 +412,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   }
   if (type == sdk::op::kNetOutput) return Status::ok();
   ++st.stats->nodes;
+  if (!node->subgraphs().empty()) return visit_control_flow(node, st, &out);
   InferContext ctx;
   ctx.node = node;
   ctx.opset = st.opset;
@@ -294,8 +422,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   ctx.max_value_elements = st.options->max_value_elements;
   for (size_t i = 0; i < node->num_inputs(); ++i) {
     const sdk::OutPort p = node->input(i);
-    const bool tensor = p.valid() && node->input_desc(i)->kind == sdk::ValueKind::kTensor;
-    ctx.inputs.push_back(tensor ? &st.values[p.node->id()][p.index] : nullptr);
+    ctx.inputs.push_back(p.valid() ? &st.values[p.node->id()][p.index] : nullptr);
   }
   ctx.outputs.resize(node->num_outputs());
   const std::string domain =
@@ -307,6 +434,9 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   try {
     if (rule) {
       GS_RETURN_IF_ERROR(rule(ctx));
+      for (size_t o = 0; o < ctx.outputs.size(); ++o) {
+        if (ctx.outputs[o].dtype == DataType::kUndefined) ctx.outputs[o].dtype = default_type(ctx, o);
+      }
     } else {
       ++st.stats->no_rule[type];
     }
@@ -321,7 +451,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   for (size_t o = 0; o < node->num_outputs(); ++o) {
     SymValue& v = ctx.outputs[o];
     if (!rule && !folded) v = value_from_desc(*st.sym, node->output_desc(o));
-    if (!v.constant && st.options->fold_constants) v.constant = materialize(v);
+    if (!v.constant) v.constant = materialize(v);
     if (!v.constant) all_const = false;
     GS_RETURN_IF_ERROR(merge_output(node, o, v, st));
   }
@@ -423,7 +553,6 @@ sdk::Status infer_shapes(sdk::Graph& root, const ShapeInferenceOptions& options,
   st.sym = &sym;
   st.opset = infer::opset_of(root);
   GS_RETURN_IF_ERROR(infer::infer_graph(root, st));
-  for (sdk::Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(infer::infer_graph(*g, st));
   for (sdk::Node* n : root.nodes()) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       for (const std::string& name : n->output_desc(o).shape.dim_names())

@@ -16,6 +16,8 @@ using SymDims = std::vector<DimExpr>;
 
 // What inference knows about one value.
 struct SymValue {
+  // Sequences and optionals: dtype and dims describe the element tensor (as sdk::TensorDesc does).
+  sdk::ValueKind kind = sdk::ValueKind::kTensor;
   DataType dtype = DataType::kUndefined;
   bool rank_known = false;
   SymDims dims;
@@ -42,7 +44,7 @@ struct InferContext {
   // Input i with a known rank, else nullptr.
   const SymValue* ranked(size_t i) const {
     const SymValue* v = in(i);
-    return v && v->rank_known ? v : nullptr;
+    return v && v->rank_known && v->kind == sdk::ValueKind::kTensor ? v : nullptr;
   }
   SymValue& out(size_t i) { return outputs[i]; }
   DimExpr c(int64_t v) const { return sym->constant(v); }

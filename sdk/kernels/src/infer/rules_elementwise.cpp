@@ -90,7 +90,48 @@ Status same_shape(InferContext& ctx) {
     ctx.set(0, DataType::kUndefined, x->dims);
   } else if (ctx.in(0)) {
     ctx.out(0).dtype = ctx.in(0)->dtype;
+    ctx.out(0).kind = ctx.in(0)->kind;  // Identity also passes sequences and optionals
   }
+  return Status::ok();
+}
+
+// ---- sequences and optionals: what is known is the element tensor.
+Status element_of(InferContext& ctx) {  // SequenceAt, OptionalGetElement
+  const SymValue* s = ctx.in(0);
+  if (!s) return Status::ok();
+  ctx.out(0) = *s;
+  ctx.out(0).kind = sdk::ValueKind::kTensor;
+  ctx.out(0).elems.reset();
+  ctx.out(0).constant.reset();
+  return Status::ok();
+}
+
+Status sequence_of(InferContext& ctx) {  // SequenceConstruct, SequenceInsert, SequenceErase, SplitToSequence
+  const SymValue* x = ctx.in(0);
+  SymValue& out = ctx.out(0);
+  out.kind = sdk::ValueKind::kSequence;
+  if (x) out.dtype = x->dtype;
+  // Every element the same shape: keep it (SequenceConstruct of equal tensors, Insert of the same shape).
+  const std::string& t = ctx.node->type();
+  if (x && x->rank_known && (t == "SequenceErase" || (t == "SequenceConstruct" && ctx.inputs.size() == 1))) {
+    out.rank_known = true;
+    out.dims = x->dims;
+  }
+  return Status::ok();
+}
+
+Status sequence_length(InferContext& ctx) {
+  ctx.set(0, DataType::kInt64, {});
+  return Status::ok();
+}
+
+Status has_element(InferContext& ctx) {
+  ctx.set(0, DataType::kBool, {});
+  return Status::ok();
+}
+
+Status concat_from_sequence(InferContext& ctx) {
+  if (ctx.in(0)) ctx.out(0).dtype = ctx.in(0)->dtype;
   return Status::ok();
 }
 
@@ -333,6 +374,13 @@ Status det(InferContext& ctx) {
 void register_elementwise_rules(std::vector<RuleEntry>* t) {
   for (const char* op : kSameShape) t->push_back({op, same_shape});
   t->push_back({"Identity", pass_through});
+  t->push_back({"SequenceAt", element_of});
+  t->push_back({"OptionalGetElement", element_of});
+  for (const char* op : {"SequenceConstruct", "SequenceInsert", "SequenceErase", "SplitToSequence"})
+    t->push_back({op, sequence_of});
+  t->push_back({"SequenceLength", sequence_length});
+  t->push_back({"OptionalHasElement", has_element});
+  t->push_back({"ConcatFromSequence", concat_from_sequence});
   t->push_back({"Det", det});
   t->push_back({"Dropout", dropout});
   t->push_back({"Cast", cast});

@@ -230,13 +230,14 @@ Status group_norm(InferContext& ctx) {
 // LSTM, GRU, RNN: Y [seq, dirs, batch, hidden], Y_h (and Y_c) [dirs, batch, hidden]; layout 1 swaps.
 Status recurrent(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
-  if (!x || x->rank() != 3) return Status::ok();
+  if (x && x->rank() != 3) return ctx.error("X must have rank 3");
   const int64_t hidden = ctx.attrs.attr_int("hidden_size", 0);
   if (hidden <= 0) return ctx.error("hidden_size must be positive");
   const std::string dir = ctx.attrs.attr_string("direction", "forward");
   const DimExpr dirs = ctx.c(dir == "bidirectional" ? 2 : 1), h = ctx.c(hidden);
   const bool batch_first = ctx.attrs.attr_int("layout", 0) != 0;
-  const DimExpr seq = batch_first ? x->dims[1] : x->dims[0], batch = batch_first ? x->dims[0] : x->dims[1];
+  const DimExpr seq = x ? x->dims[batch_first ? 1 : 0] : ctx.unknown_dim();
+  const DimExpr batch = x ? x->dims[batch_first ? 0 : 1] : ctx.unknown_dim();
   ctx.set(0, DataType::kUndefined, batch_first ? SymDims{batch, seq, dirs, h} : SymDims{seq, dirs, batch, h});
   for (size_t o = 1; o < ctx.outputs.size(); ++o)
     ctx.set(o, DataType::kUndefined, batch_first ? SymDims{batch, dirs, h} : SymDims{dirs, batch, h});

@@ -10,7 +10,7 @@ namespace {
 Status shape(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
   if (!x) {
-    ctx.out(0).dtype = DataType::kInt64;
+    ctx.set(0, DataType::kInt64, {ctx.unknown_dim()});  // always a vector, of the (unknown) rank
     return Status::ok();
   }
   const int64_t rank = x->rank();
@@ -324,6 +324,14 @@ Status slice(InferContext& ctx) {
 Status expand(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
   auto target = ctx.elems(1);
+  if (x && !target) {
+    if (const SymValue* s = ctx.ranked(1); s && s->rank() == 1 && s->dims[0].is_const()) {
+      SymDims dims;
+      for (int64_t i = 0; i < std::max(s->dims[0].value(), x->rank()); ++i) dims.push_back(ctx.unknown_dim());
+      ctx.set(0, DataType::kUndefined, dims);
+    }
+    return Status::ok();
+  }
   if (!x || !target) return Status::ok();
   SymDims dims;
   GS_RETURN_IF_ERROR(broadcast(ctx, x->dims, *target, &dims));
@@ -337,6 +345,12 @@ Status constant_of_shape(InferContext& ctx) {
   auto target = ctx.elems(0);
   if (!target) {
     ctx.out(0).dtype = dtype;
+    // The shape's length is the rank even when its values are unknown.
+    if (const SymValue* s = ctx.ranked(0); s && s->rank() == 1 && s->dims[0].is_const()) {
+      SymDims dims;
+      for (int64_t i = 0; i < s->dims[0].value(); ++i) dims.push_back(ctx.unknown_dim());
+      ctx.set(0, dtype, dims);
+    }
     return Status::ok();
   }
   for (DimExpr d : *target) {

@@ -1,10 +1,11 @@
 // Shape inference, value propagation and constant folding over the SDK IR, with the kernels' own semantics.
 //
-// One pass over each graph in topological order: every operator with a rule gets output types and shapes
-// (numbers where they are known, symbolic expressions where not: see sdk/ir/sym.h), small integer tensors
-// (shape tensors) get their element values, and a node whose outputs are fully known constants becomes Const
-// nodes (folded with the project's CPU kernels). What the graph already says is kept unless inference knows
-// more; a static dimension that contradicts the inferred one is an error naming the node and both shapes.
+// One pass over the root graph in topological order (a node's subgraphs when it is reached): every operator
+// with a rule gets output types and shapes (numbers where they are known, symbolic expressions where not: see
+// sdk/ir/sym.h), small integer tensors (shape tensors) get their element values, and a node whose outputs are
+// fully known constants becomes Const nodes (folded with the project's CPU kernels). What the graph already
+// says is kept unless inference knows more; a static dimension that contradicts the inferred one is an error
+// naming the node and both shapes.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +20,10 @@
 namespace graphsplit::kernels {
 
 struct ShapeInferenceOptions {
-  // Fold nodes whose inputs are all constants into Const nodes.
+  // Replace nodes whose outputs are known constants by Const nodes. Off, the graph keeps its nodes; constant
+  // values still flow through inference (a Resize size computed in float is still known).
   bool fold_constants = true;
-  // The largest tensor folding may create (bytes): weights are never duplicated wholesale.
+  // The largest tensor evaluation may create (bytes): weights are never duplicated wholesale.
   int64_t fold_max_bytes = int64_t{1} << 20;
   // Integer tensors up to this many elements carry their values (shape tensors).
   int64_t max_value_elements = 64;
