@@ -137,6 +137,82 @@ TEST_F(MalformedTest, AbsurdShapesAndTensorSizes) {
                  "initializer 'w' has 3 bytes of data but shape [4] of float32 needs 16");
 }
 
+// x[1,1,7,5] -> `op` (with weight w[1,1,3,3] for convolutions) -> y: libonnx 1.12's inference divided by a
+// zero stride here (SIGFPE, killing atc); graphsplit's own shape rules refuse it naming the node.
+onnx::ModelProto window_model(const std::string& op, const std::string& attr, std::vector<int64_t> values) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_version(17);
+  auto* g = m.mutable_graph();
+  g->set_name("w");
+  set_tensor_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {1, 1, 7, 5});
+  std::vector<std::string> inputs = {"x"};
+  if (op == "Conv" || op == "ConvTranspose") {
+    auto* w = g->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : {1, 1, 3, 3}) w->add_dims(d);
+    w->set_raw_data(std::string(9 * 4, '\0'));
+    inputs.push_back("w");
+  }
+  auto* n = add_node(g, op, inputs, {"y"}, "win");
+  if (op != "Conv" && op != "ConvTranspose") {
+    auto* k = n->add_attribute();
+    k->set_name("kernel_shape");
+    k->set_type(onnx::AttributeProto::INTS);
+    k->add_ints(2);
+    k->add_ints(2);
+  }
+  auto* a = n->add_attribute();
+  a->set_name(attr);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values) a->add_ints(v);
+  auto* y = g->add_output();
+  y->set_name("y");
+  y->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  return m;
+}
+
+TEST_F(MalformedTest, ZeroStridesAndDilationsAreRefusedNamingTheNode) {
+  for (const char* op : {"Conv", "MaxPool", "AveragePool", "LpPool", "ConvTranspose"}) {
+    expect_refused(write(std::string(op) + "_stride.onnx", window_model(op, "strides", {0, 2})),
+                   "node 'win' (" + std::string(op) + "): strides must be positive, got [0,2]");
+  }
+  for (const char* op : {"Conv", "MaxPool"}) {
+    expect_refused(write(std::string(op) + "_dilation.onnx", window_model(op, "dilations", {1, 0})),
+                   "node 'win' (" + std::string(op) + "): dilations must be positive, got [1,0]");
+  }
+  // The SIGFPE case of the report is 221 bytes or so; it must stay a small, single-node model.
+  EXPECT_LT(to_bytes(window_model("Conv", "strides", {0, 2})).size(), 300u);
+}
+
+TEST_F(MalformedTest, StaticReshapeThatCannotMatchIsRefused) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(
+      2);
+  auto* shape = g->add_initializer();
+  shape->set_name("target");
+  shape->set_data_type(onnx::TensorProto::INT64);
+  shape->add_dims(2);
+  shape->add_int64_data(3);
+  shape->add_int64_data(3);
+  g->mutable_node(1)->set_op_type("Reshape");
+  g->mutable_node(1)->add_input("target");
+  g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
+  expect_refused(write("reshape.onnx", m), "node 'sigmoid' (Reshape): cannot reshape 8 elements into 9");
+}
+
+TEST_F(MalformedTest, DeclaredShapeThatContradictsInferenceIsRefused) {
+  onnx::ModelProto m = tiny_model();
+  auto* dims = m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(1)->set_dim_value(5);
+  expect_refused(write("contradiction.onnx", m),
+                 "node 'sigmoid' (Sigmoid): output 0 is inferred as float32[N,4] but the model declares "
+                 "float32[-1(N),5]");
+}
+
 TEST_F(MalformedTest, InvalidUtf8Names) {
   onnx::ModelProto m = tiny_model();
   m.mutable_graph()->mutable_node(0)->set_name(std::string("bad\xff\xfe", 5));
