@@ -25,6 +25,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -695,43 +696,10 @@ namespace {
 // reads small constants; weights are never needed to infer a shape.
 constexpr size_t kKeptTensorBytes = 4096;
 
-void strip_tensor(onnx::TensorProto* t) {
-  if (t->has_raw_data() && t->raw_data().size() > kKeptTensorBytes) t->set_raw_data(std::string());
-}
-
-void strip_graph(onnx::GraphProto* g) {
-  for (auto& t : *g->mutable_initializer()) strip_tensor(&t);
-  for (auto& n : *g->mutable_node()) {
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_t()) strip_tensor(a.mutable_t());
-      if (a.has_g()) strip_graph(a.mutable_g());
-      for (auto& sub : *a.mutable_graphs()) strip_graph(&sub);
-    }
-  }
-}
-
-void collect_types(const onnx::GraphProto& g, sdk::ValueDescs* out) {
-  for (const auto& t : g.initializer()) {
-    sdk::TensorDesc d;
-    d.dtype = static_cast<sdk::DataType>(t.data_type());
-    d.shape = sdk::Shape(std::vector<int64_t>(t.dims().begin(), t.dims().end()));
-    (*out)[t.name()] = d;
-  }
-  for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
-    for (const auto& vi : *list) {
-      if (vi.has_type()) (*out)[vi.name()] = desc_of(&vi.type());
-    }
-  }
-  for (const auto& n : g.node()) {
-    for (const auto& a : n.attribute()) {
-      if (a.has_t() && n.op_type() == sdk::op::kConstant && n.output_size() == 1) {
-        sdk::TensorDesc d;
-        d.dtype = static_cast<sdk::DataType>(a.t().data_type());
-        d.shape = sdk::Shape(std::vector<int64_t>(a.t().dims().begin(), a.t().dims().end()));
-        (*out)[n.output(0)] = d;
-      }
-      if (a.has_g()) collect_types(a.g(), out);
-      for (const auto& sub : a.graphs()) collect_types(sub, out);
+void collect_descs(const sdk::Graph& g, sdk::ValueDescs* out) {
+  for (const sdk::Node* n : g.nodes()) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      if (!n->output_name(o).empty()) (*out)[n->output_name(o)] = n->output_desc(o);
     }
   }
 }
@@ -740,33 +708,113 @@ void collect_types(const onnx::GraphProto& g, sdk::ValueDescs* out) {
 
 struct ShapeInferencer::Impl {
   std::string source;
-  onnx::ModelProto stripped;
+  std::unique_ptr<sdk::Graph> graph;
+  // Every operator output as the model declares it (before inference), to start each run from.
+  std::vector<std::pair<sdk::Node*, std::vector<sdk::TensorDesc>>> declared;
+  std::vector<sdk::Node*> inputs;  // the root's Data nodes
+  std::mutex mu;                   // one inference at a time over the one graph
 };
 
 ShapeInferencer::ShapeInferencer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ShapeInferencer::~ShapeInferencer() = default;
 
+// Weights become graph inputs of their type and shape: inference needs their descriptors, never their bytes,
+// and a 100k-node model then parses in milliseconds instead of copying every weight.
+std::string without_weights(onnx::ModelProto model, std::unordered_set<std::string>* weights) {
+  onnx::GraphProto* g = model.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> kept;
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> moved;
+  for (onnx::TensorProto& t : *g->mutable_initializer()) {
+    const bool external = t.data_location() == onnx::TensorProto::EXTERNAL;
+    if (!external && static_cast<size_t>(t.ByteSizeLong()) <= kKeptTensorBytes) {
+      *kept.Add() = std::move(t);
+      continue;
+    }
+    weights->insert(t.name());
+    onnx::ValueInfoProto* vi = moved.Add();
+    vi->set_name(t.name());
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(t.data_type());
+    auto* shape = tt->mutable_shape();
+    for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+  }
+  g->mutable_initializer()->Swap(&kept);
+  // A weight also listed as an input (IR < 4 style) is listed once, as the moved one.
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  for (onnx::ValueInfoProto& vi : *g->mutable_input()) {
+    if (!weights->count(vi.name())) *inputs.Add() = std::move(vi);
+  }
+  for (onnx::ValueInfoProto& vi : moved) *inputs.Add() = std::move(vi);
+  g->mutable_input()->Swap(&inputs);
+  std::string bytes;
+  model.SerializeToString(&bytes);
+  return bytes;
+}
+
 Status ShapeInferencer::open(const std::string& path, std::unique_ptr<ShapeInferencer>* out) {
   std::string bytes;
   GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
+  onnx::ModelProto model;
+  if (bytes.size() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return Status::invalid_argument(path + ": not a valid ONNX model (protobuf parse failed)");
+  GS_RETURN_IF_ERROR(check_model_header(model, path));
   auto impl = std::make_unique<Impl>();
   impl->source = path;
-  if (!impl->stripped.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Status::invalid_argument(path + ": not a valid ONNX model (protobuf parse failed)");
+  std::unordered_set<std::string> weights;
+  bytes = without_weights(std::move(model), &weights);
+  OnnxImportOptions options;
+  options.infer_shapes = false;
+  const fs::path p(path);
+  GS_RETURN_IF_ERROR(import_onnx_bytes(bytes, path, p.has_parent_path() ? p.parent_path().string() : ".",
+                                       options, &impl->graph));
+  std::vector<sdk::Graph*> graphs{impl->graph.get()};
+  graphs.insert(graphs.end(), impl->graph->subgraphs().begin(), impl->graph->subgraphs().end());
+  for (sdk::Graph* g : graphs) {
+    for (sdk::Node* n : g->nodes()) {
+      if (sdk::is_const_like(n->type())) continue;
+      if (g == impl->graph.get() && n->type() == sdk::op::kData && !weights.count(n->output_name(0)))
+        impl->inputs.push_back(n);
+      if (n->type() == sdk::op::kData || n->type() == sdk::op::kNetOutput) continue;
+      std::vector<sdk::TensorDesc> descs;
+      for (size_t o = 0; o < n->num_outputs(); ++o) {
+        sdk::TensorDesc d = n->output_desc(o);
+        d.shape = sdk::Shape::unknown_rank();  // shapes the exporter recorded are for other input shapes
+        descs.push_back(d);
+      }
+      impl->declared.emplace_back(n, std::move(descs));
+    }
   }
-  GS_RETURN_IF_ERROR(check_model_header(impl->stripped, path));
-  strip_graph(impl->stripped.mutable_graph());
   *out = std::unique_ptr<ShapeInferencer>(new ShapeInferencer(std::move(impl)));
   return Status::ok();
 }
 
 Status ShapeInferencer::infer(const std::vector<InputShapeOverride>& input_shapes,
                               sdk::ValueDescs* out) const {
-  onnx::ModelProto model = impl_->stripped;
-  GS_RETURN_IF_ERROR(apply_input_shapes(&model, input_shapes, impl_->source));
-  infer_shapes(&model, impl_->source);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  for (const InputShapeOverride& o : input_shapes) {
+    sdk::Node* target = nullptr;
+    std::string known;
+    for (sdk::Node* d : impl_->inputs) {
+      known += (known.empty() ? "" : ", ") + d->output_name(0);
+      if (d->output_name(0) == o.name) target = d;
+    }
+    if (!target) {
+      return Status::invalid_argument(impl_->source + ": --input_shape names '" + o.name +
+                                      "', which is not an input of the model (inputs: " + known + ")");
+    }
+    target->mutable_output_desc(0).shape = sdk::Shape(o.dims);
+  }
+  for (auto& [node, descs] : impl_->declared) {
+    for (size_t o = 0; o < descs.size(); ++o) node->mutable_output_desc(o) = descs[o];
+  }
+  kernels::ShapeInferenceOptions options;
+  options.fold_constants = false;
+  Status s = kernels::infer_shapes(*impl_->graph, options, nullptr);
+  if (!s.is_ok()) return {s.code(), impl_->source + ": " + s.message()};
   out->clear();
-  collect_types(model.graph(), out);
+  collect_descs(*impl_->graph, out);
+  for (const sdk::Graph* g : impl_->graph->subgraphs()) collect_descs(*g, out);
   return Status::ok();
 }
 

@@ -559,6 +559,10 @@ bool SymbolTable::unify(DimExpr a, DimExpr b) {
   return true;
 }
 
+bool SymbolTable::has_substitutions() const {
+  return !impl_->subst.empty();
+}
+
 DimExpr SymbolTable::resolve(DimExpr e) {
   if (!e.valid() || impl_->subst.empty() || e.is_const()) return e;
   auto cached = impl_->resolved.find(e.node());

@@ -7,6 +7,7 @@
 #include <set>
 #include <thread>
 
+#include "graphsplit/kernels/shape_inference.h"
 #include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/ir/topo.h"
 
@@ -100,27 +101,6 @@ class Cloner {
     return Status::ok();
   }
 
-  // Shapes from the gear's own inference: each copied output takes the descriptor of the value of its name.
-  // Returns how many outputs stay non-static.
-  size_t adopt_shapes(const sdk::ValueDescs& values) {
-    size_t unknown = 0;
-    for (Graph* g : created_) {
-      for (Node* copy : g->nodes()) {
-        for (size_t o = 0; o < copy->num_outputs(); ++o) {
-          auto it = values.find(copy->output_name(o));
-          if (it != values.end() && it->second.kind == copy->output_desc(o).kind) {
-            sdk::TensorDesc d = it->second;
-            d.format = copy->output_desc(o).format;
-            copy->mutable_output_desc(o) = d;
-          }
-          const sdk::TensorDesc& d = copy->output_desc(o);
-          if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) ++unknown;
-        }
-      }
-    }
-    return unknown;
-  }
-
  private:
   Graph& tree_;
   std::string suffix_;
@@ -165,8 +145,8 @@ class CloneJob {
   Status apply() {
     GS_RETURN_IF_ERROR(collect_io());
     GS_RETURN_IF_ERROR(match_inputs());
-    GS_RETURN_IF_ERROR(infer_gears());
     GS_RETURN_IF_ERROR(build_branches());
+    GS_RETURN_IF_ERROR(infer_branches());
     add_case_outputs();
     GS_RETURN_IF_ERROR(prune_direct_outputs());
     GS_RETURN_IF_ERROR(build_selector());
@@ -236,33 +216,41 @@ class CloneJob {
     return Status::ok();
   }
 
-  // The host's shape inference once per gear: the first gear alone (the host may set itself up), the others
-  // on every core, since the runs are independent.
-  Status infer_gears() {
-    gear_values_.resize(gears_);
+  // graphsplit's shape inference on each branch, with its gear's input shapes (the branches are independent
+  // subgraphs, each with its own symbol table, so they are inferred on every core at once). Returns an error
+  // naming the gear; logs how many values stay non-static (data-dependent shapes).
+  Status infer_branches() {
     std::vector<Status> inferred(gears_, Status::ok());
+    std::vector<size_t> unknown(gears_, 0);
     auto infer = [&](size_t g) {
-      sdk::InputDims dims;
-      for (size_t i = 0; i < request_.inputs.size(); ++i)
-        dims.emplace_back(request_.inputs[i].name, per_gear_[g][i]);
-      inferred[g] = ctx_.infer_value_shapes(dims, &gear_values_[g]);
-    };
-    infer(0);
-    if (inferred[0].is_ok() && gears_ > 1) {
-      std::atomic<size_t> next{1};
-      std::vector<std::thread> workers;
-      const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), gears_ - 1);
-      for (size_t t = 0; t < n; ++t) {
-        workers.emplace_back([&] {
-          for (size_t g; (g = next.fetch_add(1)) < gears_;) infer(g);
-        });
+      kernels::ShapeInferenceOptions options;
+      options.fold_constants = false;  // the branches share the root's Consts; folding is shape.infer's
+      inferred[g] = kernels::infer_shapes(*branches_[g], options, nullptr);
+      for (const Node* n : branches_[g]->nodes()) {
+        for (size_t o = 0; o < n->num_outputs(); ++o) {
+          const sdk::TensorDesc& d = n->output_desc(o);
+          if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) ++unknown[g];
+        }
       }
-      for (std::thread& w : workers) w.join();
+    };
+    std::atomic<size_t> next{0};
+    std::vector<std::thread> workers;
+    const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), gears_);
+    for (size_t t = 0; t < n; ++t) {
+      workers.emplace_back([&] {
+        for (size_t g; (g = next.fetch_add(1)) < gears_;) infer(g);
+      });
     }
+    for (std::thread& w : workers) w.join();
     for (size_t g = 0; g < gears_; ++g) {
       if (!inferred[g].is_ok()) {
         return Status(inferred[g].code(), "multi-batch: shape inference for gear " + std::to_string(g) +
                                               ": " + inferred[g].message());
+      }
+      if (unknown[g] > 0) {
+        ctx_.log(sdk::LogLevel::kWarning,
+                 "gear " + std::to_string(g) + ": " + std::to_string(unknown[g]) +
+                     " values keep an unknown shape after inference (data-dependent shapes)");
       }
     }
     return Status::ok();
@@ -281,17 +269,16 @@ class CloneJob {
       routed[consts_[i]] = static_cast<int64_t>(1 + data_.size() + i);
     case_node_ =
         root_.add_node(root_.unique_node_name(kCase), sdk::op::kCase, 1 + data_.size() + consts_.size(), 0);
+    // The Consts are wired at once: inference inside the branches reads their values through the Case.
+    for (size_t i = 0; i < consts_.size(); ++i)
+      GS_RETURN_IF_ERROR(
+          root_.add_edge({consts_[i], 0}, {case_node_, static_cast<int32_t>(1 + data_.size() + i)}));
     for (size_t g = 0; g < gears_; ++g) {
       Graph* branch =
           root_.add_subgraph(root_.unique_subgraph_name("Batch_" + std::to_string(g)), case_node_);
       if (!branch) return Status::internal("multi-batch: cannot register branch Batch_" + std::to_string(g));
       Cloner cloner(root_, suffix(g));
       GS_RETURN_IF_ERROR(cloner.clone(root_, *branch, routed, case_node_));
-      if (const size_t unknown = cloner.adopt_shapes(gear_values_[g]); unknown > 0) {
-        ctx_.log(sdk::LogLevel::kWarning,
-                 "gear " + std::to_string(g) + ": " + std::to_string(unknown) +
-                     " values keep an unknown shape after inference (data-dependent shapes)");
-      }
       branches_.push_back(branch);
       // Inner Data take the gear's shapes.
       for (Node* d : data_) {
@@ -382,9 +369,6 @@ class CloneJob {
     GS_RETURN_IF_ERROR(root_.add_edge({map_index_, 0}, {case_node_, 0}));
     for (size_t i = 0; i < data_.size(); ++i)
       GS_RETURN_IF_ERROR(root_.add_edge({data_[i], 0}, {case_node_, static_cast<int32_t>(1 + i)}));
-    for (size_t i = 0; i < consts_.size(); ++i)
-      GS_RETURN_IF_ERROR(
-          root_.add_edge({consts_[i], 0}, {case_node_, static_cast<int32_t>(1 + data_.size() + i)}));
     return Status::ok();
   }
 
@@ -490,9 +474,8 @@ class CloneJob {
   std::vector<Node*> data_, consts_;
   Node* net_output_ = nullptr;
   std::map<Node*, size_t> user_position_;  // Data -> its --input_shape entry
-  std::vector<sdk::ValueDescs> gear_values_;
-  std::map<size_t, Node*> direct_;  // NetOutput input -> the Data feeding it directly
-  std::vector<size_t> kept_;        // NetOutput inputs that come from the Case
+  std::map<size_t, Node*> direct_;         // NetOutput input -> the Data feeding it directly
+  std::vector<size_t> kept_;               // NetOutput inputs that come from the Case
   Node* case_node_ = nullptr;
   std::vector<Graph*> branches_;
   Node *shape_data_ = nullptr, *shape_const_ = nullptr, *map_index_ = nullptr;

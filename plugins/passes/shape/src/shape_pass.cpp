@@ -29,6 +29,8 @@ class InferShapes final : public sdk::Pass {
                                       std::to_string(stats.symbolic_dims) + " symbolic" +
                                       (no_rule.empty() ? "" : "; no shape rule:" + no_rule));
     for (const std::string& a : stats.assumptions) ctx.log(sdk::LogLevel::kDebug, "assumed: " + a);
+    for (const std::string& b : stats.dead_branches)
+      ctx.log(sdk::LogLevel::kInfo, "branch never taken with these shapes: " + b);
     return sdk::Status::ok();
   }
 

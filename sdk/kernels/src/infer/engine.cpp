@@ -231,14 +231,10 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
     return Status::ok();
   }
   if (d.kind != sdk::ValueKind::kTensor) return Status::ok();
-  const sdk::TensorDesc before = d;
-  struct CountChange {
-    const sdk::TensorDesc& before;
-    const sdk::TensorDesc& after;
-    int64_t* counter;
-    ~CountChange() { *counter += before != after; }
-  } count{before, d, &st.stats->changed_values};
-  if (d.dtype == DataType::kUndefined) d.dtype = v.dtype;
+  if (d.dtype == DataType::kUndefined && v.dtype != DataType::kUndefined) {
+    d.dtype = v.dtype;
+    ++st.stats->changed_values;
+  }
   if (!v.rank_known) return Status::ok();
   const auto mismatch = [&] {
     return Status::invalid_argument("node '" + node->name() + "' (" + node->type() + "): output " +
@@ -269,6 +265,10 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
       named = true;
     }
   }
+  if (!named) names.clear();
+  // Unchanged descriptors are left alone: most values of a re-inferred graph are.
+  if (d.shape.dims() == dims && d.shape.dim_names() == names) return Status::ok();
+  ++st.stats->changed_values;
   d.shape = sdk::Shape(std::move(dims));
   if (named) d.shape.set_dim_names(std::move(names));
   return Status::ok();
@@ -338,6 +338,7 @@ SymValue result_of(GraphState& st, const sdk::Graph& g, size_t i) {
 // subgraph is inferred, and the parent's outputs come from the subgraphs' results.
 Status visit_control_flow(sdk::Node* node, GraphState& st, std::vector<SymValue>* outs) {
   const bool call = node->type() == sdk::op::kPartitionedCall;
+  std::vector<const sdk::Graph*> failed;
   for (sdk::Graph* sub : node->subgraphs()) {
     for (sdk::Node* d : sub->nodes()) {
       if (d->type() != sdk::op::kData || d->num_outputs() != 1) continue;
@@ -362,13 +363,35 @@ Status visit_control_flow(sdk::Node* node, GraphState& st, std::vector<SymValue>
     child.stats = st.stats;
     child.sym = st.sym;
     child.opset = st.opset;
-    GS_RETURN_IF_ERROR(infer_graph(*sub, child));
+    Status s = infer_graph(*sub, child);
+    // A branch of a conditional may be impossible for these shapes (a model that handles two input
+    // layouts): it is then never taken, and the other branches decide the results.
+    const bool conditional = node->type() == sdk::op::kIf || node->type() == sdk::op::kCase;
+    if (!s.is_ok() && conditional) {
+      failed.push_back(sub);
+      st.stats->dead_branches.push_back(sub->name() + ": " + s.message());
+      continue;
+    }
+    GS_RETURN_IF_ERROR(s);
   }
   const auto subs = node->subgraphs();
+  if (!failed.empty() && failed.size() == subs.size())
+    return Status::invalid_argument("node '" + node->name() + "' (" + node->type() +
+                                    "): no branch is possible for these shapes; " +
+                                    st.stats->dead_branches.back());
   outs->assign(node->num_outputs(), SymValue{});
-  if (node->type() == sdk::op::kIf && subs.size() == 2) {
-    for (size_t o = 0; o < node->num_outputs(); ++o)
-      (*outs)[o] = join(st, result_of(st, *subs[0], o), result_of(st, *subs[1], o));
+  auto alive = [&](const sdk::Graph* g) {
+    return std::find(failed.begin(), failed.end(), g) == failed.end();
+  };
+  if ((node->type() == sdk::op::kIf || node->type() == sdk::op::kCase) && !subs.empty()) {
+    for (size_t o = 0; o < node->num_outputs(); ++o) {
+      bool first = true;
+      for (const sdk::Graph* g : subs) {
+        if (!alive(g)) continue;
+        (*outs)[o] = first ? result_of(st, *g, o) : join(st, (*outs)[o], result_of(st, *g, o));
+        first = false;
+      }
+    }
   } else if (node->type() == sdk::op::kLoop && subs.size() == 1) {
     // Loop inputs: M, cond, carried...; body results: cond, carried..., scan outputs...
     const size_t carried = node->num_inputs() >= 2 ? node->num_inputs() - 2 : 0;
@@ -392,10 +415,32 @@ Status visit_control_flow(sdk::Node* node, GraphState& st, std::vector<SymValue>
   return Status::ok();
 }
 
+// A subgraph input that is a constant of the parent graph (a captured or routed Const): its value, so that
+// shape computations inside branches resolve. Not for a Loop's or Scan's formal inputs, which change per
+// iteration.
+const Tensor* parent_constant(const sdk::Node& data) {
+  const sdk::Node* parent = data.owner()->parent_node();
+  const sdk::AttrValue* k = data.attrs().get(sdk::attr::kParentNodeIndex);
+  if (!parent || !k || !k->as_int() || data.num_outputs() != 1) return nullptr;
+  const std::string& pt = parent->type();
+  const bool same_value = data.attrs().has(sdk::attr::kOuterValue) || pt == sdk::op::kIf ||
+                          pt == sdk::op::kCase || pt == sdk::op::kPartitionedCall;
+  const int64_t index = *k->as_int();
+  if (!same_value || index < 0 || static_cast<size_t>(index) >= parent->num_inputs()) return nullptr;
+  const sdk::OutPort p = parent->input(index);
+  if (!p.valid() || !sdk::is_const_like(p.node->type())) return nullptr;
+  const sdk::AttrValue* v = p.node->attrs().get(sdk::attr::kValue);
+  return v && v->as_tensor() ? v->as_tensor() : nullptr;
+}
+
 Status visit_node(sdk::Node* node, GraphState& st) {
   std::vector<SymValue>& out = st.values[node->id()];
   const std::string& type = node->type();
   if (sdk::is_data_like(type) || sdk::is_variable_like(type)) {
+    if (const Tensor* c = parent_constant(*node)) {
+      out.push_back(value_from_tensor(*st.sym, *c, st.options->max_value_elements));
+      return Status::ok();
+    }
     for (size_t o = 0; o < node->num_outputs(); ++o)
       out.push_back(value_from_desc(*st.sym, node->output_desc(o)));
     return Status::ok();
@@ -463,6 +508,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
 // Each folded node becomes one Const per output, under the node's own name when it has one output; Consts
 // that only fed folded nodes go too.
 Status replace_folded(sdk::Graph& g, GraphState& st) {
+  if (st.to_fold.empty()) return Status::ok();
   std::vector<sdk::Node*> sources;
   for (sdk::Node* node : st.to_fold) {
     struct Out {
@@ -512,7 +558,7 @@ Status infer_graph(sdk::Graph& g, GraphState& st) {
   st.to_fold.clear();
   for (sdk::Node* n : order) GS_RETURN_IF_ERROR(visit_node(n, st));
   // Equalities found later rewrite expressions written earlier.
-  for (sdk::Node* n : order) {
+  for (sdk::Node* n : st.sym->has_substitutions() ? order : std::vector<sdk::Node*>{}) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       sdk::TensorDesc& d = n->mutable_output_desc(o);
       if (d.shape.dim_names().empty()) continue;

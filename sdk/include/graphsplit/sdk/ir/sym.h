@@ -109,6 +109,7 @@ class GS_SDK_API SymbolTable {
   bool unify(DimExpr a, DimExpr b);
   // `e` with every unified symbol replaced by its representative.
   DimExpr resolve(DimExpr e);
+  bool has_substitutions() const;
 
   // Evaluates under an assignment of symbol names; nullopt if a symbol is unassigned. Throws SymOverflow.
   std::optional<int64_t> evaluate(DimExpr e, const std::unordered_map<std::string, int64_t>& values) const;

@@ -38,6 +38,8 @@ struct ShapeInferenceStats {
   std::map<std::string, int64_t>
       no_rule;                           // operators without a rule, by type (their outputs keep their types)
   std::vector<std::string> assumptions;  // conditions the model relies on that inference could not prove
+  // If/Case branches that cannot run with these shapes (so are never taken), with the reason.
+  std::vector<std::string> dead_branches;
 };
 
 GS_KERNELS_API sdk::Status infer_shapes(sdk::Graph& root, const ShapeInferenceOptions& options,
