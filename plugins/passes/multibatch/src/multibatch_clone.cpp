@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <set>
@@ -220,6 +221,7 @@ class CloneJob {
   // subgraphs, each with its own symbol table, so they are inferred on every core at once). Returns an error
   // naming the gear; logs how many values stay non-static (data-dependent shapes).
   Status infer_branches() {
+    const auto start = std::chrono::steady_clock::now();
     std::vector<Status> inferred(gears_, Status::ok());
     std::vector<size_t> unknown(gears_, 0);
     auto infer = [&](size_t g) {
@@ -242,6 +244,11 @@ class CloneJob {
       });
     }
     for (std::thread& w : workers) w.join();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ctx_.log(sdk::LogLevel::kInfo, "shape inference of " + std::to_string(gears_) + " branches on " +
+                                       std::to_string(n) +
+                                       " threads: " + std::to_string(static_cast<int64_t>(ms)) + " ms");
     for (size_t g = 0; g < gears_; ++g) {
       if (!inferred[g].is_ok()) {
         return Status(inferred[g].code(), "multi-batch: shape inference for gear " + std::to_string(g) +
