@@ -121,8 +121,10 @@ std::vector<std::string> plugin_paths(const AtcOptions& o) {
 // GE's V rules on the gear options, before any file is read; with gears, the options reach the multi-batch
 // pass as GE options.
 Status gear_options(const AtcOptions& o, std::vector<std::pair<std::string, std::string>>* ge) {
-  sdk::GearOptionText text{o.input_shape, o.dynamic_batch_size, o.dynamic_image_size, o.dynamic_dims,
-                           o.input_format};
+  // GE's atc defaults an empty --input_format before any check (CheckInputFormat: NHWC for TensorFlow, NCHW
+  // for every other framework); graphsplit reads ONNX only, so NCHW.
+  const std::string format = o.input_format.empty() ? std::string("NCHW") : o.input_format;
+  sdk::GearOptionText text{o.input_shape, o.dynamic_batch_size, o.dynamic_image_size, o.dynamic_dims, format};
   sdk::GearRequest request;
   GS_RETURN_IF_ERROR(sdk::parse_gear_options(text, &request));
   if (request.kind == sdk::GearKind::kNone) return Status::ok();
@@ -130,7 +132,7 @@ Status gear_options(const AtcOptions& o, std::vector<std::pair<std::string, std:
   if (!o.dynamic_batch_size.empty()) ge->emplace_back("ge.dynamicBatchSize", o.dynamic_batch_size);
   if (!o.dynamic_image_size.empty()) ge->emplace_back("ge.dynamicImageSize", o.dynamic_image_size);
   if (!o.dynamic_dims.empty()) ge->emplace_back("ge.dynamicDims", o.dynamic_dims);
-  if (!o.input_format.empty()) ge->emplace_back("ge.inputFormat", o.input_format);
+  ge->emplace_back("ge.inputFormat", format);
   return Status::ok();
 }
 

@@ -58,11 +58,13 @@ void register_gear_options(CLI::App& app, AtcOptions& o) {
   app.add_option("--dynamic_batch_size", o.dynamic_batch_size,
                  "Batch gears, e.g. \"1,4,8,16\"; needs --input_shape with -1 as dimension 0");
   app.add_option("--dynamic_image_size", o.dynamic_image_size,
-                 "Image-size gears, e.g. \"224,224;448,448\"; needs --input_shape with -1 as H and W and "
-                 "--input_format");
+                 "Image-size gears, e.g. \"224,224;448,448\"; needs --input_shape with -1 as H and W "
+                 "(of --input_format)");
   app.add_option("--dynamic_dims", o.dynamic_dims,
                  "Gears of every -1 of --input_shape in order, e.g. \"1,640,640;4,960,960\"");
-  app.add_option("--input_format", o.input_format, "Layout of the inputs: NCHW, NHWC or ND");
+  app.add_option("--input_format", o.input_format,
+                 "Layout of the inputs: NCHW, NHWC or ND (default NCHW, as GE's atc for every framework but "
+                 "TensorFlow)");
   app.add_option("--max_nodes", o.max_nodes,
                  "Refuse models with more nodes, inputs and initializers than this, in all graphs")
       ->capture_default_str()

@@ -462,10 +462,35 @@ TEST_F(AtcTest, GearOptionErrorsCarryGeCodesAndWriteNothing) {
                "E10003: --dynamic_dims gear '1,640' has 2 values but --input_shape has 3 -1 dimensions");
   expect_error("--model=" + model + out + " --input_shape=x:-1,3,640,640 --dynamic_batch_size=4",
                "E10035: --dynamic_batch_size gives 1 gear(s); at least 2 are needed");
-  expect_error("--model=" + model + out + " --input_shape=x:1,3,-1,-1 --dynamic_image_size='640,640;960,960'",
+  // --input_format defaults to NCHW as in GE's atc, so image gears need no format; a wrong one is still
+  // refused.
+  expect_error("--model=" + model + out +
+                   " --input_shape=x:1,3,-1,-1 --input_format=ND --dynamic_image_size='640,640;960,960'",
                "E10003: --dynamic_image_size needs --input_format=NCHW or NHWC");
   expect_error("--model=" + model + out + " --input_shape=image:-1,3,640,640 --dynamic_batch_size=1,2",
                "--input_shape names 'image', which is not an input of the model (inputs: x)");
+}
+
+TEST_F(AtcTest, DynamicImageSizeDefaultsToNchw) {
+  const std::string model = std::string(GRAPHSPLIT_MODEL_DIR) + "/ch_PP-OCRv4_det_infer.onnx";
+  Result r = atc("--model=" + model + " --output=" + path("i") +
+                 " --input_shape=x:1,3,-1,-1 --dynamic_image_size='64,64;96,128'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(read_om_file(path("i.om"), &root).is_ok());
+  const sdk::Node* c = find_case(*root);
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->attrs().get_string("mbatch_dynamic_type"), "DYNAMIC_IMAGE");
+  ASSERT_EQ(c->subgraphs().size(), 2u);
+  // H and W are dimensions 2 and 3 (NCHW): the branches' outputs are the maps at 64x64 and 96x128.
+  const std::vector<int64_t> want[] = {{1, 1, 64, 64}, {1, 1, 96, 128}};
+  for (size_t g = 0; g < 2; ++g) {
+    for (const sdk::Node* n : c->subgraphs()[g]->nodes()) {
+      if (n->type() != sdk::op::kNetOutput) continue;
+      const sdk::OutPort p = n->input(0);
+      EXPECT_EQ(p.node->output_desc(p.index).shape.dims(), want[g]);
+    }
+  }
 }
 
 TEST_F(AtcTest, DynamicDimsOnPpOcrDetGiveOneStaticBranchPerGear) {
