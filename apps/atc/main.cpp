@@ -296,8 +296,10 @@ int main(int argc, char** argv) {
     return fail(e.what());
   }
   if (options.version) {
-    std::printf("atc (graphsplit) %s; ONNX opsets up to %d\n", GRAPHSPLIT_VERSION,
-                graphsplit::max_supported_onnx_opset());
+    std::printf(
+        "atc (graphsplit) %s; ONNX IR up to %d, ai.onnx opsets up to %d (libonnx's schemas up to %d)\n",
+        GRAPHSPLIT_VERSION, graphsplit::kMaxOnnxIrVersion, graphsplit::kMaxOnnxOpset,
+        graphsplit::max_supported_onnx_opset());
     return 0;
   }
   if (auto s = graphsplit::init_logging(options.log); !s) return fail(s.message());

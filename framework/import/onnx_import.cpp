@@ -33,6 +33,8 @@
 #include "graphsplit/kernels/shape_inference.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
+#include "import/onnx_functions.h"
+#include "import/onnx_opsets.h"
 #include "import/onnx_tensors.h"
 
 namespace graphsplit {
@@ -42,6 +44,7 @@ using onnx_detail::append_le;
 using onnx_detail::desc_of;
 using onnx_detail::TensorReader;
 using onnx_detail::type_to_desc;
+using onnx_detail::unsupported_type_name;
 
 using sdk::Status;
 namespace fs = std::filesystem;
@@ -150,6 +153,11 @@ class Importer {
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const auto& vi : *list) {
         if (!sdk::is_valid_utf8(vi.name())) return bad_name("value name", vi.name());
+        if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() > sdk::kMaxDataType) {
+          return err("graph '" + shown_graph(g) + "': value '" + vi.name() + "' has element type " +
+                     unsupported_type_name(vi.type().tensor_type().elem_type()) +
+                     ", which graphsplit cannot represent");
+        }
         if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
         const auto& shape = vi.type().tensor_type().shape();
         int64_t elements = 1;
@@ -208,9 +216,6 @@ class Importer {
     for (const auto& vi : g.input()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.value_info()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.output()) s->types.emplace(vi.name(), &vi.type());
-    if (g.sparse_initializer_size() > 0) {
-      return err("graph '" + s->graph->name() + "' has sparse initializers, which are not supported");
-    }
     // Data nodes first, in input order (GE's `index`), then constants, then the operators, then NetOutput.
     GS_RETURN_IF_ERROR(add_inputs(g, s, formal_parent_offset));
     GS_RETURN_IF_ERROR(add_initializers(g, s));
@@ -337,6 +342,16 @@ class Importer {
   }
 
   Status check_operator(const onnx::NodeProto& n) const {
+    for (const auto& a : n.attribute()) {
+      // Cast, CastLike's saturate-era targets, QuantizeLinear's output_dtype, ConstantOfShape and EyeLike's
+      // dtype.
+      const bool type_attr = a.name() == "to" || a.name() == "output_dtype" || a.name() == "dtype";
+      if (type_attr && a.type() == onnx::AttributeProto::INT && a.i() > sdk::kMaxDataType) {
+        return err("node '" + n.name() + "' (" + n.op_type() + "): attribute '" + a.name() +
+                   "' is element type " + unsupported_type_name(static_cast<int32_t>(a.i())) +
+                   ", which graphsplit cannot represent");
+      }
+    }
     const std::string domain = is_default_domain(n.domain()) ? "" : n.domain();
     auto opset = opsets_.find(domain);
     const std::string shown = domain.empty() ? std::string(kDefaultDomain) : domain;
@@ -351,6 +366,15 @@ class Importer {
     }
     const onnx::OpSchema* schema =
         onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
+    // A version newer than libonnx's (opsets 18-23): graphsplit's table decides.
+    if (domain.empty() && opset->second > max_supported_onnx_opset()) {
+      const int ours = onnx_detail::table_since_version(n.op_type(), static_cast<int>(opset->second));
+      if (ours > 0 && (!schema || ours > schema->SinceVersion())) {
+        Status s = onnx_detail::verify_against_table(n, static_cast<int>(opset->second));
+        if (!s.is_ok()) return err("node '" + n.name() + "' (" + n.op_type() + "): " + s.message());
+        return Status::ok();
+      }
+    }
     if (!schema) {
       return err("node '" + n.name() + "': operator '" + n.op_type() + "' is not defined in domain '" +
                  shown + "' at opset " + std::to_string(opset->second));
@@ -553,13 +577,9 @@ Status check_model_header(const onnx::ModelProto& m, const std::string& source) 
   if (m.ir_version() <= 0 || !m.has_graph()) {
     return err("not an ONNX model (no ir_version or no graph; is this really an .onnx file?)");
   }
-  if (m.ir_version() > onnx::Version::IR_VERSION) {
+  if (m.ir_version() > onnx_detail::kMaxIrVersion) {
     return err("ONNX IR version " + std::to_string(m.ir_version()) + " is newer than the supported " +
-               std::to_string(onnx::Version::IR_VERSION));
-  }
-  if (m.functions_size() > 0) {
-    return err("model-local function '" + m.functions(0).name() + "' (domain '" + m.functions(0).domain() +
-               "'): models with local functions are not supported");
+               std::to_string(onnx_detail::kMaxIrVersion));
   }
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   std::unordered_set<std::string> seen;
@@ -570,10 +590,12 @@ Status check_model_header(const onnx::ModelProto& m, const std::string& source) 
     auto range = ranges.find(domain);
     // Exporters often import domains that no node uses; only a node in an unknown domain is an error.
     if (range == ranges.end()) continue;
-    if (o.version() < range->second.first || o.version() > range->second.second) {
+    // ai.onnx beyond libonnx's opsets is read with graphsplit's own table of operator versions.
+    const int64_t newest = domain.empty() ? onnx_detail::kMaxOnnxOpset : range->second.second;
+    if (o.version() < range->second.first || o.version() > newest) {
       return err("opset " + std::to_string(o.version()) + " of domain '" + shown +
                  "' is not supported (supported: " + std::to_string(range->second.first) + " to " +
-                 std::to_string(range->second.second) + ")");
+                 std::to_string(newest) + ")");
     }
   }
   return Status::ok();
@@ -664,6 +686,7 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
         "deeper than protobuf's limit of 100 message levels)");
   }
   GS_RETURN_IF_ERROR(check_model_header(model, source));
+  GS_RETURN_IF_ERROR(onnx_detail::normalize_model(&model, source, base_dir));
   GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all(options));
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
   if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);

@@ -34,8 +34,11 @@ struct OnnxImportOptions {
   int max_nesting_depth = 25;
 };
 
-// The newest ai.onnx opset the linked libonnx knows.
+// The newest ai.onnx opset the linked libonnx knows (its schemas); graphsplit's own table of operator
+// versions (import/onnx_opsets.h) reads up to kMaxOnnxOpset, and models up to IR version kMaxOnnxIrVersion.
 int max_supported_onnx_opset();
+inline constexpr int kMaxOnnxOpset = 23;
+inline constexpr int kMaxOnnxIrVersion = 11;
 
 sdk::Status import_onnx_file(const std::string& path, const OnnxImportOptions& options,
                              std::unique_ptr<sdk::Graph>* root);

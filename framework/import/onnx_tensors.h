@@ -32,6 +32,21 @@ void append_le(std::string* out, T v) {
   out->append(b, sizeof(T));
 }
 
+// "FLOAT8E4M3FN (17)": the ONNX name of an element type graphsplit has no representation for (float8, int4,
+// float4 and whatever comes after), for messages.
+inline std::string unsupported_type_name(int32_t dt) {
+  // Types newer than libonnx 1.12's proto (ONNX 1.14 and later).
+  static const char* const kNewer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ",
+                                       "UINT4",        "INT4",           "FLOAT4E2M1", "FLOAT8E8M0"};
+  std::string name = "unknown";
+  if (dt >= 17 && dt <= 24) {
+    name = kNewer[dt - 17];
+  } else if (onnx::TensorProto::DataType_IsValid(dt)) {
+    name = onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(dt));
+  }
+  return name + " (" + std::to_string(dt) + ")";
+}
+
 class TensorReader {
  public:
   TensorReader(std::string source, std::string base_dir)
@@ -40,7 +55,8 @@ class TensorReader {
   Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
     const int32_t dt = t.data_type();
     if (dt <= 0 || dt > sdk::kMaxDataType) {
-      return err(what + " has unsupported data type " + std::to_string(dt));
+      return err(what + " has data type " + unsupported_type_name(dt) +
+                 ", which graphsplit cannot represent");
     }
     const auto dtype = static_cast<sdk::DataType>(dt);
     std::vector<int64_t> dims(t.dims().begin(), t.dims().end());

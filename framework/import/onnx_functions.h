@@ -1,0 +1,15 @@
+// Model-level rewrites before the import: model-local functions inlined (attributes bound, nested functions,
+// their opset imports merged; a recursive function is an error) and sparse initializers made dense.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include <string>
+
+#include "graphsplit/sdk/status.h"
+
+namespace graphsplit::onnx_detail {
+
+sdk::Status normalize_model(onnx::ModelProto* m, const std::string& source, const std::string& base_dir);
+
+}  // namespace graphsplit::onnx_detail
