@@ -1,7 +1,8 @@
 #!/usr/bin/python3
-"""Writes plugins/engines/ai_cpu/data/ops.toml: one row per ONNX operator (ai.onnx up to opset 17, ai.onnx.ml and
+"""Writes plugins/engines/ai_cpu/data/ops.toml: one row per ONNX operator (ai.onnx up to opset 23, ai.onnx.ml and
 ai.onnx.preview.training)
-from libonnx's schema registry. AI CPU is the general fallback, so every operator graphsplit imports is listed,
+from libonnx's schema registry (opsets up to 17) and the operators new in 18-23 (graphsplit's own table,
+framework/import/onnx_opsets.cpp). AI CPU is the general fallback, so every operator graphsplit imports is listed,
 except those that become structural nodes (Constant) or are placed through their subgraphs (If, Loop, Scan,
 SequenceMap). Run with Debian's python3 and python3-onnx; the output is committed."""
 import sys
@@ -13,6 +14,13 @@ DATA_DEPENDENT = {"NonZero", "NonMaxSuppression", "TopK", "Unique", "Compress", 
                   "OneHot", "StringNormalizer", "TfIdfVectorizer", "Expand", "Tile", "Reshape", "Resize", "Slice",
                   "Pad", "Split", "SplitToSequence", "RoiAlign", "MaxUnpool"}
 
+MAX_OPSET = 23  # graphsplit's kMaxOnnxOpset
+# Operators new in opsets 18-23, which libonnx 1.12 does not know, with the opset that introduced them.
+NEW_OPS = {"BitwiseAnd": 18, "BitwiseNot": 18, "BitwiseOr": 18, "BitwiseXor": 18, "CenterCropPad": 18,
+           "Col2Im": 18, "GroupNormalization": 18, "Mish": 18, "DeformConv": 19, "AffineGrid": 20, "Gelu": 20,
+           "ImageDecoder": 20, "RegexFullMatch": 20, "StringConcat": 20, "StringSplit": 20, "Attention": 23,
+           "RMSNormalization": 23, "RotaryEmbedding": 23}
+
 latest = {}
 first = {}
 for s in defs.get_all_schemas_with_history():
@@ -23,6 +31,10 @@ for s in defs.get_all_schemas_with_history():
     key = (s.domain, s.name)
     first[key] = min(first.get(key, 99), s.since_version)
     latest[key] = s
+for name, since in NEW_OPS.items():
+    if ("", name) not in first:
+        first[("", name)] = since
+        latest[("", name)] = None
 
 out = sys.stdout
 out.write("# AI CPU (DNN_VM_AICPU): the general fallback, one row per ONNX operator graphsplit imports.\n")
@@ -33,7 +45,7 @@ out.write('kernel_lib = "aicpu_ascend_kernel"\n')
 for (domain, name) in sorted(latest, key=lambda k: (k[0], k[1])):
     if name in SKIP:
         continue
-    last = 17 if domain == "" else 99
+    last = MAX_OPSET if domain == "" else 99
     out.write("\n[[op]]\n")
     out.write(f'type = "{name}"\n')
     out.write(f"opset = [{first[(domain, name)]}, {last}]\n")

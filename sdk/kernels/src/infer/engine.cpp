@@ -334,6 +334,20 @@ SymValue result_of(GraphState& st, const sdk::Graph& g, size_t i) {
   return value_from_desc(*st.sym, *out->input_desc(i));
 }
 
+// An If whose condition is known before running (a rank or size test on static shapes): the branch it takes.
+const sdk::Graph* chosen_branch(const sdk::Node& node, const GraphState& st) {
+  if (node.type() != sdk::op::kIf || node.num_inputs() == 0 || !node.input(0).valid()) return nullptr;
+  const sdk::OutPort p = node.input(0);
+  const auto& produced = st.values[p.node->id()];
+  if (static_cast<size_t>(p.index) >= produced.size() || !produced[p.index].constant) return nullptr;
+  const Tensor& cond = *produced[p.index].constant;
+  if (cond.size_bytes() == 0) return nullptr;
+  const sdk::AttrValue* then_branch = node.attrs().get("then_branch");
+  const sdk::AttrValue* else_branch = node.attrs().get("else_branch");
+  if (!then_branch || !else_branch || !then_branch->as_graph() || !else_branch->as_graph()) return nullptr;
+  return scalar_as_double(cond) != 0 ? then_branch->as_graph() : else_branch->as_graph();
+}
+
 // Subgraphs first: captured values (and a PartitionedCall's inputs) take the parent's descriptors, each
 // subgraph is inferred, and the parent's outputs come from the subgraphs' results.
 Status visit_control_flow(sdk::Node* node, GraphState& st, std::vector<SymValue>* outs) {
@@ -380,9 +394,13 @@ Status visit_control_flow(sdk::Node* node, GraphState& st, std::vector<SymValue>
                                     "): no branch is possible for these shapes; " +
                                     st.stats->dead_branches.back());
   outs->assign(node->num_outputs(), SymValue{});
+  const sdk::Graph* chosen = chosen_branch(*node, st);
   auto alive = [&](const sdk::Graph* g) {
-    return std::find(failed.begin(), failed.end(), g) == failed.end();
+    return (!chosen || g == chosen) && std::find(failed.begin(), failed.end(), g) == failed.end();
   };
+  if (chosen && !alive(chosen))
+    return Status::invalid_argument("node '" + node->name() + "' (If): its condition is known and selects '" +
+                                    chosen->name() + "', which cannot run with these shapes");
   if ((node->type() == sdk::op::kIf || node->type() == sdk::op::kCase) && !subs.empty()) {
     for (size_t o = 0; o < node->num_outputs(); ++o) {
       bool first = true;
