@@ -59,8 +59,18 @@ Status load_model(const AtcOptions& o, const std::string& path, std::unique_ptr<
   return import_onnx_file(path, import, root);
 }
 
+// "x float32[s0,64,floor((s1+1)/2)]": a symbolic dimension prints as its expression alone.
 std::string io_line(const sdk::Node* n, size_t out) {
-  return n->output_name(out) + " " + n->output_desc(out).to_string();
+  const sdk::TensorDesc& d = n->output_desc(out);
+  if (d.kind != sdk::ValueKind::kTensor || d.shape.is_unknown_rank() || d.shape.dim_names().empty())
+    return n->output_name(out) + " " + d.to_string();
+  std::string dims;
+  for (size_t i = 0; i < d.shape.rank(); ++i) {
+    const std::string& name = i < d.shape.dim_names().size() ? d.shape.dim_names()[i] : std::string();
+    const int64_t v = d.shape.dims()[i];
+    dims += (i ? "," : "") + (v < 0 && !name.empty() ? name : std::to_string(v));
+  }
+  return n->output_name(out) + " " + std::string(sdk::to_string(d.dtype)) + "[" + dims + "]";
 }
 
 void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::string& om_path, size_t om_bytes) {

@@ -75,7 +75,7 @@ TEST_F(AtcTest, ConvertsAModelAndPrintsASummary) {
   EXPECT_NE(r.out.find("graph:     'tiny': 3 nodes in the root graph, 1 subgraphs, 7 nodes in all"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("inputs:    x float32[-1(N),4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("inputs:    x float32[N,4]"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("wrote:     " + path("tiny.om")), std::string::npos) << r.out;
 
   r = atc("--mode=1 --om=" + path("tiny.om") + " --json=" + path("tiny.json"));
@@ -277,6 +277,33 @@ TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
                    " --plugin_path=" + BAD_PLUGIN_DIR,
                "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.2) "
                "threw a non-standard exception");
+}
+
+// The summary prints symbolic sizes as expressions: MaxPool k3 s2 on x[N,1,H,W] gives floor((H-3)/2)+1, kept
+// in canonical form as floor((H+1)/2)-1.
+TEST_F(AtcTest, SummaryPrintsSymbolicSizes) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->clear_input();
+  g->clear_output();
+  testing::set_tensor_type(g->add_input(), "x", onnx::TensorProto::FLOAT, {-1, 1, -1, -1});
+  auto* dims = g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  dims->mutable_dim(2)->set_dim_param("H");
+  dims->mutable_dim(3)->set_dim_param("W");
+  auto* pool = testing::add_node(g, "MaxPool", {"x"}, {"y"}, "pool");
+  for (const char* name : {"kernel_shape", "strides"}) {
+    auto* a = pool->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    a->add_ints(std::string(name) == "strides" ? 2 : 3);
+    a->add_ints(std::string(name) == "strides" ? 2 : 3);
+  }
+  g->add_output()->set_name("y");
+  Result r = atc("--model=" + write_model("pool.onnx", m) + " --output=" + path("pool"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("outputs:   y float32[N,1,floor((H+1)/2)-1,floor((W+1)/2)-1]"), std::string::npos)
+      << r.out;
 }
 
 TEST_F(AtcTest, TimingAndDumps) {
