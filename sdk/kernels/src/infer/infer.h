@@ -71,6 +71,7 @@ struct RuleEntry {
 void register_elementwise_rules(std::vector<RuleEntry>* table);
 void register_shape_rules(std::vector<RuleEntry>* table);
 void register_nn_rules(std::vector<RuleEntry>* table);
+void register_misc_rules(std::vector<RuleEntry>* table);
 RuleFn find_rule(std::string_view op_type, std::string_view domain);
 
 // ---- helpers shared by the rules

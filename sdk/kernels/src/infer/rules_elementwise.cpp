@@ -413,6 +413,7 @@ RuleFn find_rule(std::string_view op_type, std::string_view domain) {
     register_elementwise_rules(t);
     register_shape_rules(t);
     register_nn_rules(t);
+    register_misc_rules(t);
     std::sort(t->begin(), t->end(),
               [](const RuleEntry& a, const RuleEntry& b) { return std::string_view(a.op_type) < b.op_type; });
     return t;
