@@ -197,5 +197,45 @@ TEST(ShapePass, ConcatProvesDimensionsEqual) {
   EXPECT_EQ(shape_of(*g, "ra"), "float32[-1(p),4]");
 }
 
+// Operators of opsets 18-23 (kernels come with the runtime; the shapes are known now), checked against
+// ONNX's operator definitions.
+TEST(ShapePass, NewOperatorsOfOpsets18To23) {
+  auto g = sdk::testing::opset_root("g", 23);
+  add_data(*g, "cols", tensor_desc(DataType::kFloat, {1, 18, 12}), 0);  // Col2Im: C=2, block 3x3
+  add_ints(*g, "image", {5, 5});
+  add_ints(*g, "block", {3, 3});
+  add_op(*g, "im", "Col2Im", {"cols", "image", "block"}, kUnknown);
+  add_data(*g, "theta", tensor_desc(DataType::kFloat, {4, 2, 3}), 1);
+  add_ints(*g, "size", {4, 3, 16, 24});
+  add_op(*g, "grid", "AffineGrid", {"theta", "size"}, kUnknown);
+  add_data(*g, "q", tensor_desc(DataType::kFloat, {2, 8, 5, 64}), 2);
+  add_data(*g, "k", tensor_desc(DataType::kFloat, {2, 2, 5, 64}), 3);
+  add_data(*g, "v", tensor_desc(DataType::kFloat, {2, 2, 5, 32}), 4);
+  add_data(*g, "past_k", tensor_desc(DataType::kFloat, {2, 2, -1, 64}), 5, {"", "", "past", ""});
+  add_data(*g, "past_v", tensor_desc(DataType::kFloat, {2, 2, -1, 32}), 6, {"", "", "past", ""});
+  sdk::Node* att = g->add_node("att", "Attention", 6, 0);
+  for (int i = 0; i < 3; ++i) att->add_output(kUnknown, "att_" + std::to_string(i));
+  int slot = 0;
+  for (const char* in : {"q", "k", "v"})
+    ASSERT_TRUE(g->add_edge({g->find_node(in), 0}, {att, slot++}).is_ok());
+  ASSERT_TRUE(g->add_edge({g->find_node("past_k"), 0}, {att, 4}).is_ok());
+  ASSERT_TRUE(g->add_edge({g->find_node("past_v"), 0}, {att, 5}).is_ok());
+  add_data(*g, "signal", tensor_desc(DataType::kFloat, {3, 10, 1}), 7);
+  add_op(*g, "spectrum", "DFT", {"signal"}, kUnknown)->attrs().set("onesided", sdk::AttrValue::Int(1));
+  add_data(*g, "img", tensor_desc(DataType::kFloat, {3, 20, 10}), 8);
+  add_ints(*g, "crop", {8, 12});
+  add_op(*g, "cropped", "CenterCropPad", {"img", "crop"}, kUnknown)
+      ->attrs()
+      .set("axes", sdk::AttrValue::Ints({1, 2}));
+  sdk::testing::add_net_output(*g, {"im", "grid", "att", "spectrum", "cropped"});
+  infer(*g);
+  EXPECT_EQ(shape_of(*g, "im"), "float32[1,2,5,5]");
+  EXPECT_EQ(shape_of(*g, "grid"), "float32[4,16,24,2]");
+  EXPECT_EQ(g->find_node("att")->output_desc(0).to_string(), "float32[2,8,5,32]");
+  EXPECT_EQ(g->find_node("att")->output_desc(1).to_string(), "float32[2,2,-1(past+5),64]");
+  EXPECT_EQ(shape_of(*g, "spectrum"), "float32[3,6,2]");  // onesided: floor(10/2)+1
+  EXPECT_EQ(shape_of(*g, "cropped"), "float32[3,8,12]");
+}
+
 }  // namespace
 }  // namespace graphsplit

@@ -194,6 +194,112 @@ Status unique(InferContext& ctx) {
   return Status::ok();
 }
 
+// ---- operators new in opsets 18-23 (their kernels are the runtime's business; the shapes are known here)
+
+Status col2im(InferContext& ctx) {
+  const SymValue* x = ctx.ranked(0);
+  auto image = ctx.elems(1), block = ctx.elems(2);
+  if (!x || !image || !block || x->rank() != 3 || image->size() != block->size()) return Status::ok();
+  const DimExpr per_channel = product(*ctx.sym, *block, 0, block->size());
+  SymDims dims = {x->dims[0], ctx.sym->floor_div(x->dims[1], per_channel)};
+  dims.insert(dims.end(), image->begin(), image->end());
+  ctx.set(0, DataType::kUndefined, dims);
+  return Status::ok();
+}
+
+Status center_crop_pad(InferContext& ctx) {
+  const SymValue* x = ctx.ranked(0);
+  auto shape = ctx.elems(1);
+  if (!x || !shape) return Status::ok();
+  std::vector<int64_t> axes = ctx.attrs.attr_ints("axes").value_or(std::vector<int64_t>{});
+  if (axes.empty()) {
+    for (int64_t i = 0; i < x->rank(); ++i) axes.push_back(i);
+  }
+  if (axes.size() != shape->size()) return ctx.error("shape and axes differ in length");
+  SymDims dims = x->dims;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t a = axes[i];
+    if (!normalize_axis(&a, x->rank())) return ctx.error("axes are out of range");
+    dims[a] = (*shape)[i];
+  }
+  ctx.set(0, DataType::kUndefined, dims);
+  return Status::ok();
+}
+
+Status affine_grid(InferContext& ctx) {
+  auto size = ctx.elems(1);
+  if (!size || (size->size() != 4 && size->size() != 5)) return Status::ok();
+  SymDims dims = {(*size)[0]};
+  dims.insert(dims.end(), size->begin() + 2, size->end());
+  dims.push_back(ctx.c(static_cast<int64_t>(size->size()) - 2));
+  ctx.set(0, DataType::kUndefined, dims);
+  return Status::ok();
+}
+
+Status dft(InferContext& ctx) {
+  const SymValue* x = ctx.ranked(0);
+  if (!x || x->rank() < 2) return Status::ok();
+  int64_t axis = ctx.opset >= 20 ? -2 : ctx.attrs.attr_int("axis", 1);
+  if (ctx.opset >= 20 && ctx.has(2)) {
+    auto a = ctx.const_ints(2);
+    if (!a || a->size() != 1) return Status::ok();
+    axis = (*a)[0];
+  }
+  // The axis counts over the signal dimensions (the last one holds real/imaginary).
+  if (axis < 0) axis += x->rank();
+  if (axis < 0 || axis >= x->rank() - 1) return ctx.error("axis is out of range");
+  SymDims dims = x->dims;
+  if (ctx.has(1)) {
+    auto n = ctx.elems(1);
+    dims[axis] = n && n->size() == 1 ? (*n)[0] : ctx.unknown_dim();
+  }
+  if (ctx.attrs.attr_int("onesided", 0) != 0)
+    dims[axis] = ctx.sym->add(ctx.sym->floor_div(dims[axis], ctx.c(2)), ctx.c(1));
+  dims.back() = ctx.c(2);
+  ctx.set(0, DataType::kUndefined, dims);
+  return Status::ok();
+}
+
+// Attention-23 with 4-D inputs Q [B, Hq, S, D], K/V [B, Hkv, L, D/Dv]: Y [B, Hq, S, Dv], present K/V with the
+// past prepended; 3-D inputs [B, S, hidden] give Y [B, S, Hq * Dv].
+Status attention(InferContext& ctx) {
+  const SymValue* q = ctx.ranked(0);
+  const SymValue* k = ctx.ranked(1);
+  const SymValue* v = ctx.ranked(2);
+  if (!q || !k || !v || q->rank() != k->rank() || q->rank() != v->rank()) return Status::ok();
+  auto& s = *ctx.sym;
+  if (q->rank() == 4) {
+    ctx.set(0, DataType::kUndefined, {q->dims[0], q->dims[1], q->dims[2], v->dims[3]});
+    const SymValue* past_k = ctx.ranked(4);
+    const SymValue* past_v = ctx.ranked(5);
+    const DimExpr total = past_k && past_k->rank() == 4 ? s.add(past_k->dims[2], k->dims[2]) : k->dims[2];
+    ctx.set(1, DataType::kUndefined, {k->dims[0], k->dims[1], total, k->dims[3]});
+    ctx.set(2, DataType::kUndefined,
+            {v->dims[0], v->dims[1],
+             past_v && past_v->rank() == 4 ? s.add(past_v->dims[2], v->dims[2]) : v->dims[2], v->dims[3]});
+    ctx.set(3, DataType::kUndefined, {q->dims[0], q->dims[1], q->dims[2], total});
+    return Status::ok();
+  }
+  const int64_t hq = ctx.attrs.attr_int("q_num_heads", 0), hkv = ctx.attrs.attr_int("kv_num_heads", 0);
+  if (q->rank() != 3 || hq <= 0 || hkv <= 0) return Status::ok();
+  ctx.set(0, DataType::kUndefined,
+          {q->dims[0], q->dims[1], s.mul(s.floor_div(v->dims[2], ctx.c(hkv)), ctx.c(hq))});
+  return Status::ok();
+}
+
+Status like_input(InferContext& ctx) {  // RMSNormalization, RotaryEmbedding
+  if (const SymValue* x = ctx.ranked(0)) ctx.set(0, DataType::kUndefined, x->dims);
+  return Status::ok();
+}
+
+Status deform_conv(InferContext& ctx) {
+  InferContext inner = ctx;
+  inner.inputs = {ctx.in(0), ctx.in(1)};
+  GS_RETURN_IF_ERROR(find_rule("Conv", {})(inner));
+  ctx.outputs = inner.outputs;
+  return Status::ok();
+}
+
 }  // namespace
 
 void register_misc_rules(std::vector<RuleEntry>* t) {
@@ -211,6 +317,14 @@ void register_misc_rules(std::vector<RuleEntry>* t) {
       {"SoftmaxCrossEntropyLoss", loss},
       {"QLinearConv", qlinear_conv},
       {"Unique", unique},
+      {"Col2Im", col2im},
+      {"CenterCropPad", center_crop_pad},
+      {"AffineGrid", affine_grid},
+      {"DFT", dft},
+      {"Attention", attention},
+      {"RMSNormalization", like_input},
+      {"RotaryEmbedding", like_input},
+      {"DeformConv", deform_conv},
   };
   t->insert(t->end(), std::begin(entries), std::end(entries));
 }
