@@ -465,6 +465,19 @@ DimExpr SymbolTable::floor_div(DimExpr a, DimExpr b) {
   if (a.kind() == DimExpr::Kind::kFloorDiv && a.node()->b->kind == DimExpr::Kind::kConst &&
       a.node()->b->value > 0)
     return floor_div(DimExpr(a.node()->a), constant(checked_mul(a.node()->b->value, d)));
+  // floor((floor(x / c) + r) / d) = floor((x + r*c) / (c*d)) for positive c and d (Conv stacks).
+  {
+    const Poly p = poly_of(a.node());
+    if (p.terms.size() == 1 && p.terms[0].coef == 1 && p.terms[0].monomial.size() == 1 &&
+        p.terms[0].monomial[0].power == 1 && p.terms[0].monomial[0].atom->kind == DimExpr::Kind::kFloorDiv) {
+      const DimExpr::Node* inner = p.terms[0].monomial[0].atom;
+      if (inner->b->kind == DimExpr::Kind::kConst && inner->b->value > 0) {
+        const int64_t c = inner->b->value;
+        return floor_div(add(DimExpr(inner->a), constant(checked_mul(p.constant, c))),
+                         constant(checked_mul(c, d)));
+      }
+    }
+  }
   Poly quotient, rest;
   split_by(poly_of(a.node()), d, &quotient, &rest);
   const SymRange rr = poly_range(rest);

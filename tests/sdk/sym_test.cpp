@@ -120,6 +120,10 @@ TEST(DimExpr, EqualSizesAreTheSameHandle) {
             t.add(s0, t.constant(2)));
   // Nested floors by constants collapse.
   EXPECT_EQ(t.floor_div(t.floor_div(s0, t.constant(2)), t.constant(3)), t.floor_div(s0, t.constant(6)));
+  // A stack of stride-2 windows: floor((floor((s+1)/2)+1)/2) = floor((s+3)/4).
+  const DimExpr half = t.floor_div(t.add(s0, t.constant(1)), t.constant(2));
+  EXPECT_EQ(t.floor_div(t.add(half, t.constant(1)), t.constant(2)),
+            t.floor_div(t.add(s0, t.constant(3)), t.constant(4)));
   EXPECT_EQ(t.mod(t.mul(t.constant(4), s0), t.constant(2)), t.constant(0));
 }
 
