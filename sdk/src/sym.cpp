@@ -6,6 +6,7 @@
 #include <cctype>
 #include <deque>
 #include <map>
+#include <unordered_set>
 
 namespace graphsplit::sdk {
 
@@ -323,6 +324,7 @@ struct SymbolTable::Impl {
   std::map<std::string, int> fresh_counter;
   std::unordered_map<const DimExpr::Node*, DimExpr> subst;     // unified symbol -> representative
   std::unordered_map<const DimExpr::Node*, DimExpr> resolved;  // cache, valid for `subst` as it is
+  std::unordered_set<std::string> assumed;                     // assumptions_, for lookup
 };
 
 SymbolTable::SymbolTable() : impl_(std::make_unique<Impl>()) {}
@@ -663,8 +665,7 @@ std::optional<int64_t> SymbolTable::evaluate(DimExpr e,
 }
 
 void SymbolTable::assume(std::string condition) {
-  if (std::find(assumptions_.begin(), assumptions_.end(), condition) == assumptions_.end())
-    assumptions_.push_back(std::move(condition));
+  if (impl_->assumed.insert(condition).second) assumptions_.push_back(std::move(condition));
 }
 
 // ------------------------------------------------------------------ parser

@@ -160,6 +160,40 @@ TEST(NewOpsets, VersionsCheckedAgainstTheirOwnDefinitions) {
       << s.message();
 }
 
+// Each check of the 18-23 table: input count, a required attribute, an attribute's type.
+TEST(NewOpsets, TableChecksCountsRequiredAttributesAndTypes) {
+  std::unique_ptr<sdk::Graph> root;
+  onnx::ModelProto m = reduce_split_model(10, 18);
+  m.mutable_graph()->mutable_node(0)->add_input("axes");  // a third input
+  sdk::Status s = import_model(m, &root);
+  EXPECT_NE(s.message().find("node 'mean' (ReduceMean): ReduceMean-18 takes 1 to 2 inputs, the node has 3"),
+            std::string::npos)
+      << s.message();
+  onnx::ModelProto g = model(10, 18);
+  auto* graph = g.mutable_graph();
+  set_tensor_type(graph->add_input(), "x", onnx::TensorProto::FLOAT, {1, 4, 2});
+  set_tensor_type(graph->add_input(), "scale", onnx::TensorProto::FLOAT, {2});
+  set_tensor_type(graph->add_input(), "bias", onnx::TensorProto::FLOAT, {2});
+  auto* gn = add_node(graph, "GroupNormalization", {"x", "scale", "bias"}, {"y"}, "gn");
+  graph->add_output()->set_name("y");
+  s = import_model(g, &root);
+  EXPECT_NE(s.message().find(
+                "node 'gn' (GroupNormalization): GroupNormalization-18 requires attribute 'num_groups'"),
+            std::string::npos)
+      << s.message();
+  auto* groups = gn->add_attribute();
+  groups->set_name("num_groups");
+  groups->set_type(onnx::AttributeProto::FLOAT);
+  groups->set_f(2);
+  s = import_model(g, &root);
+  EXPECT_NE(s.message().find("GroupNormalization-18 attribute 'num_groups' has type FLOAT, expected INT"),
+            std::string::npos)
+      << s.message();
+  groups->set_type(onnx::AttributeProto::INT);
+  groups->set_i(2);
+  EXPECT_TRUE(import_model(g, &root).is_ok());
+}
+
 TEST(NewOpsets, UnrepresentableElementTypesAreRefusedNamingTheValue) {
   onnx::ModelProto m = model(9, 19);
   auto* g = m.mutable_graph();
@@ -269,6 +303,16 @@ TEST(NewOpsets, RecursiveFunctionsAndMixedOpsetsAreRefused) {
   mixed.mutable_functions(1)->mutable_opset_import(0)->set_version(17);
   s = import_model(mixed, &root);
   EXPECT_NE(s.message().find("function 'Axpy' imports ai.onnx version 17 but the model imports version 18"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(NewOpsets, AFunctionCalledWithTooManyInputsIsRefused) {
+  onnx::ModelProto m = function_model();
+  m.mutable_graph()->mutable_node(0)->add_input("x");  // Axpy takes X and Y
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import_model(m, &root);
+  EXPECT_NE(s.message().find("node 'axpy' calls function 'Axpy' with 3 inputs and 1 outputs; it has 2 and 1"),
             std::string::npos)
       << s.message();
 }

@@ -58,6 +58,38 @@ TEST(OnnxImportTest, InputShapeOverrideIsInferredThroughTheGraph) {
       << s.message();
 }
 
+// The host's per-shape inference (PassContext::infer_value_shapes): weights over 4 KiB never loaded (they
+// become typed inputs), small constants kept, every value by name; a wrong input name lists the real inputs
+// only.
+TEST(OnnxImportTest, ShapeInferencerInfersOtherInputShapes) {
+  onnx::ModelProto m = tiny_model();
+  auto* w = m.mutable_graph()->add_initializer();  // 4096 floats: a weight
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(1024);
+  w->add_dims(4);
+  w->set_raw_data(std::string(1024 * 4 * 4, '\0'));
+  m.mutable_graph()->mutable_node(1)->set_op_type("MatMul");
+  m.mutable_graph()->mutable_node(1)->add_input("w");
+  const std::string path = ::testing::TempDir() + "/gs_inferencer.onnx";
+  write_bytes(path, to_bytes(m));
+  std::unique_ptr<ShapeInferencer> inferencer;
+  ASSERT_TRUE(ShapeInferencer::open(path, &inferencer).is_ok());
+  sdk::ValueDescs out;
+  ASSERT_TRUE(inferencer->infer({{"x", {3, 1024}}}, &out).is_ok());
+  EXPECT_EQ(out["r"].to_string(), "float32[3,1024]");
+  EXPECT_EQ(out["y"].to_string(), "float32[3,4]");
+  EXPECT_EQ(out["w"].to_string(), "float32[1024,4]");
+  ASSERT_TRUE(inferencer->infer({{"x", {7, 1024}}}, &out).is_ok());  // a second run starts afresh
+  EXPECT_EQ(out["y"].to_string(), "float32[7,4]");
+  sdk::Status s = inferencer->infer({{"w", {1, 1}}}, &out);
+  EXPECT_NE(s.message().find("--input_shape names 'w', which is not an input of the model (inputs: x)"),
+            std::string::npos)
+      << s.message();
+  s = inferencer->infer({{"x", {3, 5}}}, &out);  // MatMul inner dimensions 5 and 1024
+  EXPECT_NE(s.message().find("inner dimensions differ: 5 and 1024"), std::string::npos) << s.message();
+}
+
 TEST(OnnxImportTest, InitializersAndConstantsBecomeConst) {
   auto m = tiny_model();
   auto* g = m.mutable_graph();

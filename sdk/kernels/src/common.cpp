@@ -152,6 +152,19 @@ Status KernelContext::unsupported(const std::string& message) const {
 }
 
 // ---- helpers
+int onnx_opset_of(const sdk::Graph& graph) {
+  const sdk::AttrValue* v = graph.attrs().get(sdk::attr::kOnnxOpsetImport);
+  if (!v || !v->as_strings()) v = graph.root()->attrs().get(sdk::attr::kOnnxOpsetImport);
+  if (!v || !v->as_strings()) return 17;
+  for (const std::string& entry : *v->as_strings()) {
+    auto colon = entry.rfind(':');
+    if (colon == std::string::npos) continue;
+    const std::string domain = entry.substr(0, colon);
+    if (domain.empty() || domain == "ai.onnx") return std::atoi(entry.c_str() + colon + 1);
+  }
+  return 17;
+}
+
 int64_t num_elements(const Dims& dims) {
   int64_t n = 1;
   for (int64_t d : dims) n *= d;

@@ -16,18 +16,6 @@ namespace {
 constexpr int64_t kAlignment = 64;
 constexpr int64_t kMaxArenaBytes = int64_t{1} << 40;
 
-int opset_of(const sdk::Graph& graph) {
-  const sdk::AttrValue* v = graph.attrs().get(sdk::attr::kOnnxOpsetImport);
-  if (!v || !v->as_strings()) return 17;
-  for (const std::string& entry : *v->as_strings()) {
-    auto colon = entry.rfind(':');
-    if (colon == std::string::npos) continue;
-    const std::string domain = entry.substr(0, colon);
-    if (domain.empty() || domain == "ai.onnx") return std::atoi(entry.c_str() + colon + 1);
-  }
-  return 17;
-}
-
 // GRAPHSPLIT_CHECK_SHAPES=1: every kernel output is checked against the shape inference wrote at compile
 // time (numbers, and symbolic dimensions evaluated under the sizes seen so far in the run). The proof that
 // the shape rules and the kernels agree (tests set it); off by default because it costs a lookup per value.
@@ -252,7 +240,7 @@ class Compiler {
   Compiler(const sdk::Graph& graph, GraphExecutable* exe) : graph_(graph), exe_(*exe) {}
 
   Status bind(const std::vector<sdk::Node*>& order, const std::function<Status(const sdk::Node&)>& accept) {
-    const int opset = opset_of(graph_.is_root() ? graph_ : *graph_.root());
+    const int opset = onnx_opset_of(graph_.is_root() ? graph_ : *graph_.root());
     for (const sdk::Node* n : order) {
       if (n->type() == sdk::op::kData) {
         data_.push_back(n);

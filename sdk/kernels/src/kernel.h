@@ -110,6 +110,8 @@ void register_misc(std::vector<KernelEntry>* table);
 void register_recurrent(std::vector<KernelEntry>* table);
 void register_quantized(std::vector<KernelEntry>* table);
 KernelFn find_kernel(std::string_view op_type, std::string_view domain);
+// The graph's ai.onnx opset (its `_onnx_opset_import`, else its root's; 17 when neither says).
+int onnx_opset_of(const sdk::Graph& graph);
 
 // ---- helpers
 int64_t num_elements(const Dims& dims);

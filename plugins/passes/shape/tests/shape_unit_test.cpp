@@ -197,6 +197,52 @@ TEST(ShapePass, ConcatProvesDimensionsEqual) {
   EXPECT_EQ(shape_of(*g, "ra"), "float32[-1(p),4]");
 }
 
+// The rules' own refusals, each naming the node: impossible Squeeze, Split sizes, TopK k, Concat ranks,
+// Einsum.
+TEST(ShapePass, ImpossibleOperatorArgumentsAreRefused) {
+  struct Case {
+    std::string op;
+    std::vector<int64_t> dims2;  // a second Data input's shape, if any
+    std::vector<int64_t> ints;   // a Const int64 input after the Data inputs, if any
+    std::string attr;
+    std::string fragment;
+  };
+  const std::vector<Case> cases = {
+      {"Squeeze", {}, {1}, "", "cannot squeeze axis 1 of size 3"},
+      {"Split", {}, {1, 2}, "", "split sizes add up to 3, not 2"},
+      {"TopK", {}, {9}, "", "k = 9 exceeds the axis size 4"},
+      {"Concat", {2, 3}, {}, "axis", "inputs differ in rank"},
+      {"Einsum", {}, {}, "ij,jk->ik", "the equation has 2 operands for 1 inputs"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.op);
+    auto g = sdk::testing::opset_root();
+    add_data(*g, "x", tensor_desc(DataType::kFloat, {2, 3, 4}), 0);
+    std::vector<std::string> inputs = {"x"};
+    if (!c.dims2.empty()) {
+      add_data(*g, "x2", tensor_desc(DataType::kFloat, c.dims2), 1);
+      inputs.push_back("x2");
+    }
+    if (!c.ints.empty()) {
+      add_ints(*g, "k", c.ints);
+      inputs.push_back("k");
+    }
+    sdk::Node* n = add_op(*g, "y", c.op, inputs, kUnknown);
+    if (c.op == "Split") {
+      n->add_output(kUnknown, "y2");
+      n->attrs().set("axis", sdk::AttrValue::Int(0));
+    }
+    if (c.op == "TopK") n->add_output(kUnknown, "y_idx");
+    if (c.attr == "axis") n->attrs().set("axis", sdk::AttrValue::Int(0));
+    if (c.op == "Einsum") n->attrs().set("equation", sdk::AttrValue::String(c.attr));
+    sdk::testing::add_net_output(*g, {"y"});
+    sdk::Status st;
+    infer(*g, &st);
+    EXPECT_FALSE(st.is_ok());
+    EXPECT_NE(st.message().find("node 'y' (" + c.op + "): " + c.fragment), std::string::npos) << st.message();
+  }
+}
+
 // Operators of opsets 18-23 (kernels come with the runtime; the shapes are known now), checked against
 // ONNX's operator definitions.
 TEST(ShapePass, NewOperatorsOfOpsets18To23) {

@@ -18,18 +18,6 @@ bool SymValue::has_const_elems() const {
 
 namespace {
 
-int opset_of(const sdk::Graph& graph) {
-  const sdk::AttrValue* v = graph.root()->attrs().get(sdk::attr::kOnnxOpsetImport);
-  if (!v || !v->as_strings()) return 17;
-  for (const std::string& entry : *v->as_strings()) {
-    auto colon = entry.rfind(':');
-    if (colon == std::string::npos) continue;
-    const std::string domain = entry.substr(0, colon);
-    if (domain.empty() || domain == "ai.onnx") return std::atoi(entry.c_str() + colon + 1);
-  }
-  return 17;
-}
-
 bool is_integer_type(DataType t) {
   switch (t) {
     case DataType::kInt8:
@@ -63,8 +51,6 @@ bool may_fold(const sdk::Node& n) {
   if (!n.control_inputs().empty() || !n.control_outputs().empty()) return false;
   return n.subgraphs().empty();
 }
-
-}  // namespace
 
 SymValue value_from_desc(sdk::SymbolTable& sym, const sdk::TensorDesc& d) {
   SymValue v;
@@ -106,8 +92,6 @@ SymValue value_from_tensor(sdk::SymbolTable& sym, const Tensor& t, int64_t max_e
   return v;
 }
 
-namespace {
-
 // An integer tensor from known values (a Shape's output), so that kernels can fold what consumes it.
 std::optional<Tensor> materialize(const SymValue& v) {
   if (!v.rank_known || !v.has_const_elems()) return std::nullopt;
@@ -120,40 +104,15 @@ std::optional<Tensor> materialize(const SymValue& v) {
   sdk::TensorDesc desc;
   desc.dtype = v.dtype;
   desc.shape = sdk::Shape(dims);
-  const int64_t es = sdk::element_size(v.dtype);
+  if (!is_integer_type(v.dtype)) return std::nullopt;
   char* w = nullptr;
-  Tensor t = Tensor::allocate(desc, static_cast<size_t>(es) * v.elems->size(), &w);
-  for (size_t i = 0; i < v.elems->size(); ++i) {
-    const int64_t x = (*v.elems)[i].value();
-    switch (v.dtype) {
-      case DataType::kInt64:
-        reinterpret_cast<int64_t*>(w)[i] = x;
-        break;
-      case DataType::kInt32:
-        reinterpret_cast<int32_t*>(w)[i] = static_cast<int32_t>(x);
-        break;
-      case DataType::kInt16:
-        reinterpret_cast<int16_t*>(w)[i] = static_cast<int16_t>(x);
-        break;
-      case DataType::kInt8:
-        reinterpret_cast<int8_t*>(w)[i] = static_cast<int8_t>(x);
-        break;
-      case DataType::kUint8:
-        reinterpret_cast<uint8_t*>(w)[i] = static_cast<uint8_t>(x);
-        break;
-      case DataType::kUint16:
-        reinterpret_cast<uint16_t*>(w)[i] = static_cast<uint16_t>(x);
-        break;
-      case DataType::kUint32:
-        reinterpret_cast<uint32_t*>(w)[i] = static_cast<uint32_t>(x);
-        break;
-      case DataType::kUint64:
-        reinterpret_cast<uint64_t*>(w)[i] = static_cast<uint64_t>(x);
-        break;
-      default:
-        return std::nullopt;
-    }
-  }
+  Tensor t = Tensor::allocate(desc, static_cast<size_t>(sdk::element_size(v.dtype)) * v.elems->size(), &w);
+  (void)visit_arith(v.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (size_t i = 0; i < v.elems->size(); ++i)
+      reinterpret_cast<T*>(w)[i] = static_cast<T>((*v.elems)[i].value());
+    return Status::ok();
+  });
   return t;
 }
 
@@ -488,10 +447,9 @@ Status visit_node(sdk::Node* node, GraphState& st) {
     ctx.inputs.push_back(p.valid() ? &st.values[p.node->id()][p.index] : nullptr);
   }
   ctx.outputs.resize(node->num_outputs());
+  const sdk::AttrValue* domain_attr = node->attrs().get(sdk::attr::kDomain);
   const std::string domain =
-      node->attrs().get(sdk::attr::kDomain) && node->attrs().get(sdk::attr::kDomain)->as_string()
-          ? *node->attrs().get(sdk::attr::kDomain)->as_string()
-          : std::string();
+      domain_attr && domain_attr->as_string() ? *domain_attr->as_string() : std::string();
   RuleFn rule = find_rule(type, domain);
   bool folded = false;
   try {
@@ -569,14 +527,9 @@ Status replace_folded(sdk::Graph& g, GraphState& st) {
   return Status::ok();
 }
 
-Status infer_graph(sdk::Graph& g, GraphState& st) {
-  std::vector<sdk::Node*> order;
-  GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
-  st.values.assign(g.id_bound(), {});
-  st.to_fold.clear();
-  for (sdk::Node* n : order) GS_RETURN_IF_ERROR(visit_node(n, st));
-  // Equalities found later rewrite expressions written earlier.
-  for (sdk::Node* n : st.sym->has_substitutions() ? order : std::vector<sdk::Node*>{}) {
+// Equalities found later rewrite the expressions written before them.
+void apply_substitutions(const std::vector<sdk::Node*>& order, GraphState& st) {
+  for (sdk::Node* n : order) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       sdk::TensorDesc& d = n->mutable_output_desc(o);
       if (d.shape.dim_names().empty()) continue;
@@ -600,6 +553,15 @@ Status infer_graph(sdk::Graph& g, GraphState& st) {
       if (any) d.shape.set_dim_names(std::move(names));
     }
   }
+}
+
+Status infer_graph(sdk::Graph& g, GraphState& st) {
+  std::vector<sdk::Node*> order;
+  GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
+  st.values.assign(g.id_bound(), {});
+  st.to_fold.clear();
+  for (sdk::Node* n : order) GS_RETURN_IF_ERROR(visit_node(n, st));
+  if (st.sym->has_substitutions()) apply_substitutions(order, st);
   return replace_folded(g, st);
 }
 
@@ -615,7 +577,7 @@ sdk::Status infer_shapes(sdk::Graph& root, const ShapeInferenceOptions& options,
   st.options = &options;
   st.stats = stats;
   st.sym = &sym;
-  st.opset = infer::opset_of(root);
+  st.opset = onnx_opset_of(root);
   GS_RETURN_IF_ERROR(infer::infer_graph(root, st));
   for (sdk::Node* n : root.nodes()) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {

@@ -59,6 +59,9 @@ struct InferContext {
   std::optional<std::vector<int64_t>> const_ints(size_t i) const;
   // Output i's shape and type; `dtype` kUndefined keeps input 0's type.
   void set(size_t i, DataType dtype, SymDims dims);
+  // Output `out` has input `in`'s dims when they are known, and type `dtype` (kUndefined: input `in`'s)
+  // either way.
+  void set_like(size_t out, size_t in, DataType dtype);
   // Output i is a 0-D or 1-D integer tensor with these values.
   void set_values(size_t i, DataType dtype, SymDims dims, SymDims values);
 };
@@ -73,11 +76,13 @@ void register_shape_rules(std::vector<RuleEntry>* table);
 void register_nn_rules(std::vector<RuleEntry>* table);
 void register_misc_rules(std::vector<RuleEntry>* table);
 RuleFn find_rule(std::string_view op_type, std::string_view domain);
+// Applies `rule` (found by type) to a subset of the node's inputs: QLinearConv and DeformConv are Conv on two
+// of theirs.
+Status apply_rule_to(InferContext& ctx, std::string_view rule, std::vector<size_t> inputs);
 
 // ---- helpers shared by the rules
 DimExpr product(sdk::SymbolTable& sym, const SymDims& dims, size_t begin, size_t end);
 // Numpy broadcast of two ranked shapes; unknown pairs become max(a, b) with a recorded assumption.
 Status broadcast(InferContext& ctx, const SymDims& a, const SymDims& b, SymDims* out);
-bool normalize_axis_sym(int64_t* axis, int64_t rank);
 
 }  // namespace graphsplit::kernels::infer

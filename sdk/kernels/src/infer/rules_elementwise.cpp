@@ -43,6 +43,25 @@ void InferContext::set(size_t i, DataType dtype, SymDims dims) {
   v.dims = std::move(dims);
 }
 
+void InferContext::set_like(size_t out, size_t in, DataType dtype) {
+  const SymValue* x = this->in(in);
+  if (dtype == DataType::kUndefined && x) dtype = x->dtype;
+  if (const SymValue* r = ranked(in)) {
+    set(out, dtype, r->dims);
+  } else if (out < outputs.size()) {
+    outputs[out].dtype = dtype;
+  }
+}
+
+Status apply_rule_to(InferContext& ctx, std::string_view rule, std::vector<size_t> inputs) {
+  InferContext inner = ctx;
+  inner.inputs.clear();
+  for (size_t i : inputs) inner.inputs.push_back(ctx.in(i));
+  GS_RETURN_IF_ERROR(find_rule(rule, {})(inner));
+  ctx.outputs = std::move(inner.outputs);
+  return Status::ok();
+}
+
 void InferContext::set_values(size_t i, DataType dtype, SymDims dims, SymDims values) {
   set(i, dtype, std::move(dims));
   if (i < outputs.size() && static_cast<int64_t>(values.size()) <= max_value_elements)
@@ -53,10 +72,6 @@ DimExpr product(sdk::SymbolTable& sym, const SymDims& dims, size_t begin, size_t
   DimExpr p = sym.constant(1);
   for (size_t i = begin; i < end && i < dims.size(); ++i) p = sym.mul(p, dims[i]);
   return p;
-}
-
-bool normalize_axis_sym(int64_t* axis, int64_t rank) {
-  return normalize_axis(axis, rank);
 }
 
 Status broadcast(InferContext& ctx, const SymDims& a, const SymDims& b, SymDims* out) {
@@ -86,12 +101,8 @@ Status broadcast(InferContext& ctx, const SymDims& a, const SymDims& b, SymDims*
 namespace {
 
 Status same_shape(InferContext& ctx) {
-  if (const SymValue* x = ctx.ranked(0)) {
-    ctx.set(0, DataType::kUndefined, x->dims);
-  } else if (ctx.in(0)) {
-    ctx.out(0).dtype = ctx.in(0)->dtype;
-    ctx.out(0).kind = ctx.in(0)->kind;  // Identity also passes sequences and optionals
-  }
+  ctx.set_like(0, 0, DataType::kUndefined);
+  if (!ctx.ranked(0) && ctx.in(0)) ctx.out(0).kind = ctx.in(0)->kind;  // Identity also passes sequences
   return Status::ok();
 }
 
@@ -150,30 +161,20 @@ Status dropout(InferContext& ctx) {
 
 Status cast(InferContext& ctx) {
   const auto to = static_cast<DataType>(ctx.attrs.attr_int("to", 0));
+  ctx.set_like(0, 0, to);
   const SymValue* x = ctx.ranked(0);
-  if (x)
-    ctx.set(0, to, x->dims);
-  else
-    ctx.out(0).dtype = to;
   const bool int_to_int = x && x->elems && (to == DataType::kInt64 || to == DataType::kInt32);
   if (int_to_int) ctx.out(0).elems = x->elems;
   return Status::ok();
 }
 
 Status cast_like(InferContext& ctx) {
-  const DataType to = ctx.in(1) ? ctx.in(1)->dtype : DataType::kUndefined;
-  if (const SymValue* x = ctx.ranked(0))
-    ctx.set(0, to, x->dims);
-  else
-    ctx.out(0).dtype = to;
+  if (ctx.in(1)) ctx.set_like(0, 0, ctx.in(1)->dtype);
   return Status::ok();
 }
 
 Status to_bool(InferContext& ctx) {
-  if (const SymValue* x = ctx.ranked(0))
-    ctx.set(0, DataType::kBool, x->dims);
-  else
-    ctx.out(0).dtype = DataType::kBool;
+  ctx.set_like(0, 0, DataType::kBool);
   return Status::ok();
 }
 
@@ -357,6 +358,9 @@ constexpr const char* kSameShape[] = {"Abs",
                                       "Bernoulli",
                                       "RandomNormalLike",
                                       "RandomUniformLike",
+                                      "GroupNormalization",
+                                      "RMSNormalization",
+                                      "RotaryEmbedding",
                                       "Not",
                                       "BitwiseNot"};
 

@@ -16,10 +16,7 @@ Status window(InferContext& ctx) {  // BlackmanWindow, HammingWindow, HannWindow
 }
 
 Status dynamic_quantize(InferContext& ctx) {
-  if (const SymValue* x = ctx.ranked(0))
-    ctx.set(0, DataType::kUint8, x->dims);
-  else
-    ctx.out(0).dtype = DataType::kUint8;
+  ctx.set_like(0, 0, DataType::kUint8);
   ctx.set(1, DataType::kFloat, {});
   ctx.set(2, DataType::kUint8, {});
   return Status::ok();
@@ -162,10 +159,7 @@ Status qlinear_conv(InferContext& ctx) {
     ctx.out(0).dtype = dtype;
     return Status::ok();
   }
-  InferContext inner = ctx;
-  inner.inputs = {ctx.in(0), ctx.in(3)};
-  GS_RETURN_IF_ERROR(find_rule("Conv", {})(inner));
-  ctx.outputs = inner.outputs;
+  GS_RETURN_IF_ERROR(apply_rule_to(ctx, "Conv", {0, 3}));
   ctx.out(0).dtype = dtype;
   return Status::ok();
 }
@@ -287,17 +281,8 @@ Status attention(InferContext& ctx) {
   return Status::ok();
 }
 
-Status like_input(InferContext& ctx) {  // RMSNormalization, RotaryEmbedding
-  if (const SymValue* x = ctx.ranked(0)) ctx.set(0, DataType::kUndefined, x->dims);
-  return Status::ok();
-}
-
 Status deform_conv(InferContext& ctx) {
-  InferContext inner = ctx;
-  inner.inputs = {ctx.in(0), ctx.in(1)};
-  GS_RETURN_IF_ERROR(find_rule("Conv", {})(inner));
-  ctx.outputs = inner.outputs;
-  return Status::ok();
+  return apply_rule_to(ctx, "Conv", {0, 1});
 }
 
 }  // namespace
@@ -322,8 +307,6 @@ void register_misc_rules(std::vector<RuleEntry>* t) {
       {"AffineGrid", affine_grid},
       {"DFT", dft},
       {"Attention", attention},
-      {"RMSNormalization", like_input},
-      {"RotaryEmbedding", like_input},
       {"DeformConv", deform_conv},
   };
   t->insert(t->end(), std::begin(entries), std::end(entries));

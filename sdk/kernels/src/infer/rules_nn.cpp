@@ -179,17 +179,13 @@ Status matmul(InferContext& ctx) {
   const std::string& t = ctx.node->type();
   DataType dtype = DataType::kUndefined;
   if (t == "MatMulInteger") dtype = DataType::kInt32;
-  if (t == "QLinearMatMul") dtype = ctx.in(7) ? ctx.in(7)->dtype : DataType::kUndefined;
   ctx.set(0, dtype, batch);
   return Status::ok();
 }
 
 Status qlinear_matmul(InferContext& ctx) {
   // Inputs: a, a_scale, a_zero, b, b_scale, b_zero, y_scale, y_zero.
-  InferContext inner = ctx;
-  inner.inputs = {ctx.in(0), ctx.in(3)};
-  GS_RETURN_IF_ERROR(matmul(inner));
-  ctx.outputs = inner.outputs;
+  GS_RETURN_IF_ERROR(apply_rule_to(ctx, "MatMul", {0, 3}));
   if (ctx.in(7)) ctx.out(0).dtype = ctx.in(7)->dtype;
   return Status::ok();
 }
@@ -219,11 +215,6 @@ Status layer_norm(InferContext& ctx) {
   stat.resize(x->dims.size(), ctx.c(1));
   const auto stash = static_cast<DataType>(ctx.attrs.attr_int("stash_type", 1));
   for (size_t o = 1; o < ctx.outputs.size(); ++o) ctx.set(o, stash, stat);
-  return Status::ok();
-}
-
-Status group_norm(InferContext& ctx) {
-  if (const SymValue* x = ctx.ranked(0)) ctx.set(0, DataType::kUndefined, x->dims);
   return Status::ok();
 }
 
@@ -291,14 +282,10 @@ Status resize(InferContext& ctx) {
 }
 
 Status quantize(InferContext& ctx) {
-  const SymValue* x = ctx.ranked(0);
   DataType dtype = DataType::kUint8;
   if (ctx.in(2)) dtype = ctx.in(2)->dtype;
   if (ctx.node->type() == "DequantizeLinear") dtype = ctx.in(1) ? ctx.in(1)->dtype : DataType::kFloat;
-  if (x)
-    ctx.set(0, dtype, x->dims);
-  else
-    ctx.out(0).dtype = dtype;
+  ctx.set_like(0, 0, dtype);
   return Status::ok();
 }
 
@@ -346,7 +333,6 @@ void register_nn_rules(std::vector<RuleEntry>* t) {
       {"QLinearMatMul", qlinear_matmul},
       {"Gemm", gemm},
       {"LayerNormalization", layer_norm},
-      {"GroupNormalization", group_norm},
       {"LSTM", recurrent},
       {"GRU", recurrent},
       {"RNN", recurrent},

@@ -36,10 +36,12 @@ Status size(InferContext& ctx) {
 }
 
 // Axes from the attribute (older opsets) or input 1 (newer); nullopt if they are not known numbers.
-std::optional<std::vector<int64_t>> axes_of(InferContext& ctx, int input_from_opset, size_t input = 1) {
-  if (ctx.opset >= input_from_opset) {
-    if (!ctx.has(input)) return std::vector<int64_t>{};
-    return ctx.const_ints(input);
+// Axes from input 1 (`from_input`: the newer opsets) or the `axes` attribute; nullopt if the input's values
+// are not known numbers. Absent either way: no axes.
+std::optional<std::vector<int64_t>> axes_of(InferContext& ctx, bool from_input) {
+  if (from_input) {
+    if (!ctx.has(1)) return std::vector<int64_t>{};
+    return ctx.const_ints(1);
   }
   auto a = ctx.attrs.attr_ints("axes");
   return a ? *a : std::vector<int64_t>{};
@@ -47,7 +49,7 @@ std::optional<std::vector<int64_t>> axes_of(InferContext& ctx, int input_from_op
 
 Status unsqueeze(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
-  auto axes = axes_of(ctx, 13);
+  auto axes = axes_of(ctx, ctx.opset >= 13);
   if (!x || !axes) return Status::ok();
   const int64_t rank = x->rank() + static_cast<int64_t>(axes->size());
   std::vector<bool> inserted(rank, false);
@@ -66,7 +68,7 @@ Status unsqueeze(InferContext& ctx) {
 
 Status squeeze(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
-  auto axes = axes_of(ctx, 13);
+  auto axes = axes_of(ctx, ctx.opset >= 13);
   if (!x || !axes) return Status::ok();
   std::vector<bool> drop(x->dims.size(), false);
   if (axes->empty()) {
@@ -472,8 +474,9 @@ Status reduce(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
   if (!x) return Status::ok();
   const bool keep = ctx.attrs.attr_int("keepdims", 1) != 0;
+  // Reduce* take axes as an input from opset 18, ReduceSum from 13.
   const bool axes_input = ctx.opset >= 18 || (ctx.node->type() == "ReduceSum" && ctx.opset >= 13);
-  auto axes = axes_of(ctx, axes_input ? 0 : 1000);
+  auto axes = axes_of(ctx, axes_input);
   if (!axes) {
     if (keep) {
       SymDims dims;
@@ -509,7 +512,6 @@ Status reduce(InferContext& ctx) {
   return Status::ok();
 }
 
-// axes_of() reads input 1 from opset `from`; Reduce* use the attribute before 18 (ReduceSum: 13).
 Status arg_reduce(InferContext& ctx) {
   const SymValue* x = ctx.ranked(0);
   if (!x) {
