@@ -411,6 +411,93 @@ TEST(KernelsTest, DepthwiseConvolutionMatchesTheDefinition) {
       }
 }
 
+sdk::Tensor int64s(std::vector<int64_t> dims, std::vector<int64_t> v) {
+  std::string bytes(v.size() * 8, '\0');
+  std::memcpy(bytes.data(), v.data(), bytes.size());
+  return sdk::Tensor(tensor_desc(sdk::DataType::kInt64, std::move(dims)), bytes);
+}
+
+sdk::Node* add_data(sdk::Graph& g, const std::string& name, int index, sdk::TensorDesc desc) {
+  sdk::Node* d = g.add_node(name, sdk::op::kData, 0, 0);
+  d->add_output(std::move(desc), name);
+  d->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(index));
+  return d;
+}
+
+std::unique_ptr<sdk::Executable> compile_kernels(const sdk::Graph& g) {
+  std::unique_ptr<sdk::Executable> exe;
+  sdk::Status s = kernels::compile_graph(
+      g, [](const sdk::Node&) { return sdk::Status::ok(); }, {}, &exe);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return exe;
+}
+
+// The kernels take output shapes from the operators' shape rules, evaluated on each run's inputs: a Reshape
+// target known only at run time is resolved, and refused, by the rule (its error text, not a kernel's).
+TEST(KernelsTest, ReshapeTargetsAreResolvedByTheShapeRuleAtRunTime) {
+  auto g = opset17_root();
+  add_data(*g, "x", 0, tensor_desc(sdk::DataType::kFloat, {-1}));
+  add_data(*g, "s", 1, tensor_desc(sdk::DataType::kInt64, {2}));
+  add_op(*g, "r", "Reshape", {"x", "s"}, tensor_desc(sdk::DataType::kFloat, {-1, -1}));
+  add_net_output(*g, {"r"});
+  auto exe = compile_kernels(*g);
+  ASSERT_TRUE(exe);
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(exe->run({floats({6}, {1, 2, 3, 4, 5, 6}), int64s({2}, {2, -1})}, &out).is_ok());
+  EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(out[0]), (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  ASSERT_TRUE(exe->run({floats({4}, {1, 2, 3, 4}), int64s({2}, {-1, 1})}, &out).is_ok());
+  EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{4, 1}));
+  sdk::Status s = exe->run({floats({6}, {1, 2, 3, 4, 5, 6}), int64s({2}, {4, -1})}, &out);
+  EXPECT_EQ(s.message(), "node 'r' (Reshape): cannot reshape 6 elements into a multiple of 4");
+}
+
+// A shape settled at compile time is reused only for inputs of the dims it was settled for: a run whose
+// input contradicts the declared shape gets the rule again, on the real dims.
+TEST(KernelsTest, ACompileTimeRuleAnswerIsNotReusedForOtherInputDims) {
+  auto g = opset17_root();
+  add_data(*g, "x", 0, tensor_desc(sdk::DataType::kFloat, {6}));
+  sdk::Node* c = g->add_node("shape", sdk::op::kConst, 0, 0);
+  const sdk::Tensor target = int64s({2}, {2, 3});
+  c->add_output(target.desc(), "shape");
+  c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(target));
+  add_op(*g, "r", "Reshape", {"x", "shape"}, tensor_desc(sdk::DataType::kFloat, {2, 3}));
+  add_net_output(*g, {"r"});
+  auto exe = compile_kernels(*g);
+  ASSERT_TRUE(exe);
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(exe->run({floats({6}, {1, 2, 3, 4, 5, 6})}, &out).is_ok());
+  EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{2, 3}));
+  sdk::Status s = exe->run({floats({4}, {1, 2, 3, 4})}, &out);
+  EXPECT_EQ(s.message(), "node 'r' (Reshape): cannot reshape 4 elements into 6");
+}
+
+// Pooling has no output-size formula of its own any more: at every input size its output is what the rule
+// says, ONNX's ceil-mode formula with the last window starting inside the input.
+TEST(KernelsTest, PoolingOutputSizeIsTheRuleAtEveryInputSize) {
+  auto g = opset17_root();
+  add_data(*g, "x", 0, tensor_desc(sdk::DataType::kFloat, {1, 1, -1, -1}));
+  sdk::Node* p = add_op(*g, "pool", "MaxPool", {"x"}, tensor_desc(sdk::DataType::kFloat, {1, 1, -1, -1}));
+  p->attrs().set("kernel_shape", sdk::AttrValue::Ints({3, 3}));
+  p->attrs().set("strides", sdk::AttrValue::Ints({2, 2}));
+  p->attrs().set("pads", sdk::AttrValue::Ints({1, 1, 1, 1}));
+  p->attrs().set("ceil_mode", sdk::AttrValue::Int(1));
+  add_net_output(*g, {"pool"});
+  auto exe = compile_kernels(*g);
+  ASSERT_TRUE(exe);
+  for (int64_t h = 3; h <= 12; ++h) {
+    const int64_t w = 15 - h;
+    std::vector<sdk::Tensor> out;
+    ASSERT_TRUE(exe->run({floats({1, 1, h, w}, std::vector<float>(h * w, 1.0f))}, &out).is_ok());
+    auto size = [](int64_t n) {
+      int64_t o = (n + 2 - 3 + 1) / 2 + 1;  // ceil((n + pads - k) / stride) + 1
+      if ((o - 1) * 2 >= n + 1) --o;
+      return o;
+    };
+    EXPECT_EQ(out[0].desc().shape.dims(), (std::vector<int64_t>{1, 1, size(h), size(w)})) << h << "x" << w;
+  }
+}
+
 // The tensor-size limit is a compile option of each executable, not process state: two executables of one
 // graph, one limited and one not, run side by side.
 TEST(KernelLimits, TensorSizeLimitIsPerExecutable) {

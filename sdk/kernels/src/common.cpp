@@ -75,7 +75,25 @@ BFloat16::operator float() const {
 }
 
 // ---- context
+const Dims& KernelContext::rule_dims(size_t i) const {
+  if (!rule || i >= rule->size() || !(*rule)[i].known)
+    throw RuleMismatch("the shape rule gives no shape for output " + std::to_string(i));
+  return (*rule)[i].dims;
+}
+
+char* KernelContext::allocate_ruled(size_t i, DataType dtype) {
+  return allocate(i, dtype, rule_dims(i));
+}
+
 char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
+  if (rule && i < rule->size() && (*rule)[i].known) {
+    const RuleShape& r = (*rule)[i];
+    if (r.dims != dims || (rule_checks_dtype && r.dtype != DataType::kUndefined && r.dtype != dtype)) {
+      throw RuleMismatch("output " + std::to_string(i) + " is " + std::string(sdk::to_string(dtype)) +
+                         dims_string(dims) + " but its shape rule says " +
+                         std::string(sdk::to_string(r.dtype)) + dims_string(r.dims));
+    }
+  }
   sdk::TensorDesc desc;
   desc.dtype = dtype;
   desc.shape = sdk::Shape(dims);

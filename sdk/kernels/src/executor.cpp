@@ -8,6 +8,7 @@
 #include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/ir/sym.h"
 #include "graphsplit/sdk/ir/topo.h"
+#include "infer/infer.h"
 #include "kernel.h"
 
 namespace graphsplit::kernels {
@@ -15,6 +16,8 @@ namespace {
 
 constexpr int64_t kAlignment = 64;
 constexpr int64_t kMaxArenaBytes = int64_t{1} << 40;
+// Integer inputs up to this many elements reach the shape rules as values (what inference propagates).
+constexpr int64_t kRuleValueElements = 64;
 
 // GRAPHSPLIT_CHECK_SHAPES=1: every kernel output is checked against the shape inference wrote at compile
 // time (numbers, and symbolic dimensions evaluated under the sizes seen so far in the run). The proof that
@@ -68,7 +71,13 @@ class ShapeChecker {
 struct Step {
   const sdk::Node* node = nullptr;
   KernelFn fn = nullptr;
+  infer::RuleFn rule = nullptr;  // the operator's shape rule; nullptr for control flow
   int opset = 17;
+  // The rule's answer when it follows from the input dims and constants known at compile time; it holds for
+  // a run whose inputs have `fixed_dims` (else the rule runs again on the real inputs).
+  bool fixed = false;
+  std::vector<Dims> fixed_dims;
+  std::vector<RuleShape> fixed_shapes;
   std::vector<int> in_slots;   // -1: omitted optional input
   std::vector<int> out_slots;  // -1: output nobody reads
   std::vector<int> release;    // slots whose last reader is this step
@@ -107,6 +116,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
     ctx.max_tensor_bytes = max_tensor_bytes;
     std::optional<ShapeChecker> checker;
     if (check_shapes) checker.emplace();
+    RuleScratch scratch;
     for (const Step& step : steps) {
       ctx.node = step.node;
       ctx.opset = step.opset;
@@ -118,7 +128,10 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
       current_ = &step;
       Status s;
       try {
-        s = step.fn(ctx);
+        s = shapes_by_rule(step, ctx, scratch);
+        if (s.is_ok()) s = step.fn(ctx);
+      } catch (const RuleMismatch& e) {
+        s = Status::internal(e.message);
       } catch (const MissingInput& e) {
         s = Status::invalid_argument("input " + std::to_string(e.index) + " is required but missing");
       } catch (const std::bad_alloc&) {
@@ -151,6 +164,46 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
 
  private:
   const Step* current_ = nullptr;
+
+  // One symbol table per run, made when a rule first needs it, so runs never accumulate expressions.
+  struct RuleScratch {
+    std::unique_ptr<sdk::SymbolTable> sym;
+    std::vector<infer::SymValue> values;
+    std::vector<const infer::SymValue*> inputs;
+    std::vector<RuleShape> shapes;
+  };
+
+  static bool inputs_have(const Step& step, const KernelContext& ctx, const std::vector<Dims>& dims) {
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      const bool present = ctx.inputs[i] != nullptr;
+      if (present != (step.in_slots[i] >= 0) || (present && dims_of(*ctx.inputs[i]) != dims[i])) return false;
+    }
+    return true;
+  }
+
+  // Hands the kernel what its shape rule says of its outputs for these inputs.
+  static Status shapes_by_rule(const Step& step, KernelContext& ctx, RuleScratch& scratch) {
+    ctx.rule = nullptr;
+    if (!step.rule) return Status::ok();
+    if (step.fixed && inputs_have(step, ctx, step.fixed_dims)) {
+      ctx.rule = &step.fixed_shapes;
+      return Status::ok();
+    }
+    if (!scratch.sym) scratch.sym = std::make_unique<sdk::SymbolTable>();
+    scratch.values.clear();
+    scratch.values.reserve(ctx.inputs.size());
+    scratch.inputs.assign(ctx.inputs.size(), nullptr);
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      if (!ctx.inputs[i]) continue;
+      if (ctx.inputs[i]->desc().kind != sdk::ValueKind::kTensor) return Status::ok();
+      scratch.values.push_back(infer::value_from_tensor(*scratch.sym, *ctx.inputs[i], kRuleValueElements));
+      scratch.inputs[i] = &scratch.values.back();
+    }
+    GS_RETURN_IF_ERROR(infer::evaluate_rule(step.rule, *step.node, step.opset, *scratch.sym, scratch.inputs,
+                                            &scratch.shapes));
+    ctx.rule = &scratch.shapes;
+    return Status::ok();
+  }
 
   Tensor allocate(size_t output, sdk::TensorDesc desc, size_t bytes, char** writable) override {
     if (arena_base && output < current_->out_slots.size()) {
@@ -248,7 +301,9 @@ class Compiler {
       } else if (n->type() == sdk::op::kConst) {
         const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
         if (!v || !v->as_tensor()) return Status::invalid_argument("Const '" + n->name() + "' has no value");
-        exe_.constants.emplace_back(new_slot(n, 0), *v->as_tensor());
+        const int slot = new_slot(n, 0);
+        constant_index_[slot] = exe_.constants.size();
+        exe_.constants.emplace_back(slot, *v->as_tensor());
       } else if (n->type() == sdk::op::kNetOutput) {
         if (net_output_)
           return Status::invalid_argument("graph '" + graph_.name() + "' has two NetOutput nodes");
@@ -352,8 +407,45 @@ class Compiler {
       step.in_slots.push_back(p.valid() ? slot_of_.at({p.node, p.index}) : -1);
     }
     for (size_t o = 0; o < n->num_outputs(); ++o) step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
+    if (n->subgraphs().empty()) step.rule = infer::find_rule(n->type(), domain);
+    fix_rule(step);
     exe_.steps.push_back(std::move(step));
     return Status::ok();
+  }
+
+  // Evaluates the step's rule once here when the declared input dims and the constants decide every output
+  // dim; a rule that needs a value only known at run time leaves the step to evaluate it per run.
+  void fix_rule(Step& step) const {
+    if (!step.rule) return;
+    sdk::SymbolTable sym;
+    std::vector<infer::SymValue> values(step.in_slots.size());
+    std::vector<const infer::SymValue*> inputs(step.in_slots.size(), nullptr);
+    for (size_t i = 0; i < step.in_slots.size(); ++i) {
+      const int s = step.in_slots[i];
+      if (s < 0) {
+        step.fixed_dims.emplace_back();
+        continue;
+      }
+      const sdk::TensorDesc& d = slot_desc_[s];
+      if (d.kind != sdk::ValueKind::kTensor || !d.is_static()) return;
+      const Tensor* c = constant_of(s);
+      values[i] = c ? infer::value_from_tensor(sym, *c, kRuleValueElements) : infer::value_from_desc(sym, d);
+      inputs[i] = &values[i];
+      step.fixed_dims.push_back(c ? dims_of(*c) : d.shape.dims());
+    }
+    try {
+      if (!infer::evaluate_rule(step.rule, *step.node, step.opset, sym, inputs, &step.fixed_shapes).is_ok())
+        return;
+    } catch (const std::exception&) {
+      return;  // the run reports it, naming the node
+    }
+    step.fixed = std::all_of(step.fixed_shapes.begin(), step.fixed_shapes.end(),
+                             [](const RuleShape& r) { return r.known; });
+  }
+
+  const Tensor* constant_of(int slot) const {
+    auto it = constant_index_.find(slot);
+    return it == constant_index_.end() ? nullptr : &exe_.constants[it->second].second;
   }
 
   const sdk::Graph& graph_;
@@ -362,6 +454,7 @@ class Compiler {
   std::vector<const sdk::Node*> data_;
   const sdk::Node* net_output_ = nullptr;
   std::vector<sdk::TensorDesc> slot_desc_;
+  std::unordered_map<int, size_t> constant_index_;
 };
 
 }  // namespace

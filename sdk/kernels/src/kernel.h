@@ -53,6 +53,22 @@ struct MissingInput : std::exception {
   size_t index;
 };
 
+// What the operator's shape rule (the function shape inference runs at compile time) says of one output,
+// evaluated on the inputs of this run.
+struct RuleShape {
+  bool known = false;  // false: the rule cannot tell before the kernel runs (NonZero's count)
+  DataType dtype = DataType::kUndefined;
+  Dims dims;
+};
+
+// Thrown by KernelContext::allocate for an output whose shape is not the one the rule gave, and by
+// rule_dims() when the rule gave none: the executor reports it naming the node.
+struct RuleMismatch : std::exception {
+  explicit RuleMismatch(std::string m) : message(std::move(m)) {}
+  const char* what() const noexcept override { return message.c_str(); }
+  std::string message;
+};
+
 struct KernelContext {
   const sdk::Node* node = nullptr;
   int opset = 17;
@@ -60,6 +76,11 @@ struct KernelContext {
   std::vector<Tensor>* outputs = nullptr;
   OutputAllocator* allocator = nullptr;
   int64_t max_tensor_bytes = 0;  // 0: no limit
+  // Per output, from the operator's shape rule; nullptr when the operator has no rule (control flow).
+  const std::vector<RuleShape>* rule = nullptr;
+  // False in the inner context of a kernel that computes in a wider type (QLinearConv through a double Conv):
+  // the dims still have to be the rule's, the type is converted afterwards.
+  bool rule_checks_dtype = true;
 
   size_t num_inputs() const { return inputs.size(); }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
@@ -77,6 +98,14 @@ struct KernelContext {
   T* allocate_as(size_t i, DataType dtype, const Dims& dims) {
     return reinterpret_cast<T*>(allocate(i, dtype, dims));
   }
+  // Output i with the dims and type the shape rule gave: kernels whose output shape is pure shape arithmetic
+  // take it from the rule instead of computing it a second time.
+  char* allocate_ruled(size_t i, DataType dtype);
+  template <class T>
+  T* allocate_ruled_as(size_t i, DataType dtype) {
+    return reinterpret_cast<T*>(allocate_ruled(i, dtype));
+  }
+  const Dims& rule_dims(size_t i) const;
   // Output i holds the given bytes (copied into place).
   void set_output_copy(size_t i, const Tensor& source, const Dims& dims);
 

@@ -54,6 +54,7 @@ Status widened(KernelContext& ctx, KernelFn fn) {
   std::vector<Tensor> wide;
   wide.reserve(ctx.inputs.size());
   KernelContext inner = ctx;
+  inner.rule_checks_dtype = false;
   for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     if (ctx.inputs[i] && is_half(dtype_of(*ctx.inputs[i]))) {
       wide.push_back(convert_tensor(*ctx.inputs[i], DataType::kFloat));
@@ -218,7 +219,7 @@ struct Window {
   Dims kernel, strides, dilations, pad_begin, pad_end, in, out;
 };
 
-Status conv_window(KernelContext& ctx, const Dims& x, const Dims& kernel, bool ceil_mode, Window* w) {
+Status conv_window(KernelContext& ctx, const Dims& x, const Dims& kernel, Window* w) {
   w->spatial = x.size() - 2;
   w->in.assign(x.begin() + 2, x.end());
   w->kernel = kernel;
@@ -244,12 +245,14 @@ Status conv_window(KernelContext& ctx, const Dims& x, const Dims& kernel, bool c
     } else if (auto_pad == "VALID") {
       w->pad_begin[i] = w->pad_end[i] = 0;
     }
-    const int64_t span = w->in[i] + w->pad_begin[i] + w->pad_end[i] - eff;
-    if (span < 0) return ctx.error("the kernel is larger than the padded input");
-    w->out[i] = (ceil_mode ? (span + w->strides[i] - 1) / w->strides[i] : span / w->strides[i]) + 1;
-    // A ceil-mode window must start inside the input or left padding.
-    if (ceil_mode && (w->out[i] - 1) * w->strides[i] >= w->in[i] + w->pad_begin[i]) --w->out[i];
+    if (w->in[i] + w->pad_begin[i] + w->pad_end[i] < eff)
+      return ctx.error("the kernel is larger than the padded input");
   }
+  // The output size (floor or ceil mode) is the shape rule's: one formula for compile and run time. Any
+  // size is memory-safe here, because the taps bound-check every input position.
+  const Dims& y = ctx.rule_dims(0);
+  if (y.size() != x.size()) return ctx.error("the shape rule's output rank is not the input's");
+  w->out.assign(y.begin() + 2, y.end());
   return Status::ok();
 }
 
@@ -369,7 +372,7 @@ Status ConvImpl(KernelContext& ctx) {
                      std::to_string(group) + " do not match");
   Window w;
   Dims kernel(wd.begin() + 2, wd.end());
-  GS_RETURN_IF_ERROR(conv_window(ctx, xd, kernel, false, &w));
+  GS_RETURN_IF_ERROR(conv_window(ctx, xd, kernel, &w));
   Dims out = {N, M};
   out.insert(out.end(), w.out.begin(), w.out.end());
   GS_RETURN_IF_ERROR(check_weight_and_bias(ctx, x, wt, M));
@@ -576,7 +579,7 @@ Status pool(KernelContext& ctx, bool max) {
   auto kernel = ctx.attr_ints("kernel_shape");
   if (!kernel) return ctx.error("kernel_shape is required");
   Window w;
-  GS_RETURN_IF_ERROR(conv_window(ctx, xd, *kernel, ctx.attr_int("ceil_mode", 0) != 0, &w));
+  GS_RETURN_IF_ERROR(conv_window(ctx, xd, *kernel, &w));
   const bool include_pad = ctx.attr_int("count_include_pad", 0) != 0;
   const bool row_major_indices = ctx.attr_int("storage_order", 0) == 0;
   Dims out = {xd[0], xd[1]};

@@ -54,6 +54,7 @@ Status centred(KernelContext& ctx, const Tensor& x, const Tensor* zp, int64_t ax
 // Runs `fn` (a float kernel) on double inputs and returns its output 0.
 Status run_double(KernelContext& ctx, Status (*fn)(KernelContext&), std::vector<Tensor> inputs, Tensor* out) {
   KernelContext inner = ctx;
+  inner.rule_checks_dtype = false;
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : inputs)
     ptrs.push_back(t.data() || t.desc().dtype != DataType::kUndefined ? &t : nullptr);

@@ -39,100 +39,13 @@ Status Size(KernelContext& ctx) {
   return Status::ok();
 }
 
-Status Reshape(KernelContext& ctx) {
+// Reshape, Flatten, Squeeze and Unsqueeze only relabel the bytes: the new dims are the shape rule's.
+Status relabel(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
-  std::vector<int64_t> shape;
-  if (ctx.has_input(1))
-    shape = to_int64s(ctx.in(1));
-  else if (auto s = ctx.attr_ints("shape"))
-    shape = *s;
-  const bool allow_zero = ctx.attr_int("allowzero", 0) != 0;
-  int64_t known = 1;
-  int infer = -1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == 0 && !allow_zero) {
-      if (i >= dims_of(x).size()) return ctx.error("shape has a 0 beyond the input rank");
-      shape[i] = dims_of(x)[i];
-    }
-    if (shape[i] == -1) {
-      if (infer >= 0) return ctx.error("shape has two -1");
-      infer = static_cast<int>(i);
-    } else if (shape[i] < 0) {
-      return ctx.error("shape has a negative dimension");
-    } else {
-      known *= shape[i];
-    }
-  }
-  const int64_t total = num_elements(dims_of(x));
-  if (infer >= 0) {
-    if (known == 0 || total % known != 0)
-      return ctx.error("cannot reshape " + dims_string(dims_of(x)) + " to " + dims_string(shape));
-    shape[infer] = total / known;
-  } else if (known != total) {
-    return ctx.error("cannot reshape " + dims_string(dims_of(x)) + " to " + dims_string(shape));
-  }
   GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
-  ctx.set_output_copy(0, x, shape);
-  return Status::ok();
-}
-
-Status Flatten(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  const Dims& d = dims_of(x);
-  int64_t axis = ctx.attr_int("axis", 1);
-  if (axis < 0) axis += static_cast<int64_t>(d.size());
-  if (axis < 0 || axis > static_cast<int64_t>(d.size())) return ctx.error("axis out of range");
-  int64_t outer = 1, inner = 1;
-  for (int64_t i = 0; i < static_cast<int64_t>(d.size()); ++i) (i < axis ? outer : inner) *= d[i];
-  GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
-  ctx.set_output_copy(0, x, {outer, inner});
-  return Status::ok();
-}
-
-std::vector<int64_t> axes_input_or_attr(KernelContext& ctx, size_t input) {
-  if (ctx.has_input(input)) return to_int64s(ctx.in(input));
-  return ctx.attr_ints("axes").value_or(std::vector<int64_t>{});
-}
-
-Status Squeeze(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  const Dims& d = dims_of(x);
-  std::vector<int64_t> axes = axes_input_or_attr(ctx, 1);
-  const auto rank = static_cast<int64_t>(d.size());
-  std::vector<bool> drop(d.size(), false);
-  if (axes.empty()) {
-    for (size_t i = 0; i < d.size(); ++i) drop[i] = d[i] == 1;
-  } else {
-    for (int64_t a : axes) {
-      if (!normalize_axis(&a, rank)) return ctx.error("axis out of range");
-      if (d[a] != 1)
-        return ctx.error("cannot squeeze dimension " + std::to_string(a) + " of size " +
-                         std::to_string(d[a]));
-      drop[a] = true;
-    }
-  }
-  Dims out;
-  for (size_t i = 0; i < d.size(); ++i)
-    if (!drop[i]) out.push_back(d[i]);
-  GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
-  ctx.set_output_copy(0, x, out);
-  return Status::ok();
-}
-
-Status Unsqueeze(KernelContext& ctx) {
-  const Tensor& x = ctx.in(0);
-  const Dims& d = dims_of(x);
-  std::vector<int64_t> axes = axes_input_or_attr(ctx, 1);
-  const auto rank = static_cast<int64_t>(d.size() + axes.size());
-  std::vector<bool> inserted(static_cast<size_t>(rank), false);
-  for (int64_t a : axes) {
-    if (!normalize_axis(&a, rank) || inserted[a]) return ctx.error("bad axes");
-    inserted[a] = true;
-  }
-  Dims out;
-  size_t k = 0;
-  for (int64_t i = 0; i < rank; ++i) out.push_back(inserted[i] ? 1 : d[k++]);
-  GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
+  const Dims& out = ctx.rule_dims(0);
+  if (num_elements(out) != num_elements(dims_of(x)))
+    return ctx.error("cannot relabel " + dims_string(dims_of(x)) + " as " + dims_string(out));
   ctx.set_output_copy(0, x, out);
   return Status::ok();
 }
@@ -453,8 +366,9 @@ Status GatherND(KernelContext& ctx) {
 Status Expand(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
-  Dims out;
-  if (!broadcast_shape(dims_of(x), to_int64s(ctx.in(1)), &out)) return ctx.error("shape does not broadcast");
+  const Dims& out = ctx.rule_dims(0);
+  Dims check;  // the copy below reads x at broadcast positions of `out`: they must exist
+  if (!broadcast_shape(dims_of(x), out, &check) || check != out) return ctx.error("shape does not broadcast");
   const int64_t es = esize(x);
   char* o = ctx.allocate(0, dtype_of(x), out);
   for_each_broadcast2(out, dims_of(x), out, [&](int64_t oi, int64_t i, int64_t) {
@@ -467,11 +381,10 @@ Status Tile(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   GS_RETURN_IF_ERROR(need_fixed_size(ctx, x));
   const Dims& d = dims_of(x);
-  std::vector<int64_t> reps = to_int64s(ctx.in(1));
-  if (reps.size() != d.size()) return ctx.error("repeats must have one entry per dimension");
-  Dims out(d.size());
-  for (size_t i = 0; i < d.size(); ++i) out[i] = d[i] * reps[i];
+  const Dims& out = ctx.rule_dims(0);
+  if (out.size() != d.size()) return ctx.error("repeats must have one entry per dimension");
   const int64_t es = esize(x), total = num_elements(out);
+  if (total > 0 && num_elements(d) == 0) return ctx.error("cannot tile an empty tensor to a non-empty one");
   char* o = ctx.allocate(0, dtype_of(x), out);
   const Dims os = strides_of(out), xs = strides_of(d);
   for (int64_t i = 0; i < total; ++i) {
@@ -569,9 +482,7 @@ Status Pad(KernelContext& ctx) {
 }
 
 Status ConstantOfShape(KernelContext& ctx) {
-  Dims shape = to_int64s(ctx.in(0));
-  for (int64_t v : shape)
-    if (v < 0) return ctx.error("negative dimension");
+  const Dims& shape = ctx.rule_dims(0);
   const Tensor* value = ctx.attr_tensor("value");
   const DataType dt = value ? dtype_of(*value) : DataType::kFloat;
   const int64_t es = sdk::element_size(dt);
@@ -727,13 +638,13 @@ void register_shape_ops(std::vector<KernelEntry>* t) {
                           {"ConstantOfShape", ConstantOfShape},
                           {"DepthToSpace", DepthToSpace},
                           {"Expand", Expand},
-                          {"Flatten", Flatten},
+                          {"Flatten", relabel},
                           {"Gather", Gather},
                           {"GatherElements", GatherElements},
                           {"GatherND", GatherND},
                           {"Pad", Pad},
                           {"Range", Range},
-                          {"Reshape", Reshape},
+                          {"Reshape", relabel},
                           {"Scatter", ScatterElements},  // opset 9-10 name of ScatterElements
                           {"ScatterElements", ScatterElements},
                           {"ScatterND", ScatterND},
@@ -742,10 +653,10 @@ void register_shape_ops(std::vector<KernelEntry>* t) {
                           {"Slice", Slice},
                           {"SpaceToDepth", SpaceToDepth},
                           {"Split", Split},
-                          {"Squeeze", Squeeze},
+                          {"Squeeze", relabel},
                           {"Tile", Tile},
                           {"Transpose", Transpose},
-                          {"Unsqueeze", Unsqueeze},
+                          {"Unsqueeze", relabel},
                       });
 }
 

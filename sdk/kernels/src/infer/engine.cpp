@@ -16,8 +16,6 @@ bool SymValue::has_const_elems() const {
   return std::all_of(elems->begin(), elems->end(), [](DimExpr e) { return e.is_const(); });
 }
 
-namespace {
-
 bool is_integer_type(DataType t) {
   switch (t) {
     case DataType::kInt8:
@@ -33,6 +31,8 @@ bool is_integer_type(DataType t) {
       return false;
   }
 }
+
+namespace {
 
 // Operators whose output is not a function of their inputs, or that run subgraphs: never folded.
 bool may_fold(const sdk::Node& n) {
@@ -51,6 +51,8 @@ bool may_fold(const sdk::Node& n) {
   if (!n.control_inputs().empty() || !n.control_outputs().empty()) return false;
   return n.subgraphs().empty();
 }
+
+}  // namespace
 
 SymValue value_from_desc(sdk::SymbolTable& sym, const sdk::TensorDesc& d) {
   SymValue v;
@@ -91,6 +93,8 @@ SymValue value_from_tensor(sdk::SymbolTable& sym, const Tensor& t, int64_t max_e
   }
   return v;
 }
+
+namespace {
 
 // An integer tensor from known values (a Shape's output), so that kernels can fold what consumes it.
 std::optional<Tensor> materialize(const SymValue& v) {
@@ -133,7 +137,7 @@ struct GraphState {
 };
 
 // Runs the node's kernel on constant inputs; false (and no change) when it cannot or should not.
-bool fold(InferContext& ctx, const GraphState& st) {
+bool fold(InferContext& ctx, const GraphState& st, bool has_rule) {
   const sdk::Node& n = *ctx.node;
   if (!may_fold(n) || n.num_inputs() == 0) return false;
   std::vector<const Tensor*> inputs;
@@ -156,6 +160,8 @@ bool fold(InferContext& ctx, const GraphState& st) {
   kc.outputs = &produced;
   kc.allocator = &heap;
   kc.max_tensor_bytes = st.options->fold_max_bytes;
+  const std::vector<RuleShape> shapes = has_rule ? rule_shapes(ctx) : std::vector<RuleShape>{};
+  if (has_rule) kc.rule = &shapes;
   try {
     if (!fn(kc).is_ok()) return false;  // the run-time error stays for run time (or the rule reports it)
   } catch (const std::exception&) {
@@ -235,6 +241,8 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
 
 Status infer_graph(sdk::Graph& g, GraphState& st);
 
+}  // namespace
+
 // The type of output `o` when a rule could not say more (its inputs' shapes unknown): ONNX's type
 // constraints, which for most operators tie the output to input 0.
 DataType default_type(const InferContext& ctx, size_t o) {
@@ -267,6 +275,8 @@ DataType default_type(const InferContext& ctx, size_t o) {
   }
   return in(0);
 }
+
+namespace {
 
 // Two values that may each be the result (If's branches, a Loop's first and later iterations): what they
 // share.
@@ -461,7 +471,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
     } else {
       ++st.stats->no_rule[type];
     }
-    folded = fold(ctx, st);
+    folded = fold(ctx, st, rule != nullptr);
   } catch (const sdk::SymOverflow& e) {
     return Status::invalid_argument("node '" + node->name() + "' (" + type + "): " + e.what());
   } catch (const MissingInput& e) {

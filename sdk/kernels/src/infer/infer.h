@@ -80,6 +80,21 @@ RuleFn find_rule(std::string_view op_type, std::string_view domain);
 // of theirs.
 Status apply_rule_to(InferContext& ctx, std::string_view rule, std::vector<size_t> inputs);
 
+bool is_integer_type(DataType t);
+// What inference knows of a value from its descriptor (symbols for unknown dims) or from a tensor (its
+// dims, and its elements when it is a small integer tensor).
+SymValue value_from_desc(sdk::SymbolTable& sym, const sdk::TensorDesc& d);
+SymValue value_from_tensor(sdk::SymbolTable& sym, const Tensor& t, int64_t max_elems);
+// ONNX's type constraint for output `o` when the rule did not set one.
+DataType default_type(const InferContext& ctx, size_t o);
+
+// Runs `rule` on these input values (nullptr: omitted) and reports, per output, the type and the dims when
+// every one is a number. What the executor hands each kernel (see KernelContext::rule).
+// The rule's outputs in ctx as the kernels see them.
+std::vector<RuleShape> rule_shapes(const InferContext& ctx);
+Status evaluate_rule(RuleFn rule, const sdk::Node& node, int opset, sdk::SymbolTable& sym,
+                     const std::vector<const SymValue*>& inputs, std::vector<RuleShape>* out);
+
 // ---- helpers shared by the rules
 DimExpr product(sdk::SymbolTable& sym, const SymDims& dims, size_t begin, size_t end);
 // Numpy broadcast of two ranked shapes; unknown pairs become max(a, b) with a recorded assumption.
