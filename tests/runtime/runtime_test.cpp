@@ -498,6 +498,34 @@ TEST(KernelsTest, PoolingOutputSizeIsTheRuleAtEveryInputSize) {
   }
 }
 
+// Resize's output size comes from its rule for both keep_aspect_ratio_policy values (one scale for every
+// axis: the smallest ratio for not_larger, the largest for not_smaller, each size rounded).
+TEST(KernelsTest, ResizeKeepsTheAspectRatioByItsRule) {
+  for (const auto& [policy, want] : {std::pair{"not_larger", std::vector<int64_t>{1, 1, 2, 4}},
+                                     std::pair{"not_smaller", std::vector<int64_t>{2, 2, 4, 8}}}) {
+    auto g = sdk::testing::opset_root("g", 18);
+    sdk::Node* x = add_data(*g, "x", 0, tensor_desc(sdk::DataType::kFloat, {1, 1, 2, 4}));
+    sdk::Node* sizes = add_data(*g, "sizes", 1, tensor_desc(sdk::DataType::kInt64, {4}));
+    sdk::Node* r = g->add_node("resize", "Resize", 4, 0);
+    sdk::TensorDesc any;
+    any.dtype = sdk::DataType::kFloat;
+    r->add_output(any, "resize");
+    ASSERT_TRUE(g->add_edge({x, 0}, {r, 0}).is_ok());
+    ASSERT_TRUE(g->add_edge({sizes, 0}, {r, 3}).is_ok());
+    r->attrs().set("keep_aspect_ratio_policy", sdk::AttrValue::String(policy));
+    add_net_output(*g, {"resize"});
+    auto exe = compile_kernels(*g);
+    ASSERT_TRUE(exe);
+    std::vector<sdk::Tensor> out;
+    sdk::Status s =
+        exe->run({floats({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), int64s({4}, {1, 1, 4, 4})}, &out);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    EXPECT_EQ(out[0].desc().shape.dims(), want) << policy;
+    EXPECT_EQ(values(out[0]).front(), 1.0f);
+    EXPECT_EQ(values(out[0]).back(), 8.0f);
+  }
+}
+
 // The tensor-size limit is a compile option of each executable, not process state: two executables of one
 // graph, one limited and one not, run side by side.
 TEST(KernelLimits, TensorSizeLimitIsPerExecutable) {

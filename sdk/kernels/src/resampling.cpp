@@ -126,6 +126,8 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
     for (int64_t i = 0; i < static_cast<int64_t>(2 * rank); ++i)
       roi.push_back(scalar_as_double(ctx.in(1), i));
   }
+  if (out_dims.size() != rank || scales.size() != rank)
+    return ctx.error("the output rank " + std::to_string(out_dims.size()) + " is not the input's");
   for (size_t a = 0; a < rank; ++a) {
     if (!(scales[a] > 0) || !std::isfinite(scales[a]) || out_dims[a] < 0 || out_dims[a] > (int64_t{1} << 40))
       return ctx.error("scales or sizes give output shape " + dims_string(out_dims) + " for input " +
@@ -227,10 +229,9 @@ Status Resize(KernelContext& ctx) {
         const double r = static_cast<double>(full[a]) / static_cast<double>(xd[a]);
         s = policy == "not_larger" ? std::min(s, r) : std::max(s, r);
       }
-      for (int64_t a : ax) full[a] = static_cast<int64_t>(std::round(s * static_cast<double>(xd[a])));
       scales.assign(rank, 1.0);
       for (int64_t a : ax) scales[a] = s;
-      return resize_impl(ctx, x, scales, full, false);
+      return resize_impl(ctx, x, scales, ctx.rule_dims(0), false);
     }
     out = full;
     for (size_t a = 0; a < rank; ++a)
@@ -250,8 +251,7 @@ Status Resize(KernelContext& ctx) {
       if (n != static_cast<int64_t>(rank)) return ctx.error("scales must have one entry per dimension");
       for (int64_t i = 0; i < n; ++i) scales[i] = scalar_as_double(st, i);
     }
-    for (size_t a = 0; a < rank; ++a)
-      out[a] = static_cast<int64_t>(std::floor(static_cast<double>(xd[a]) * scales[a]));
+    out = ctx.rule_dims(0);  // floor(size * scale), the shape rule's
   } else {
     return ctx.error("needs scales or sizes");
   }
@@ -269,10 +269,7 @@ Status Upsample(KernelContext& ctx) {
     scales.assign(s->begin(), s->end());
   }
   if (scales.size() != xd.size()) return ctx.error("scales must have one entry per dimension");
-  Dims out(xd.size());
-  for (size_t a = 0; a < xd.size(); ++a)
-    out[a] = static_cast<int64_t>(std::floor(static_cast<double>(xd[a]) * scales[a]));
-  return resize_impl(ctx, x, scales, out, true);
+  return resize_impl(ctx, x, scales, ctx.rule_dims(0), true);
 }
 
 // GridSample (opset 16, 2-D): X [N,C,H,W] sampled at grid [N,Ho,Wo,2] (x, y in [-1, 1]).

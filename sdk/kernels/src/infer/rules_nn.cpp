@@ -261,9 +261,29 @@ Status resize(InferContext& ctx) {
   }
   SymDims dims = x->dims;
   const std::string aspect = ctx.attrs.attr_string("keep_aspect_ratio_policy", "stretch");
+  auto all_const = [&](const SymDims& v) {
+    return std::all_of(v.begin(), v.end(), [](DimExpr e) { return e.is_const(); });
+  };
+  SymDims on_axes;
+  for (int64_t a : axes) on_axes.push_back(x->dims[a]);
   if (sizes && sizes->size() == axes.size() && aspect == "stretch") {
     for (size_t i = 0; i < axes.size(); ++i) dims[axes[i]] = (*sizes)[i];
+  } else if (sizes && sizes->size() == axes.size() && all_const(*sizes) && all_const(on_axes)) {
+    // keep_aspect_ratio_policy: one scale for every axis, the smallest (not_larger) or largest ratio.
+    const bool not_larger = aspect == "not_larger";
+    double scale = not_larger ? 1e300 : 0;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const double r = static_cast<double>((*sizes)[i].value()) / static_cast<double>(on_axes[i].value());
+      scale = not_larger ? std::min(scale, r) : std::max(scale, r);
+    }
+    for (size_t i = 0; i < axes.size(); ++i)
+      dims[axes[i]] =
+          ctx.c(static_cast<int64_t>(std::round(scale * static_cast<double>(on_axes[i].value()))));
   } else if (scales.size() == axes.size() && !sizes) {
+    for (double f : scales) {
+      if (!(f > 0) || f > 1e12)
+        return ctx.error("scale " + std::to_string(f) + " is not a positive size factor");
+    }
     for (size_t i = 0; i < axes.size(); ++i) {
       const DimExpr d = x->dims[axes[i]];
       if (d.is_const()) {
