@@ -10,6 +10,7 @@
 #include "common/install_paths.h"
 #include "common/log.h"
 #include "config/config.h"
+#include "driver/compile.h"
 #include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om_io.h"
@@ -33,30 +34,6 @@ int fail(const std::string& message) {
 
 bool ends_with(const std::string& s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-Status check_framework(const AtcOptions& o, const std::string& path) {
-  if (o.framework) {
-    if (*o.framework != 5) {
-      return Status::unsupported("--framework=" + std::to_string(*o.framework) +
-                                 " is not supported; graphsplit reads ONNX models (--framework=5)");
-    }
-    return Status::ok();
-  }
-  if (!ends_with(path, ".onnx")) {
-    return Status::invalid_argument(
-        path + ": cannot tell the model's framework from its name; pass --framework=5 for ONNX");
-  }
-  return Status::ok();
-}
-
-Status load_model(const AtcOptions& o, const std::string& path, std::unique_ptr<sdk::Graph>* root) {
-  GS_RETURN_IF_ERROR(check_framework(o, path));
-  OnnxImportOptions import;
-  import.max_nodes = o.max_nodes;
-  import.max_nesting_depth = o.max_nesting_depth;
-  if (!o.input_shape.empty()) GS_RETURN_IF_ERROR(parse_input_shape(o.input_shape, &import.input_shapes));
-  return import_onnx_file(path, import, root);
 }
 
 // "x float32[s0,64,floor((s1+1)/2)]": a symbolic dimension prints as its expression alone.
@@ -120,60 +97,27 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
   std::printf("wrote:     %s (%zu bytes)\n", om_path.c_str(), om_bytes);
 }
 
-std::string pipeline_path(const AtcOptions& o) {
-  return o.pipeline.empty() ? default_pipeline_path() : o.pipeline;
-}
-
-std::vector<std::string> plugin_paths(const AtcOptions& o) {
-  return split_search_paths(o.plugin_paths);
-}
-
-// GE's V rules on the gear options, before any file is read; with gears, the options reach the multi-batch
-// pass as GE options.
-Status gear_options(const AtcOptions& o, std::vector<std::pair<std::string, std::string>>* ge) {
-  // GE's atc defaults an empty --input_format before any check (CheckInputFormat: NHWC for TensorFlow, NCHW
-  // for every other framework); graphsplit reads ONNX only, so NCHW.
-  const std::string format = o.input_format.empty() ? std::string("NCHW") : o.input_format;
-  sdk::GearOptionText text{o.input_shape, o.dynamic_batch_size, o.dynamic_image_size, o.dynamic_dims, format};
-  sdk::GearRequest request;
-  GS_RETURN_IF_ERROR(sdk::parse_gear_options(text, &request));
-  if (request.kind == sdk::GearKind::kNone) return Status::ok();
-  ge->emplace_back("ge.inputShape", o.input_shape);
-  if (!o.dynamic_batch_size.empty()) ge->emplace_back("ge.dynamicBatchSize", o.dynamic_batch_size);
-  if (!o.dynamic_image_size.empty()) ge->emplace_back("ge.dynamicImageSize", o.dynamic_image_size);
-  if (!o.dynamic_dims.empty()) ge->emplace_back("ge.dynamicDims", o.dynamic_dims);
-  ge->emplace_back("ge.inputFormat", format);
-  return Status::ok();
-}
-
-Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_ptr<Pipeline>* out,
-                      std::vector<Diagnostic>* diags) {
-  PipelineConfig config;
-  GS_RETURN_IF_ERROR(parse_pipeline_config(path, &config, diags));
-  PipelineSettings settings;
-  settings.plugin_paths = plugin_paths(o);
-  settings.builtin_paths = builtin_plugin_paths();
-  GS_RETURN_IF_ERROR(gear_options(o, &settings.ge_overrides));
-  GS_RETURN_IF_ERROR(parse_ge_options(o.ge_options, &settings.ge_overrides));
-  if (!o.model.empty()) {
-    // The multi-batch pass re-runs the import's shape inference per gear; the model is parsed once, on first
-    // use.
-    auto inferencer = std::make_shared<std::unique_ptr<ShapeInferencer>>();
-    settings.infer_shapes = [&o, inferencer](const sdk::InputDims& inputs, sdk::ValueDescs* out) {
-      if (!*inferencer) GS_RETURN_IF_ERROR(ShapeInferencer::open(o.model, inferencer.get()));
-      std::vector<InputShapeOverride> shapes;
-      for (const auto& [name, dims] : inputs) shapes.push_back({name, dims});
-      return (*inferencer)->infer(shapes, out);
-    };
-  }
-  settings.verify_each = o.verify_each;
-#ifndef NDEBUG
-  if (!settings.verify_each) settings.verify_each = true;
-#endif
-  if (o.timing) settings.timing = true;
-  settings.entry_time_limit_s = o.entry_timeout;
+// The driver's view of the command line: everything but what atc prints or writes.
+CompileRequest request_of(const AtcOptions& o, const std::string& model) {
+  CompileRequest r;
+  r.model = model;
+  r.framework = o.framework;
+  r.pipeline = o.pipeline;
+  r.plugin_paths = o.plugin_paths;
+  r.ge_options = o.ge_options;
+  r.input_shape = o.input_shape;
+  r.dynamic_batch_size = o.dynamic_batch_size;
+  r.dynamic_image_size = o.dynamic_image_size;
+  r.dynamic_dims = o.dynamic_dims;
+  r.input_format = o.input_format;
+  r.max_nodes = o.max_nodes;
+  r.max_nesting_depth = o.max_nesting_depth;
+  r.verify_each = o.verify_each;
+  r.timing = o.timing;
+  r.dump_graph = o.dump_graph;
+  r.entry_timeout = o.entry_timeout;
   // Nothing is written before the pipeline ends, so stopping here leaves no output (a stale one is removed).
-  settings.on_time_limit = [output = o.output](const std::string& message) {
+  r.on_time_limit = [output = o.output](const std::string& message) {
     if (!output.empty()) {
       std::error_code ec;
       fs::remove(ends_with(output, ".om") ? output : output + ".om", ec);
@@ -182,15 +126,15 @@ Status build_pipeline(const AtcOptions& o, const std::string& path, std::unique_
     std::fflush(stderr);
     std::_Exit(1);
   };
-  if (!o.dump_graph.empty()) settings.dump_graph = o.dump_graph;
-  return Pipeline::create(config, settings, out, diags);
+  return r;
 }
 
 int list_plugins_command(const AtcOptions& o) {
-  std::vector<std::string> paths = plugin_paths(o);
+  const CompileRequest r = request_of(o, o.model);
+  std::vector<std::string> paths = plugin_search_paths(r);
   PipelineConfig config;
   std::vector<Diagnostic> diags;
-  if (parse_pipeline_config(pipeline_path(o), &config, &diags).is_ok()) {
+  if (parse_pipeline_config(pipeline_path(r), &config, &diags).is_ok()) {
     paths.insert(paths.end(), config.search_paths.begin(), config.search_paths.end());
   }
   for (const std::string& p : builtin_plugin_paths()) paths.push_back(p);
@@ -202,7 +146,7 @@ int list_plugins_command(const AtcOptions& o) {
 int validate_command(const AtcOptions& o) {
   std::unique_ptr<Pipeline> pipeline;
   std::vector<Diagnostic> diags;
-  Status s = build_pipeline(o, o.validate_pipeline, &pipeline, &diags);
+  Status s = build_pipeline(request_of(o, o.model), o.validate_pipeline, &pipeline, &diags);
   if (s.is_ok()) {
     std::printf("%s: ok\n", o.validate_pipeline.c_str());
     return 0;
@@ -215,7 +159,8 @@ int validate_command(const AtcOptions& o) {
 int print_pipeline_command(const AtcOptions& o) {
   std::unique_ptr<Pipeline> pipeline;
   std::vector<Diagnostic> diags;
-  if (Status s = build_pipeline(o, pipeline_path(o), &pipeline, &diags); !s) return fail(s.message());
+  const CompileRequest r = request_of(o, o.model);
+  if (Status s = build_pipeline(r, pipeline_path(r), &pipeline, &diags); !s) return fail(s.message());
   std::fputs(pipeline->canonical_toml().c_str(), stdout);
   return 0;
 }
@@ -232,38 +177,31 @@ int convert(const AtcOptions& o) {
   if (o.model.empty()) return fail("--model is required with --mode=0 (e.g. --model=net.onnx --output=net)");
   if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
   const std::string path = ends_with(o.output, ".om") ? o.output : o.output + ".om";
-  std::unique_ptr<Pipeline> pipeline;
-  std::vector<Diagnostic> diags;
-  if (Status s = build_pipeline(o, pipeline_path(o), &pipeline, &diags); !s)
-    return fail_and_remove(path, s.message());
-  std::unique_ptr<sdk::Graph> root;
-  if (Status s = load_model(o, o.model, &root); !s) return fail_and_remove(path, s.message());
-  Status run = pipeline->run(*root);
-  if (pipeline->timing_enabled()) std::fputs(pipeline->timing_table().c_str(), stdout);
-  if (!run) return fail_and_remove(path, o.model + ": " + run.message());
+  Compilation c;
+  Status compiled = compile_model(request_of(o, o.model), &c);
+  if (c.pipeline && c.pipeline->timing_enabled() && c.root)
+    std::fputs(c.pipeline->timing_table().c_str(), stdout);
+  if (!compiled) return fail_and_remove(path, compiled.message());
   std::string explanation;
   if (!o.explain.empty()) {
-    if (Status s = explain_node(*root, o.explain, pipeline->decisions(), &explanation); !s)
-      return fail_and_remove(path, s.message());
+    if (Status s = c.explain(o.explain, &explanation); !s) return fail_and_remove(path, s.message());
   }
   if (!o.partition_report.empty()) {
     std::string json;
-    if (Status s = partition_report_json(*root, o.model, pipeline->decisions(), &json); !s)
-      return fail_and_remove(path, s.message());
+    if (Status s = c.partition_report(&json); !s) return fail_and_remove(path, s.message());
     if (Status s = write_file_atomically(o.partition_report, json); !s)
       return fail_and_remove(path, s.message());
   }
   if (!o.dump_placement.empty()) {
     std::string json;
-    if (Status s = placement_report_json(*root, o.model, pipeline->decisions(), &json); !s)
-      return fail_and_remove(path, s.message());
+    if (Status s = c.placement_report(&json); !s) return fail_and_remove(path, s.message());
     if (Status s = write_file_atomically(o.dump_placement, json); !s)
       return fail_and_remove(path, s.message());
   }
   std::string bytes;
-  if (Status s = serialize_om(*root, &bytes); !s) return fail_and_remove(path, s.message());
+  if (Status s = c.om_bytes(&bytes); !s) return fail_and_remove(path, s.message());
   if (Status s = write_file_atomically(path, bytes); !s) return fail_and_remove(path, s.message());
-  print_summary(o, *root, path, bytes.size());
+  print_summary(o, *c.root, path, bytes.size());
   if (!explanation.empty()) std::fputs(explanation.c_str(), stdout);
   return 0;
 }
@@ -274,7 +212,7 @@ int to_json(const AtcOptions& o) {
   std::string json;
   if (ends_with(o.om, ".onnx") || o.framework) {
     std::unique_ptr<sdk::Graph> root;
-    if (Status s = load_model(o, o.om, &root); !s) return fail_and_remove(o.json, s.message());
+    if (Status s = load_model(request_of(o, o.om), &root); !s) return fail_and_remove(o.json, s.message());
     if (Status s = graph_to_json(*root, &json); !s) return fail_and_remove(o.json, s.message());
   } else {
     std::string bytes;

@@ -1,7 +1,6 @@
 #include "options.h"
 
 #include <CLI/CLI.hpp>
-#include <charconv>
 
 namespace graphsplit::atc {
 
@@ -73,74 +72,6 @@ void register_gear_options(CLI::App& app, AtcOptions& o) {
                  "Refuse models whose subgraphs nest deeper than this (GE: 25)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
-}
-
-sdk::Status parse_ge_options(const std::vector<std::string>& values,
-                             std::vector<std::pair<std::string, std::string>>* out) {
-  for (const std::string& value : values) {
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t end = value.find(';', start);
-      if (end == std::string::npos) end = value.size();
-      const std::string item = value.substr(start, end - start);
-      start = end + 1;
-      if (item.empty()) continue;
-      const size_t eq = item.find('=');
-      if (eq == std::string::npos || eq == 0) {
-        return sdk::Status::invalid_argument("--options: '" + item +
-                                             "' must be key=value (e.g. ge.topoSortingMode=3)");
-      }
-      out->emplace_back(item.substr(0, eq), item.substr(eq + 1));
-    }
-  }
-  return sdk::Status::ok();
-}
-
-sdk::Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out) {
-  out->clear();
-  auto bad = [&](const std::string& why) {
-    return sdk::Status::invalid_argument("--input_shape=\"" + text + "\": " + why);
-  };
-  if (text.empty()) return bad("empty value");
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(';', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    start = end + 1;
-    if (item.empty()) {
-      if (end == text.size()) break;  // a trailing ';'
-      return bad("empty entry between ';'");
-    }
-    const size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-      return bad("entry '" + item + "' must be name:dims (e.g. x:1,3,224,224)");
-    }
-    InputShapeOverride o;
-    o.name = item.substr(0, colon);
-    const std::string dims = item.substr(colon + 1);
-    size_t p = 0;
-    while (!dims.empty() && p <= dims.size()) {
-      size_t q = dims.find(',', p);
-      if (q == std::string::npos) q = dims.size();
-      const std::string tok = dims.substr(p, q - p);
-      int64_t v = 0;
-      auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-      if (tok.empty() || ec != std::errc() || ptr != tok.data() + tok.size()) {
-        return bad("dimension '" + tok + "' of input '" + o.name + "' is not an integer");
-      }
-      if (v < -1)
-        return bad("dimension " + tok + " of input '" + o.name + "' is negative (only -1 is allowed)");
-      o.dims.push_back(v);
-      p = q + 1;
-    }
-    for (const InputShapeOverride& prev : *out) {
-      if (prev.name == o.name) return bad("input '" + o.name + "' is given twice");
-    }
-    out->push_back(std::move(o));
-    if (end == text.size()) break;
-  }
-  return sdk::Status::ok();
 }
 
 }  // namespace graphsplit::atc

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "import/onnx_import.h"
+#include "driver/compile.h"
 
 namespace CLI {
 class App;
@@ -58,12 +58,8 @@ void register_core_options(CLI::App& app, AtcOptions& options);
 void register_pipeline_options(CLI::App& app, AtcOptions& options);
 void register_gear_options(CLI::App& app, AtcOptions& options);
 
-// Splits --options values ("k=v;k=v") into pairs; a value may be empty, a key may not.
-sdk::Status parse_ge_options(const std::vector<std::string>& values,
-                             std::vector<std::pair<std::string, std::string>>* out);
-
-// Parses GE's --input_shape syntax: "name:d0,d1;name2:d0". A name is everything before the last ':' (names
-// may contain ':'); an empty dimension list is a scalar; -1 marks an unknown dimension.
-sdk::Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out);
+// The parsers atc's values go through live in the driver (framework/driver/compile.h).
+using graphsplit::parse_ge_options;
+using graphsplit::parse_input_shape;
 
 }  // namespace graphsplit::atc

@@ -315,6 +315,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   p->infer_shapes_ = settings.infer_shapes;
   p->entry_time_limit_s_ = settings.entry_time_limit_s;
   p->on_time_limit_ = settings.on_time_limit;
+  p->after_entry_ = settings.after_entry;
   *out = std::move(p);
   return Status::ok();
 }
@@ -349,6 +350,7 @@ Status Pipeline::run(sdk::Graph& root) {
     report.enabled = stage->entry.enabled;
     if (!stage->entry.enabled) {
       reports_.push_back(report);
+      if (after_entry_) GS_RETURN_IF_ERROR(after_entry_(report, index, stages_.size()));
       continue;
     }
     HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_, &decisions_);
@@ -400,6 +402,7 @@ Status Pipeline::run(sdk::Graph& root) {
       }
     }
     GS_RETURN_IF_ERROR(dump(root, index, stage->info->name));
+    if (after_entry_) GS_RETURN_IF_ERROR(after_entry_(reports_.back(), index, stages_.size()));
   }
   return Status::ok();
 }

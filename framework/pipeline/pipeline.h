@@ -17,6 +17,15 @@
 
 namespace graphsplit {
 
+struct EntryReport {
+  std::string label;   // "pass std.prune_unused", "partition dynamic_shape"
+  std::string plugin;  // "std 0.1.0"
+  bool enabled = true;
+  bool ran = false;
+  bool changed = false;
+  double milliseconds = 0;
+};
+
 struct PipelineSettings {
   std::vector<std::string> plugin_paths;   // atc --plugin_path: searched before the file's search_paths
   std::vector<std::string> builtin_paths;  // beside the executable: searched last
@@ -32,15 +41,9 @@ struct PipelineSettings {
   // printing the message.
   double entry_time_limit_s = 0;
   std::function<void(const std::string& message)> on_time_limit;
-};
-
-struct EntryReport {
-  std::string label;   // "pass std.prune_unused", "partition dynamic_shape"
-  std::string plugin;  // "std 0.1.0"
-  bool enabled = true;
-  bool ran = false;
-  bool changed = false;
-  double milliseconds = 0;
+  // Called after each entry (disabled ones too) with its report, its 1-based index and the entry count; a
+  // non-ok status stops the run with it.
+  std::function<sdk::Status(const EntryReport&, size_t index, size_t count)> after_entry;
 };
 
 class Pipeline {
@@ -99,6 +102,7 @@ class Pipeline {
   std::function<sdk::Status(const sdk::InputDims&, sdk::ValueDescs*)> infer_shapes_;
   double entry_time_limit_s_ = 0;
   std::function<void(const std::string&)> on_time_limit_;
+  std::function<sdk::Status(const EntryReport&, size_t, size_t)> after_entry_;
 };
 
 // Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the

@@ -211,7 +211,9 @@ TEST(StaticCoverage, ExporterPatternsAreStaticUpToTheDataDependentNode) {
     if (const sdk::Node* n = g->find_node("relu")) relu = n;
     for (const char* folded : {"shape", "sizes", "pads", "target", "range", "const_of_shape"}) {
       const sdk::Node* n = g->find_node(folded);
-      if (n) EXPECT_EQ(n->type(), "Const") << folded << " was not folded";
+      if (n) {
+        EXPECT_EQ(n->type(), "Const") << folded << " was not folded";
+      }
     }
   }
   ASSERT_NE(relu, nullptr);

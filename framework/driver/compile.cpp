@@ -1,0 +1,208 @@
+#include "driver/compile.h"
+
+#include <charconv>
+#include <filesystem>
+
+#include "common/install_paths.h"
+#include "graphsplit/sdk/gears.h"
+#include "model/om_io.h"
+#include "report/partition_report.h"
+#include "report/placement_report.h"
+
+namespace graphsplit {
+
+using sdk::Status;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+Status check_framework(const CompileRequest& r) {
+  if (r.framework) {
+    if (*r.framework != 5) {
+      return Status::unsupported("--framework=" + std::to_string(*r.framework) +
+                                 " is not supported; graphsplit reads ONNX models (--framework=5)");
+    }
+    return Status::ok();
+  }
+  if (r.model_bytes.empty() && !ends_with(r.model, ".onnx")) {
+    return Status::invalid_argument(
+        r.model + ": cannot tell the model's framework from its name; pass --framework=5 for ONNX");
+  }
+  return Status::ok();
+}
+
+// GE's V rules on the gear options, before any file is read; with gears, the options reach the multi-batch
+// pass as GE options.
+Status gear_options(const CompileRequest& r, std::vector<std::pair<std::string, std::string>>* ge) {
+  // GE's atc defaults an empty --input_format before any check (CheckInputFormat: NHWC for TensorFlow, NCHW
+  // for every other framework); graphsplit reads ONNX only, so NCHW.
+  const std::string format = r.input_format.empty() ? std::string("NCHW") : r.input_format;
+  sdk::GearOptionText text{r.input_shape, r.dynamic_batch_size, r.dynamic_image_size, r.dynamic_dims, format};
+  sdk::GearRequest request;
+  GS_RETURN_IF_ERROR(sdk::parse_gear_options(text, &request));
+  if (request.kind == sdk::GearKind::kNone) return Status::ok();
+  ge->emplace_back("ge.inputShape", r.input_shape);
+  if (!r.dynamic_batch_size.empty()) ge->emplace_back("ge.dynamicBatchSize", r.dynamic_batch_size);
+  if (!r.dynamic_image_size.empty()) ge->emplace_back("ge.dynamicImageSize", r.dynamic_image_size);
+  if (!r.dynamic_dims.empty()) ge->emplace_back("ge.dynamicDims", r.dynamic_dims);
+  ge->emplace_back("ge.inputFormat", format);
+  return Status::ok();
+}
+
+// "1,3,-1" -> dims; an empty text is a scalar.
+Status parse_dims(const std::string& dims, const std::string& name,
+                  const std::function<Status(const std::string&)>& bad, std::vector<int64_t>* out) {
+  size_t p = 0;
+  while (!dims.empty() && p <= dims.size()) {
+    size_t q = dims.find(',', p);
+    if (q == std::string::npos) q = dims.size();
+    const std::string tok = dims.substr(p, q - p);
+    int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
+    if (tok.empty() || ec != std::errc() || ptr != tok.data() + tok.size())
+      return bad("dimension '" + tok + "' of input '" + name + "' is not an integer");
+    if (v < -1) return bad("dimension " + tok + " of input '" + name + "' is negative (only -1 is allowed)");
+    out->push_back(v);
+    p = q + 1;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status parse_ge_options(const std::vector<std::string>& values,
+                        std::vector<std::pair<std::string, std::string>>* out) {
+  for (const std::string& value : values) {
+    size_t start = 0;
+    while (start <= value.size()) {
+      size_t end = value.find(';', start);
+      if (end == std::string::npos) end = value.size();
+      const std::string item = value.substr(start, end - start);
+      start = end + 1;
+      if (item.empty()) continue;
+      const size_t eq = item.find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return Status::invalid_argument("--options: '" + item +
+                                        "' must be key=value (e.g. ge.topoSortingMode=3)");
+      }
+      out->emplace_back(item.substr(0, eq), item.substr(eq + 1));
+    }
+  }
+  return Status::ok();
+}
+
+Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out) {
+  out->clear();
+  auto bad = [&](const std::string& why) {
+    return Status::invalid_argument("--input_shape=\"" + text + "\": " + why);
+  };
+  if (text.empty()) return bad("empty value");
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(';', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    start = end + 1;
+    if (item.empty()) {
+      if (end == text.size()) break;  // a trailing ';'
+      return bad("empty entry between ';'");
+    }
+    const size_t colon = item.rfind(':');
+    if (colon == std::string::npos || colon == 0) {
+      return bad("entry '" + item + "' must be name:dims (e.g. x:1,3,224,224)");
+    }
+    InputShapeOverride o;
+    o.name = item.substr(0, colon);
+    GS_RETURN_IF_ERROR(parse_dims(item.substr(colon + 1), o.name, bad, &o.dims));
+    for (const InputShapeOverride& prev : *out) {
+      if (prev.name == o.name) return bad("input '" + o.name + "' is given twice");
+    }
+    out->push_back(std::move(o));
+    if (end == text.size()) break;
+  }
+  return Status::ok();
+}
+
+std::string pipeline_path(const CompileRequest& r) {
+  return r.pipeline.empty() ? default_pipeline_path() : r.pipeline;
+}
+
+std::vector<std::string> plugin_search_paths(const CompileRequest& r) {
+  return split_search_paths(r.plugin_paths);
+}
+
+Status build_pipeline(const CompileRequest& r, const std::string& path, std::unique_ptr<Pipeline>* out,
+                      std::vector<Diagnostic>* diags) {
+  PipelineConfig config;
+  GS_RETURN_IF_ERROR(parse_pipeline_config(path, &config, diags));
+  PipelineSettings settings;
+  settings.plugin_paths = plugin_search_paths(r);
+  settings.builtin_paths = builtin_plugin_paths();
+  GS_RETURN_IF_ERROR(gear_options(r, &settings.ge_overrides));
+  GS_RETURN_IF_ERROR(parse_ge_options(r.ge_options, &settings.ge_overrides));
+  if (!r.model.empty() && r.model_bytes.empty()) {
+    // PassContext::infer_value_shapes for plugins that ask: the model is parsed once, on first use.
+    auto inferencer = std::make_shared<std::unique_ptr<ShapeInferencer>>();
+    settings.infer_shapes = [model = r.model, inferencer](const sdk::InputDims& inputs, sdk::ValueDescs* o) {
+      if (!*inferencer) GS_RETURN_IF_ERROR(ShapeInferencer::open(model, inferencer.get()));
+      std::vector<InputShapeOverride> shapes;
+      for (const auto& [name, dims] : inputs) shapes.push_back({name, dims});
+      return (*inferencer)->infer(shapes, o);
+    };
+  }
+  settings.verify_each = r.verify_each;
+#ifndef NDEBUG
+  if (!settings.verify_each) settings.verify_each = true;
+#endif
+  if (r.timing) settings.timing = true;
+  settings.entry_time_limit_s = r.entry_timeout;
+  settings.on_time_limit = r.on_time_limit;
+  settings.after_entry = r.after_entry;
+  if (!r.dump_graph.empty()) settings.dump_graph = r.dump_graph;
+  return Pipeline::create(config, settings, out, diags);
+}
+
+Status load_model(const CompileRequest& r, std::unique_ptr<sdk::Graph>* root) {
+  GS_RETURN_IF_ERROR(check_framework(r));
+  OnnxImportOptions import;
+  import.max_nodes = r.max_nodes;
+  import.max_nesting_depth = r.max_nesting_depth;
+  if (!r.input_shape.empty()) GS_RETURN_IF_ERROR(parse_input_shape(r.input_shape, &import.input_shapes));
+  if (r.model_bytes.empty()) return import_onnx_file(r.model, import, root);
+  // External data of an in-memory model is looked up beside the named file, if any (else the working folder).
+  const std::string base = r.model.empty() ? std::string(".") : fs::path(r.model).parent_path().string();
+  return import_onnx_bytes(r.model_bytes, r.model.empty() ? std::string("<bytes>") : r.model,
+                           base.empty() ? std::string(".") : base, import, root);
+}
+
+Status compile_model(const CompileRequest& r, Compilation* out) {
+  std::vector<Diagnostic> diags;
+  GS_RETURN_IF_ERROR(build_pipeline(r, pipeline_path(r), &out->pipeline, &diags));
+  GS_RETURN_IF_ERROR(load_model(r, &out->root));
+  out->model = r.model_bytes.empty() || !r.model.empty() ? r.model : std::string("<bytes>");
+  Status run = out->pipeline->run(*out->root);
+  if (!run) return {run.code(), out->model + ": " + run.message()};
+  return Status::ok();
+}
+
+Status Compilation::om_bytes(std::string* bytes) const {
+  return serialize_om(*root, bytes);
+}
+
+Status Compilation::partition_report(std::string* json) const {
+  return partition_report_json(*root, model, pipeline->decisions(), json);
+}
+
+Status Compilation::placement_report(std::string* json) const {
+  return placement_report_json(*root, model, pipeline->decisions(), json);
+}
+
+Status Compilation::explain(const std::string& node, std::string* text) const {
+  return explain_node(*root, node, pipeline->decisions(), text);
+}
+
+}  // namespace graphsplit
