@@ -8,7 +8,19 @@ namespace graphsplit {
 
 namespace fs = std::filesystem;
 
+namespace {
+std::string& executable_dir_override() {
+  static std::string dir;
+  return dir;
+}
+}  // namespace
+
+void set_executable_dir(std::string dir) {
+  executable_dir_override() = std::move(dir);
+}
+
 std::string executable_dir() {
+  if (!executable_dir_override().empty()) return executable_dir_override();
   std::error_code ec;
   fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? std::string(".") : self.parent_path().string();

@@ -8,6 +8,9 @@
 namespace graphsplit {
 
 std::string executable_dir();
+// Where executable_dir() points instead of the running executable's folder: the Python module, whose process
+// is python3, names the bin folder of its own build tree or install prefix.
+void set_executable_dir(std::string dir);
 std::vector<std::string> builtin_plugin_paths();
 std::string default_pipeline_path();
 // "a:b" values (repeatable options) -> folders.

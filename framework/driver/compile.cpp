@@ -139,6 +139,18 @@ Status build_pipeline(const CompileRequest& r, const std::string& path, std::uni
                       std::vector<Diagnostic>* diags) {
   PipelineConfig config;
   GS_RETURN_IF_ERROR(parse_pipeline_config(path, &config, diags));
+  return build_pipeline(r, config, out, diags);
+}
+
+Status build_pipeline_from_text(const CompileRequest& r, std::string_view text, const std::string& name,
+                                std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags) {
+  PipelineConfig config;
+  GS_RETURN_IF_ERROR(parse_pipeline_config_text(text, name, &config, diags));
+  return build_pipeline(r, config, out, diags);
+}
+
+Status build_pipeline(const CompileRequest& r, const PipelineConfig& config, std::unique_ptr<Pipeline>* out,
+                      std::vector<Diagnostic>* diags) {
   PipelineSettings settings;
   settings.plugin_paths = plugin_search_paths(r);
   settings.builtin_paths = builtin_plugin_paths();

@@ -55,6 +55,13 @@ std::vector<std::string> plugin_search_paths(const CompileRequest& r);
 sdk::Status build_pipeline(const CompileRequest& r, const std::string& path, std::unique_ptr<Pipeline>* out,
                            std::vector<Diagnostic>* diags);
 
+// The same from a parsed configuration, or from pipeline TOML text (`name` stands for its file in messages;
+// relative search paths are taken from the working folder).
+sdk::Status build_pipeline(const CompileRequest& r, const PipelineConfig& config, std::unique_ptr<Pipeline>* out,
+                           std::vector<Diagnostic>* diags);
+sdk::Status build_pipeline_from_text(const CompileRequest& r, std::string_view text, const std::string& name,
+                                     std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags);
+
 // Reads the model (a file, or `model_bytes`) with the request's input shapes and limits.
 sdk::Status load_model(const CompileRequest& r, std::unique_ptr<sdk::Graph>* root);
 
