@@ -57,8 +57,8 @@ sdk::Status build_pipeline(const CompileRequest& r, const std::string& path, std
 
 // The same from a parsed configuration, or from pipeline TOML text (`name` stands for its file in messages;
 // relative search paths are taken from the working folder).
-sdk::Status build_pipeline(const CompileRequest& r, const PipelineConfig& config, std::unique_ptr<Pipeline>* out,
-                           std::vector<Diagnostic>* diags);
+sdk::Status build_pipeline(const CompileRequest& r, const PipelineConfig& config,
+                           std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags);
 sdk::Status build_pipeline_from_text(const CompileRequest& r, std::string_view text, const std::string& name,
                                      std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags);
 

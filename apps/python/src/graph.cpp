@@ -292,7 +292,11 @@ void bind_graph_inspection(py::class_<GraphRef>& c) {
                              })
       .def_property_readonly("inputs", [](const GraphRef& r) { return graph_inputs(r.get()); })
       .def_property_readonly("outputs", [](const GraphRef& r) { return graph_outputs(r.get()); })
-      .def_property_readonly("nodes", [](const GraphRef& r) { return NodeList{r}; })
+      .def_property_readonly("nodes",
+                             [](const GraphRef& r) {
+                               r.get();  // a removed graph raises here, not on first use of the list
+                               return NodeList{r};
+                             })
       .def_property_readonly("subgraphs", &subgraphs_of)
       .def_property_readonly("total_nodes", [](const GraphRef& r) { return r.get().total_nodes(); })
       .def("get_subgraph",
