@@ -526,6 +526,25 @@ TEST(KernelsTest, ResizeKeepsTheAspectRatioByItsRule) {
   }
 }
 
+// Found by fuzzing om_run: an LSTM whose R is a scalar read past R's dims for the default hidden_size.
+TEST(KernelsTest, RecurrentWeightsOfTheWrongRankAreAnError) {
+  auto g = opset17_root();
+  add_data(*g, "x", 0, tensor_desc(sdk::DataType::kFloat, {1, 1, 2}));
+  add_data(*g, "w", 1, tensor_desc(sdk::DataType::kFloat, {1, 4, 2}));
+  add_data(*g, "r", 2, tensor_desc(sdk::DataType::kFloat, {}));
+  add_op(*g, "lstm", "LSTM", {"x", "w", "r"}, tensor_desc(sdk::DataType::kFloat, {}));
+  g->find_node("lstm")->mutable_output_desc(0).shape = sdk::Shape::unknown_rank();
+  g->find_node("lstm")->attrs().set("hidden_size", sdk::AttrValue::Int(1));
+  add_net_output(*g, {"lstm"});
+  auto exe = compile_kernels(*g);
+  ASSERT_TRUE(exe);
+  std::vector<sdk::Tensor> out;
+  sdk::Status s = exe->run(
+      {floats({1, 1, 2}, {1, 2}), floats({1, 4, 2}, std::vector<float>(8, 0.5f)), floats({}, {1})}, &out);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_EQ(s.message(), "node 'lstm' (LSTM): W and R must be 3-D");
+}
+
 // The tensor-size limit is a compile option of each executable, not process state: two executables of one
 // graph, one limited and one not, run side by side.
 TEST(KernelLimits, TensorSizeLimitIsPerExecutable) {

@@ -155,6 +155,7 @@ Status recurrent(KernelContext& ctx, Cell cell) {
   const int64_t T = batch_first ? xd[1] : xd[0], B = batch_first ? xd[0] : xd[1], I = xd[2];
   const std::string direction = ctx.attr_string("direction", "forward");
   const int dirs = direction == "bidirectional" ? 2 : 1;
+  if (dims_of(W).size() != 3 || dims_of(R).size() != 3) return ctx.error("W and R must be 3-D");
   const int64_t H = ctx.attr_int("hidden_size", dims_of(R).back());
   const int gates = cell == Cell::kLstm ? 4 : cell == Cell::kGru ? 3 : 1;
   if (dims_of(W) != Dims{dirs, gates * H, I} || dims_of(R) != Dims{dirs, gates * H, H})
