@@ -1,13 +1,14 @@
 """Session.run against omrun, numpy conversions (dtypes, layouts, zero copies), errors, threads, memory."""
 import subprocess
 import threading
+from pathlib import Path
 
 import numpy as np
 import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from conftest import OMRUN, REAL, real_model
+from conftest import ATC, OMRUN, REAL, real_model
 
 DTYPES = ["float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
           "uint64", "bool"]
@@ -167,3 +168,52 @@ def test_bfloat16_output_has_no_numpy_type(gs):
     s = gs.Session(gs.compile(m))
     with pytest.raises(gs.UnsupportedError, match="bfloat16 has no numpy type"):
         s.run({"x": np.ones(2, np.float32)})
+
+
+NODE_TESTS = Path("/usr/share/libonnx-testdata/data/node")
+
+
+def node_test_sample(every: int = 25):
+    """Every 25th ONNX node test (about 40), in name order."""
+    dirs = sorted(d for d in NODE_TESTS.iterdir() if (d / "model.onnx").is_file() and (d / "test_data_set_0").is_dir())
+    return dirs[::every]
+
+
+@pytest.mark.skipif(not NODE_TESTS.is_dir(), reason="libonnx-testdata is not installed")
+def test_node_test_sample_equals_omrun(gs, tmp_path):
+    compared = 0
+    for case in node_test_sample():
+        data = case / "test_data_set_0"
+        inputs = sorted(data.glob("input_*.pb"), key=lambda p: int(p.stem.split("_")[1]))
+        om = tmp_path / f"{case.name}.om"
+        p = subprocess.run([str(ATC), "--log=null", f"--model={case / 'model.onnx'}", f"--output={om}"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            continue  # a model the compiler refuses (reported by the C++ node tests)
+        out_dir = tmp_path / case.name
+        r = subprocess.run([str(OMRUN), f"--model={om}", "--input=" + ",".join(map(str, inputs)),
+                            f"--output={out_dir}", "--threads=1"], capture_output=True, text=True)
+        if r.returncode != 0:
+            continue  # an operator the runtime does not run (reported by the C++ node tests)
+        s = gs.Session(om, threads=1)
+        feeds = {}
+        for info, path in zip(s.inputs, inputs):
+            feeds[info.name] = numpy_helper.to_array(onnx.load_tensor(str(path)))
+        got = s.run(feeds)
+        for i, y in enumerate(got):
+            want = numpy_helper.to_array(onnx.load_tensor(str(out_dir / f"output_{i}.pb")))
+            assert y.dtype == want.dtype and y.shape == want.shape, case.name
+            assert np.array_equal(y, want, equal_nan=y.dtype.kind == "f"), f"{case.name}: output {i}"
+        compared += 1
+    print(f"{compared} node tests compared")
+    assert compared >= 30, f"only {compared} node tests compared"
+
+
+def test_strings_round_trip(gs):
+    x = helper.make_tensor_value_info("x", TensorProto.STRING, [2, 2])
+    y = helper.make_tensor_value_info("y", TensorProto.STRING, [2, 2])
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "s", [x], [y])
+    s = gs.Session(gs.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])))
+    out = s.run({"x": np.array([["ab", "c"], ["", "déjà"]])})[0]
+    assert out.dtype == object and out.tolist() == [["ab", "c"], ["", "déjà"]]
+    assert s.input_copies == 1  # strings are always encoded

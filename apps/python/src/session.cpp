@@ -71,20 +71,19 @@ py::dtype numpy_dtype(sdk::DataType t, const std::string& what) {
   }
 }
 
+void make_read_only(py::array& a) {
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+}
+
 py::object strings_to_numpy(const sdk::Tensor& t) {
   std::vector<std::string> values;
   if (!t.strings(&values)) raise_status(sdk::Status::internal("a string tensor's encoding is corrupt"));
-  py::array out(py::dtype("O"), t.desc().shape.dims());
-  auto* cells = static_cast<PyObject**>(out.mutable_data());
-  for (size_t i = 0; i < values.size(); ++i) {
-    Py_XDECREF(cells[i]);
-    cells[i] = py::str(values[i]).release().ptr();
-  }
+  py::list items;
+  for (const std::string& v : values) items.append(py::str(v));
+  py::module_ np = py::module_::import("numpy");
+  py::array out = np.attr("array")(items, py::dtype("O")).attr("reshape")(py::cast(t.desc().shape.dims()));
+  make_read_only(out);
   return out;
-}
-
-void make_read_only(py::array& a) {
-  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
 }
 
 // Copies (once) what cannot be read in place: non-contiguous, misaligned or byte-swapped arrays, and strings.

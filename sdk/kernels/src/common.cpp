@@ -85,15 +85,18 @@ char* KernelContext::allocate_ruled(size_t i, DataType dtype) {
   return allocate(i, dtype, rule_dims(i));
 }
 
-char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
-  if (rule && i < rule->size() && (*rule)[i].known) {
-    const RuleShape& r = (*rule)[i];
-    if (r.dims != dims || (rule_checks_dtype && r.dtype != DataType::kUndefined && r.dtype != dtype)) {
-      throw RuleMismatch("output " + std::to_string(i) + " is " + std::string(sdk::to_string(dtype)) +
-                         dims_string(dims) + " but its shape rule says " +
-                         std::string(sdk::to_string(r.dtype)) + dims_string(r.dims));
-    }
+void KernelContext::check_rule(size_t i, DataType dtype, const Dims& dims) const {
+  if (!rule || i >= rule->size() || !(*rule)[i].known) return;
+  const RuleShape& r = (*rule)[i];
+  if (r.dims != dims || (rule_checks_dtype && r.dtype != DataType::kUndefined && r.dtype != dtype)) {
+    throw RuleMismatch("output " + std::to_string(i) + " is " + std::string(sdk::to_string(dtype)) +
+                       dims_string(dims) + " but its shape rule says " +
+                       std::string(sdk::to_string(r.dtype)) + dims_string(r.dims));
   }
+}
+
+char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
+  check_rule(i, dtype, dims);
   sdk::TensorDesc desc;
   desc.dtype = dtype;
   desc.shape = sdk::Shape(dims);
@@ -117,6 +120,18 @@ char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
 }
 
 void KernelContext::set_output_copy(size_t i, const Tensor& source, const Dims& dims) {
+  if (sdk::element_size(dtype_of(source)) == 0) {
+    // Strings have no fixed size, so no buffer can be allocated for them; they are immutable, so the output
+    // shares the source's bytes under the new dims.
+    check_rule(i, dtype_of(source), dims);
+    if (num_elements(dims) != num_elements(dims_of(source)))
+      throw std::length_error("a string tensor cannot change its element count");
+    if (outputs->size() <= i) outputs->resize(i + 1);
+    Tensor t = source;
+    t.mutable_desc().shape = sdk::Shape(dims);
+    (*outputs)[i] = std::move(t);
+    return;
+  }
   char* out = allocate(i, dtype_of(source), dims);
   if (source.size_bytes() > 0) std::memcpy(out, source.data(), source.size_bytes());
 }

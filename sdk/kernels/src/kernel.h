@@ -106,6 +106,8 @@ struct KernelContext {
     return reinterpret_cast<T*>(allocate_ruled(i, dtype));
   }
   const Dims& rule_dims(size_t i) const;
+  // Throws RuleMismatch when output i of this type and dims is not what the rule said.
+  void check_rule(size_t i, DataType dtype, const Dims& dims) const;
   // Output i holds the given bytes (copied into place).
   void set_output_copy(size_t i, const Tensor& source, const Dims& dims);
 
