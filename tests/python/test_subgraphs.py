@@ -130,3 +130,17 @@ def test_symbolic_dims_are_kept(gs):
     assert g.inputs[0].shape == ["N", 3, "H", "W"]
     assert g.outputs[0].shape == ["N", 3, "floor(H/2)", "floor(W/2)"]
     assert m.SerializeToString() == before  # the ModelProto passed in is not modified
+
+
+def test_jupyter_picture_is_capped(gs):
+    from conftest import real_model
+    big = gs.load_onnx(real_model("det"))
+    assert big.total_nodes > 500 and big._repr_svg_() is None
+    small = gs.load_onnx(nested_if_model())
+    try:
+        import graphviz  # noqa: F401
+    except ImportError:
+        assert small._repr_svg_() is None  # no graphviz: Jupyter shows the text repr
+    else:
+        assert "<svg" in small._repr_svg_()
+    assert small.to_dot().startswith("digraph")
