@@ -41,6 +41,9 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
   for (size_t i = 0; i < impl->root_data.size(); ++i) {
     const Node* d = impl->root_data[i];
     if (!d) return Status::invalid_argument(source + ": no root Data has index " + std::to_string(i));
+    if (d->num_outputs() != 1)
+      return Status::invalid_argument(source + ": root Data '" + d->name() + "' has " +
+                                      std::to_string(d->num_outputs()) + " outputs instead of 1");
     if (d->attrs().get_bool(sdk::attr::kIsMultiBatchShapeData, false)) {
       impl->shape_data = d;
       impl->shape_data_index = static_cast<int64_t>(i);

@@ -134,6 +134,16 @@ TEST_F(RuntimeTest, ShapeCheckEvaluatesSymbolicDimensions) {
       << s.message();
 }
 
+// Found by fuzzing om_run: a root Data without an output was read as if it had one.
+TEST_F(RuntimeTest, ARootDataWithoutAnOutputIsRefused) {
+  auto g = relu_chain(1, {4}, "AIcoreEngine");
+  sdk::Node* extra = g->add_node("extra", sdk::op::kData, 0, 0);
+  extra->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(1));
+  std::unique_ptr<Runtime> rt;
+  sdk::Status s = open(std::move(g), &rt);
+  EXPECT_EQ(s.message(), "test: root Data 'extra' has 0 outputs instead of 1");
+}
+
 TEST_F(RuntimeTest, ResultsSurviveLaterRuns) {
   std::unique_ptr<Runtime> rt;
   ASSERT_TRUE(open(relu_chain(4, {4}, "AIcoreEngine"), &rt).is_ok());
