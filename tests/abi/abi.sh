@@ -6,7 +6,8 @@
 #   tests/abi/abi.sh update <source dir> <build dir>   rewrites the baselines (after a deliberate ABI change)
 # A change needs a version bump (GS_SDK_ABI_MINOR/MAJOR in sdk/cmake/version.h.in; the version node in
 # sdk/kernels/cmake/kernels.map) and then `update`; check tells which of the two is missing. Needs DWARF: builds
-# without debug information (Release) and non-GCC builds skip with exit code 77.
+# without debug information (Release), builds of another type than the baselines' and non-GCC builds skip
+# with exit code 77.
 set -euo pipefail
 MODE="$1"; SRC="$2"; BUILD="$3"
 command -v abidw >/dev/null || { echo "abi: abidw is not installed (abigail-tools; scripts/setup.sh installs it)"; exit 1; }
@@ -20,6 +21,13 @@ dump() {  # <library> <headers dirs...>
   for h in "$@"; do args+=(--headers-dir "$h"); done
   abidw --no-corpus-path --no-show-locs --drop-private-types --drop-undefined-syms --type-id-style hash "${args[@]}" "$lib"
 }
+
+# The baselines come from the default RelWithDebInfo build: other build types inline differently and so export
+# other instantiations of standard templates (a Debug build exports std::deque<DimExpr::Node>::emplace_back).
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+if [ "$build_type" != RelWithDebInfo ]; then
+  echo "abi: the baselines describe RelWithDebInfo builds; $BUILD is a '$build_type' build"; exit 77
+fi
 
 status=0
 current=$(mktemp); expected=$(mktemp); trap 'rm -f "$current" "$expected"' EXIT

@@ -6,6 +6,8 @@ set -euo pipefail
 SRC="$1"; BUILD="$2"
 readelf -S "$(ls "$BUILD"/sdk/libgraphsplit_sdk.so.*.*.* | head -1)" | grep -q '\.debug_info' || {
   echo "abi_selftest: no debug information"; exit 77; }
+[ "$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")" = RelWithDebInfo ] || {
+  echo "abi_selftest: the baselines describe RelWithDebInfo builds"; exit 77; }
 WORK=$(mktemp -d); trap 'rm -rf "$WORK"' EXIT
 mkdir -p "$WORK/src/sdk/abi" "$WORK/src/sdk/kernels"
 ln -s "$SRC/sdk/include" "$WORK/src/sdk/include"
