@@ -478,37 +478,66 @@ std::string Pipeline::canonical_toml() const {
   return out.str();
 }
 
-std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
+std::vector<PluginDescription> describe_plugins(const std::vector<std::string>& paths) {
   PluginLoader loader(LoaderOptions{paths, false, false});
-  std::ostringstream out;
-  *all_ok = true;
   Registry registry;
+  std::vector<PluginDescription> out;
   for (const std::string& file : loader.discover()) {
+    PluginDescription p;
+    p.path = file;
     std::shared_ptr<const LoadedLibrary> lib;
     Status s = loader.load_file(file, &lib);
     if (s.is_ok()) s = registry.add_library(lib);
     if (!s.is_ok()) {
-      *all_ok = false;
-      out << file << "\n  refused: " << s.message() << "\n";
+      p.refused = s.message();
+      out.push_back(std::move(p));
       continue;
     }
     const gs_plugin_desc& d = lib->descriptor();
-    out << lib->path() << "\n  plugin " << d.name << " " << d.version << ", SDK " << d.sdk_version << ", ABI "
-        << d.abi_major << "." << d.abi_minor << " (host minor >= " << d.min_host_minor << "), " << d.abi_tag
-        << "\n";
+    p.path = lib->path();
+    p.name = d.name;
+    p.version = d.version;
+    p.sdk_version = d.sdk_version;
+    p.abi = std::to_string(d.abi_major) + "." + std::to_string(d.abi_minor);
+    p.min_host_minor = d.min_host_minor;
+    p.abi_tag = d.abi_tag;
     for (const ComponentInfo* c : registry.components()) {
       if (c->library != lib) continue;
-      out << "  " << to_string(c->kind) << " " << c->name;
-      if (!c->stage.empty()) out << " [stage " << c->stage << "]";
-      out << ": " << c->summary << "\n";
-      for (const OptionSpec& o : c->options)
-        out << "    option " << o.describe() << (o.help.empty() ? "" : ": " + o.help) << "\n";
-      if (c->op_table)
-        out << "    op table " << c->op_table->source() << " (" << c->op_table->rows().size()
-            << " op types)\n";
+      PluginDescription::Component comp{std::string(to_string(c->kind)), c->name, c->stage, c->summary, {}, {}, 0};
+      for (const OptionSpec& o : c->options) comp.options.emplace_back(o.describe(), o.help);
+      if (c->op_table) {
+        comp.op_table = c->op_table->source();
+        comp.op_types = c->op_table->rows().size();
+      }
+      p.components.push_back(std::move(comp));
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
+  std::ostringstream out;
+  *all_ok = true;
+  const std::vector<PluginDescription> plugins = describe_plugins(paths);
+  for (const PluginDescription& p : plugins) {
+    if (!p.refused.empty()) {
+      *all_ok = false;
+      out << p.path << "\n  refused: " << p.refused << "\n";
+      continue;
+    }
+    out << p.path << "\n  plugin " << p.name << " " << p.version << ", SDK " << p.sdk_version << ", ABI " << p.abi
+        << " (host minor >= " << p.min_host_minor << "), " << p.abi_tag << "\n";
+    for (const PluginDescription::Component& c : p.components) {
+      out << "  " << c.kind << " " << c.name;
+      if (!c.stage.empty()) out << " [stage " << c.stage << "]";
+      out << ": " << c.summary << "\n";
+      for (const auto& [option, help] : c.options)
+        out << "    option " << option << (help.empty() ? "" : ": " + help) << "\n";
+      if (!c.op_table.empty()) out << "    op table " << c.op_table << " (" << c.op_types << " op types)\n";
     }
   }
-  if (loader.discover().empty()) {
+  if (plugins.empty()) {
     out << "no plugins found in:";
     for (const std::string& p : paths) out << " " << p;
     out << "\n";

@@ -105,6 +105,22 @@ class Pipeline {
   std::function<sdk::Status(const EntryReport&, size_t, size_t)> after_entry_;
 };
 
+// What a plugin library declares (atc --list_plugins, graphsplit.list_plugins()).
+struct PluginDescription {
+  struct Component {
+    std::string kind, name, stage, summary;
+    std::vector<std::pair<std::string, std::string>> options;  // description, help
+    std::string op_table;                                      // its source; empty: none
+    size_t op_types = 0;
+  };
+  std::string path;
+  std::string refused;  // why the library could not be loaded; empty: it loaded
+  std::string name, version, sdk_version, abi, abi_tag;
+  int64_t min_host_minor = 0;
+  std::vector<Component> components;
+};
+std::vector<PluginDescription> describe_plugins(const std::vector<std::string>& paths);
+
 // Every libgsplugin_*.so found in `paths`, loaded and described; libraries that fail are listed with the
 // reason.
 std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok);

@@ -129,8 +129,15 @@ def test_validate_pipeline_and_list_plugins(gs):
     gs.validate_pipeline(BUILD / "share" / "graphsplit" / "pipeline.toml")
     with pytest.raises(gs.Error, match="<pipeline>:.*no.such_pass"):
         gs.validate_pipeline(bad_pipeline_text())
-    text = gs.list_plugins()
-    assert "AIcoreEngine" in text and "multibatch" in text
+    plugins = gs.list_plugins()
+    by_name = {p["name"]: p for p in plugins}
+    assert {"ai_core", "multibatch", "std"} <= set(by_name)
+    engines = [c for c in by_name["ai_core"]["components"] if c["kind"] == "engine"]
+    assert [c["name"] for c in engines] == ["AIcoreEngine"] and engines[0]["op_types"] > 100
+    assert all(p["refused"] is None for p in plugins if "bad" not in p["path"])
+    text = gs.list_plugins_text()
+    for p in plugins:
+        assert p["path"] in text
 
 
 def test_query_support_names_every_engines_verdict(gs):

@@ -24,7 +24,7 @@ def use(path: str) -> List[int]:
     outs = s.run({"x": np.zeros((1, 3, 48, 320), np.float32)})
     copies: int = s.input_copies
     gs.validate_pipeline("pipeline.toml")
-    text: str = gs.list_plugins() + c.explain(names[0]) + g.to_dot() + g.to_json()
+    text: str = gs.list_plugins_text() + str(gs.list_plugins()[0]["name"]) + c.explain(names[0]) + g.to_dot() + g.to_json()
     support = gs.query_support(path)
     try:
         gs.Session(b"")

@@ -32,7 +32,7 @@ __version__: str = _graphsplit.__version__
 __all__ = [
     "CompiledModel", "DeviceError", "Error", "FailedPreconditionError", "Graph", "InternalError",
     "InvalidArgumentError", "Node", "NodeList", "NotFoundError", "NotImplementedError", "ResourceExhaustedError",
-    "Session", "UnsupportedError", "ValueInfo", "compile", "list_plugins", "load_om", "load_onnx",
+    "Session", "UnsupportedError", "ValueInfo", "compile", "list_plugins", "list_plugins_text", "load_om", "load_onnx",
     "query_support", "set_log_level", "validate_pipeline",
 ]
 
@@ -289,6 +289,13 @@ def query_support(model: ModelLike,
     return out
 
 
-def list_plugins(plugin_paths: Optional[Sequence[str]] = None) -> str:
-    """The plugins found (atc --list_plugins): descriptors, components, options, op tables."""
+def list_plugins(plugin_paths: Optional[Sequence[str]] = None) -> List[Dict[str, Any]]:
+    """The plugins found beside the package (and in ``plugin_paths`` first), as atc --list_plugins finds them:
+    per library its path, name, version, SDK and ABI, ``refused`` (why it could not be loaded, else None) and its
+    components (kind, name, stage, summary, options, op table and its op-type count)."""
+    return list(_graphsplit._describe_plugins([str(p) for p in (plugin_paths or [])]))
+
+
+def list_plugins_text(plugin_paths: Optional[Sequence[str]] = None) -> str:
+    """The same as atc --list_plugins prints it."""
     return str(_graphsplit._list_plugins([str(p) for p in (plugin_paths or [])]))

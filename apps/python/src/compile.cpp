@@ -133,12 +133,60 @@ void validate_pipeline(const std::string& path_or_text, bool is_text,
   raise_status(sdk::Status(s.code(), message));
 }
 
-std::string plugins_text(const std::vector<std::string>& extra) {
+std::vector<std::string> plugin_dirs(const std::vector<std::string>& extra) {
   std::vector<std::string> paths = split_search_paths(extra);
   for (const std::string& p : builtin_plugin_paths()) paths.push_back(p);
+  return paths;
+}
+
+std::string plugins_text(const std::vector<std::string>& extra) {
   bool all_ok = true;
+  const std::vector<std::string> paths = plugin_dirs(extra);
   py::gil_scoped_release release;
   return list_plugins(paths, &all_ok);
+}
+
+py::dict component_dict(const PluginDescription::Component& c) {
+  py::dict d;
+  d["kind"] = c.kind;
+  d["name"] = c.name;
+  d["stage"] = c.stage.empty() ? py::object(py::none()) : py::object(py::str(c.stage));
+  d["summary"] = c.summary;
+  py::list options;
+  for (const auto& [option, help] : c.options) {
+    py::dict o;
+    o["option"] = option;
+    o["help"] = help;
+    options.append(o);
+  }
+  d["options"] = options;
+  d["op_table"] = c.op_table.empty() ? py::object(py::none()) : py::object(py::str(c.op_table));
+  d["op_types"] = c.op_types;
+  return d;
+}
+
+py::list plugins_list(const std::vector<std::string>& extra) {
+  std::vector<PluginDescription> plugins;
+  {
+    const std::vector<std::string> paths = plugin_dirs(extra);
+    py::gil_scoped_release release;
+    plugins = describe_plugins(paths);
+  }
+  py::list out;
+  for (const PluginDescription& p : plugins) {
+    py::dict d;
+    d["path"] = p.path;
+    d["refused"] = p.refused.empty() ? py::object(py::none()) : py::object(py::str(p.refused));
+    d["name"] = p.name;
+    d["version"] = p.version;
+    d["sdk_version"] = p.sdk_version;
+    d["abi"] = p.abi;
+    py::list components;
+    for (const auto& c : p.components) components.append(component_dict(c));
+    d["components"] = components;
+    out.append(d);
+  }
+  return out;
 }
 
 }  // namespace
@@ -154,6 +202,7 @@ void register_compile(py::module_& m) {
   m.def("_graph_of", [](const std::shared_ptr<Model>& model) { return GraphRef{model, {}}; });
   m.def("_validate_pipeline", &validate_pipeline);
   m.def("_list_plugins", &plugins_text);
+  m.def("_describe_plugins", &plugins_list);
   py::class_<Model, std::shared_ptr<Model>>(m, "_Model");
   py::class_<Compiled>(m, "_Compiled")
       .def_readonly("partition_report", &Compiled::partition_report)
