@@ -503,7 +503,8 @@ std::vector<PluginDescription> describe_plugins(const std::vector<std::string>& 
     p.abi_tag = d.abi_tag;
     for (const ComponentInfo* c : registry.components()) {
       if (c->library != lib) continue;
-      PluginDescription::Component comp{std::string(to_string(c->kind)), c->name, c->stage, c->summary, {}, {}, 0};
+      PluginDescription::Component comp{
+          std::string(to_string(c->kind)), c->name, c->stage, c->summary, {}, {}, 0};
       for (const OptionSpec& o : c->options) comp.options.emplace_back(o.describe(), o.help);
       if (c->op_table) {
         comp.op_table = c->op_table->source();
@@ -526,8 +527,8 @@ std::string list_plugins(const std::vector<std::string>& paths, bool* all_ok) {
       out << p.path << "\n  refused: " << p.refused << "\n";
       continue;
     }
-    out << p.path << "\n  plugin " << p.name << " " << p.version << ", SDK " << p.sdk_version << ", ABI " << p.abi
-        << " (host minor >= " << p.min_host_minor << "), " << p.abi_tag << "\n";
+    out << p.path << "\n  plugin " << p.name << " " << p.version << ", SDK " << p.sdk_version << ", ABI "
+        << p.abi << " (host minor >= " << p.min_host_minor << "), " << p.abi_tag << "\n";
     for (const PluginDescription::Component& c : p.components) {
       out << "  " << c.kind << " " << c.name;
       if (!c.stage.empty()) out << " [stage " << c.stage << "]";

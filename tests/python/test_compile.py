@@ -146,3 +146,14 @@ def test_query_support_names_every_engines_verdict(gs):
     assert conv["engine"] == "AIcoreEngine"
     assert any(v["engine"] == "AIcoreEngine" and v["supported"] for v in conv["verdicts"])
     assert all("engine" in v for v in q.values())
+
+
+def test_nodes_carry_their_engine_and_placement_reasons(gs):
+    c = gs.compile(real_model("cls"), input_shape={"x": [6, 3, 48, 192]})
+    conv = c.graph.nodes["p2o.Conv.0"]
+    assert conv.engine == "AIcoreEngine"
+    verdicts = [d for d in conv.decisions if not d["final"]]
+    final = [d for d in conv.decisions if d["final"]]
+    assert any(d["engine"] == "AIcoreEngine" and d["code"] == "OK" for d in verdicts)
+    assert final and all(d["stage"].startswith("placement.") for d in final)
+    assert gs.load_onnx(real_model("cls")).nodes["p2o.Conv.0"].decisions == []  # nothing decided before a compile
