@@ -1,10 +1,10 @@
 #include "driver/compile.h"
 
-#include <charconv>
 #include <filesystem>
 
 #include "common/install_paths.h"
 #include "graphsplit/sdk/gears.h"
+#include "graphsplit/sdk/strings.h"
 #include "model/om_io.h"
 #include "report/partition_report.h"
 #include "report/placement_report.h"
@@ -53,36 +53,12 @@ Status gear_options(const CompileRequest& r, std::vector<std::pair<std::string, 
   return Status::ok();
 }
 
-// "1,3,-1" -> dims; an empty text is a scalar.
-Status parse_dims(const std::string& dims, const std::string& name,
-                  const std::function<Status(const std::string&)>& bad, std::vector<int64_t>* out) {
-  size_t p = 0;
-  while (!dims.empty() && p <= dims.size()) {
-    size_t q = dims.find(',', p);
-    if (q == std::string::npos) q = dims.size();
-    const std::string tok = dims.substr(p, q - p);
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(tok.data(), tok.data() + tok.size(), v);
-    if (tok.empty() || ec != std::errc() || ptr != tok.data() + tok.size())
-      return bad("dimension '" + tok + "' of input '" + name + "' is not an integer");
-    if (v < -1) return bad("dimension " + tok + " of input '" + name + "' is negative (only -1 is allowed)");
-    out->push_back(v);
-    p = q + 1;
-  }
-  return Status::ok();
-}
-
 }  // namespace
 
 Status parse_ge_options(const std::vector<std::string>& values,
                         std::vector<std::pair<std::string, std::string>>* out) {
   for (const std::string& value : values) {
-    size_t start = 0;
-    while (start <= value.size()) {
-      size_t end = value.find(';', start);
-      if (end == std::string::npos) end = value.size();
-      const std::string item = value.substr(start, end - start);
-      start = end + 1;
+    for (const std::string& item : sdk::split(value, ';')) {
       if (item.empty()) continue;
       const size_t eq = item.find('=');
       if (eq == std::string::npos || eq == 0) {
@@ -96,34 +72,14 @@ Status parse_ge_options(const std::vector<std::string>& values,
 }
 
 Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out) {
+  // GE's --input_shape rules and error codes are the SDK's gear parser's (the multi-batch pass reads the same
+  // text): one parser, so a model loaded without a compile refuses what a compile refuses.
+  sdk::GearOptionText options;
+  options.input_shape = text;
+  sdk::GearRequest request;
+  GS_RETURN_IF_ERROR(sdk::parse_gear_options(options, &request));
   out->clear();
-  auto bad = [&](const std::string& why) {
-    return Status::invalid_argument("--input_shape=\"" + text + "\": " + why);
-  };
-  if (text.empty()) return bad("empty value");
-  size_t start = 0;
-  while (start <= text.size()) {
-    size_t end = text.find(';', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(start, end - start);
-    start = end + 1;
-    if (item.empty()) {
-      if (end == text.size()) break;  // a trailing ';'
-      return bad("empty entry between ';'");
-    }
-    const size_t colon = item.rfind(':');
-    if (colon == std::string::npos || colon == 0) {
-      return bad("entry '" + item + "' must be name:dims (e.g. x:1,3,224,224)");
-    }
-    InputShapeOverride o;
-    o.name = item.substr(0, colon);
-    GS_RETURN_IF_ERROR(parse_dims(item.substr(colon + 1), o.name, bad, &o.dims));
-    for (const InputShapeOverride& prev : *out) {
-      if (prev.name == o.name) return bad("input '" + o.name + "' is given twice");
-    }
-    out->push_back(std::move(o));
-    if (end == text.size()) break;
-  }
+  for (sdk::GearInput& in : request.inputs) out->push_back({std::move(in.name), std::move(in.dims)});
   return Status::ok();
 }
 

@@ -43,8 +43,9 @@ struct CompileRequest {
 sdk::Status parse_ge_options(const std::vector<std::string>& values,
                              std::vector<std::pair<std::string, std::string>>* out);
 
-// Parses GE's --input_shape syntax: "name:d0,d1;name2:d0". A name is everything before the last ':' (names
-// may contain ':'); an empty dimension list is a scalar; -1 marks an unknown dimension.
+// Parses GE's --input_shape syntax: "name:d0,d1;name2:d0" (sdk::parse_gear_options's rules and codes). A name
+// is everything before the last ':' (names may contain ':'); an empty dimension list is a scalar; -1 marks an
+// unknown dimension.
 sdk::Status parse_input_shape(const std::string& text, std::vector<InputShapeOverride>* out);
 
 std::string pipeline_path(const CompileRequest& r);

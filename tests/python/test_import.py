@@ -1,5 +1,5 @@
 """Importing: from the build tree (PYTHONPATH=build/python) loads no plugin; from an installed prefix with no
-environment variables."""
+environment variables. Import time is measured by bench/python_overhead.py, not asserted here."""
 import os
 import subprocess
 import sys
@@ -24,16 +24,6 @@ def test_import_loads_no_plugin():
                          text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
-
-
-def test_import_time_is_recorded(tmp_path):
-    # A fresh interpreter, so the measurement includes loading the extension and its libraries.
-    code = "import time; t = time.perf_counter(); import graphsplit; print(time.perf_counter() - t)"
-    env = dict(os.environ, PYTHONPATH=str(BUILD / "python"))
-    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    seconds = float(out.stdout.strip())
-    assert seconds > 0
-    (tmp_path / "import_seconds").write_text(str(seconds))
 
 
 def test_installed_prefix_needs_no_environment(tmp_path):

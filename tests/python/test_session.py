@@ -217,3 +217,14 @@ def test_strings_round_trip(gs):
     out = s.run({"x": np.array([["ab", "c"], ["", "déjà"]])})[0]
     assert out.dtype == object and out.tolist() == [["ab", "c"], ["", "déjà"]]
     assert s.input_copies == 1  # strings are always encoded
+
+
+def test_an_output_that_is_the_input_is_a_copy(gs):
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])
+    g = helper.make_graph([], "passthrough", [x], [x])
+    s = gs.Session(gs.compile(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])))
+    a = np.arange(3, dtype=np.float32)
+    y = s.run({"x": a})[0]
+    assert np.array_equal(y, a) and not np.shares_memory(y, a)
+    a[0] = 42
+    assert y[0] == 0

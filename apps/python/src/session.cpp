@@ -187,13 +187,11 @@ py::list run(Session& s, const py::dict& feeds) {
   check(st);
   ++s.runs;
   py::list out;
-  const auto& ios = s.session.runtime->outputs();
   for (size_t i = 0; i < outputs.size(); ++i) {
     bool aliases_input = false;  // a model output that is a model input: give the caller its own array
     for (const sdk::Tensor& in : inputs) aliases_input = aliases_input || outputs[i].shares_storage_with(in);
     py::object a = tensor_to_numpy(outputs[i]);
     if (aliases_input) a = a.attr("copy")();
-    (void)ios;
     out.append(a);
   }
   return out;
