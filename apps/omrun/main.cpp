@@ -12,6 +12,8 @@
 #include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/strings.h"
 #include "import/onnx_import.h"
+#include "jit/jit_session.h"
+#include "model/om_io.h"
 #include "runtime/compare.h"
 #include "runtime/session.h"
 
@@ -39,6 +41,15 @@ struct Options {
   std::string pipeline;
   std::vector<std::string> plugin_paths;
   std::string log = "warning";
+  // The online mode.
+  bool jit = false;
+  size_t jit_cache = 16;
+  int64_t jit_cache_bytes = int64_t{1} << 32;
+  int jit_dynamic_after = 2;
+  std::string jit_cut = "auto";
+  std::string jit_report;
+  std::string input_list;
+  std::string input_shape;
 };
 
 int fail(const std::string& message) {
@@ -48,8 +59,22 @@ int fail(const std::string& message) {
   return 1;
 }
 
-Status gather_inputs(const Options& o, const Runtime& rt, std::vector<sdk::Tensor>* inputs) {
-  const auto& want = rt.inputs();
+Status read_inputs(const Options& o, const std::string& list, const std::vector<RuntimeIo>& want,
+                   std::vector<sdk::Tensor>* inputs) {
+  std::vector<std::string> files = sdk::split(list, ',');
+  std::erase(files, std::string());
+  if (files.size() != want.size())
+    return Status::invalid_argument("--input names " + std::to_string(files.size()) + " files, but " +
+                                    o.model + " takes " + std::to_string(want.size()) + " inputs");
+  for (const std::string& f : files) {
+    sdk::Tensor t;
+    GS_RETURN_IF_ERROR(read_tensor_proto_file(f, &t, nullptr));
+    inputs->push_back(std::move(t));
+  }
+  return Status::ok();
+}
+
+Status gather_inputs(const Options& o, const std::vector<RuntimeIo>& want, std::vector<sdk::Tensor>* inputs) {
   if (o.random_input) {
     for (size_t i = 0; i < want.size(); ++i) {
       sdk::TensorDesc d = want[i].desc;
@@ -68,17 +93,7 @@ Status gather_inputs(const Options& o, const Runtime& rt, std::vector<sdk::Tenso
   if (o.inputs.empty() && !want.empty())
     return Status::invalid_argument(o.model + " takes " + std::to_string(want.size()) +
                                     " inputs: pass --input files or --random_input");
-  std::vector<std::string> files = sdk::split(o.inputs, ',');
-  std::erase(files, std::string());
-  if (files.size() != want.size())
-    return Status::invalid_argument("--input names " + std::to_string(files.size()) + " files, but " +
-                                    o.model + " takes " + std::to_string(want.size()) + " inputs");
-  for (const std::string& f : files) {
-    sdk::Tensor t;
-    GS_RETURN_IF_ERROR(read_tensor_proto_file(f, &t, nullptr));
-    inputs->push_back(std::move(t));
-  }
-  return Status::ok();
+  return read_inputs(o, o.inputs, want, inputs);
 }
 
 Status expected_outputs(const std::string& dir, size_t count, std::vector<sdk::Tensor>* out) {
@@ -95,27 +110,93 @@ Status expected_outputs(const std::string& dir, size_t count, std::vector<sdk::T
   return Status::ok();
 }
 
-int run(const Options& o) {
-  if (o.loop < 1) return fail("--loop must be at least 1");
-  if (!o.inputs.empty() && o.random_input) return fail("pass either --input or --random_input, not both");
-  if (o.rtol < 0 || o.atol < 0) return fail("--rtol and --atol must not be negative");
+Status check_options(const Options& o) {
+  if (o.loop < 1) return Status::invalid_argument("--loop must be at least 1");
+  if (!o.inputs.empty() && o.random_input)
+    return Status::invalid_argument("pass either --input or --random_input, not both");
+  if (o.rtol < 0 || o.atol < 0) return Status::invalid_argument("--rtol and --atol must not be negative");
   if (o.max_tensor_bytes < 0 || o.max_loop_iterations < 1)
-    return fail("--max_tensor_bytes must not be negative and --max_loop_iterations must be at least 1");
-  kernels::set_blas_threads(o.threads);
+    return Status::invalid_argument(
+        "--max_tensor_bytes must not be negative and --max_loop_iterations must be at least 1");
+  if (!o.jit) {
+    for (const char* opt : {"--input_list", "--jit_report", "--input_shape"}) {
+      const bool given = (std::string(opt) == "--input_list" && !o.input_list.empty()) ||
+                         (std::string(opt) == "--jit_report" && !o.jit_report.empty()) ||
+                         (std::string(opt) == "--input_shape" && !o.input_shape.empty());
+      if (given) return Status::invalid_argument(std::string(opt) + " needs --jit");
+    }
+  }
+  if (!o.input_list.empty() && (!o.inputs.empty() || o.random_input))
+    return Status::invalid_argument("pass one of --input, --random_input and --input_list");
+  return Status::ok();
+}
+
+RuntimeOptions runtime_options(const Options& o) {
   RuntimeOptions ro;
   ro.expand_partitioned_calls = o.expand_partitioned_calls;
   ro.max_loop_iterations = o.max_loop_iterations;
   ro.max_tensor_bytes = o.max_tensor_bytes;
+  return ro;
+}
+
+Status write_outputs(const Options& o, const std::vector<RuntimeIo>& names,
+                     const std::vector<sdk::Tensor>& outputs) {
+  if (o.output.empty()) return Status::ok();
+  std::error_code ec;
+  fs::create_directories(o.output, ec);
+  if (ec) return Status::invalid_argument(o.output + ": cannot create the output folder: " + ec.message());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string bytes;
+    GS_RETURN_IF_ERROR(serialize_tensor_proto(outputs[i], names[i].name, &bytes));
+    const std::string path = (fs::path(o.output) / ("output_" + std::to_string(i) + ".pb")).string();
+    GS_RETURN_IF_ERROR(write_file_atomically(path, bytes));
+  }
+  return Status::ok();
+}
+
+// Prints the mismatches; the exit code.
+int compare_outputs(const Options& o, const std::vector<RuntimeIo>& names,
+                    const std::vector<sdk::Tensor>& outputs, const std::vector<sdk::Tensor>& expected) {
+  bool all = true;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    CompareResult c = compare_tensors(outputs[i], expected[i], o.rtol, o.atol);
+    if (!c.equal) {
+      std::fprintf(stderr, "omrun: mismatch: output %zu '%s': %s\n", i, names[i].name.c_str(),
+                   c.detail.c_str());
+      all = false;
+    }
+  }
+  if (!all) return 1;
+  std::printf("compare: %zu outputs match %s (rtol %g, atol %g)\n", outputs.size(), o.compare.c_str(), o.rtol,
+              o.atol);
+  return 0;
+}
+
+void print_run_summary(const Options& o, std::vector<double> times, const std::vector<RuntimeIo>& names,
+                       const std::vector<sdk::Tensor>& outputs) {
+  std::sort(times.begin(), times.end());
+  double total = 0;
+  for (double t : times) total += t;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    std::printf("output:  %s %s\n", names[i].name.c_str(), outputs[i].desc().to_string().c_str());
+  std::printf("run:     %zu iteration%s, mean %.3f ms, min %.3f ms, median %.3f ms\n", times.size(),
+              times.size() == 1 ? "" : "s", total / static_cast<double>(times.size()), times.front(),
+              times[times.size() / 2]);
+  (void)o;
+}
+
+int run(const Options& o) {
+  kernels::set_blas_threads(o.threads);
   ModelSession session;
   const auto t_load = std::chrono::steady_clock::now();
   Status s = open_model_session(o.model, o.pipeline.empty() ? default_pipeline_path() : o.pipeline,
-                                split_search_paths(o.plugin_paths), ro, &session);
+                                split_search_paths(o.plugin_paths), runtime_options(o), &session);
   if (!s) return fail(s.message());
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
   Runtime& rt = *session.runtime;
   std::vector<sdk::Tensor> inputs, outputs;
-  if (Status g = gather_inputs(o, rt, &inputs); !g) return fail(g.message());
+  if (Status g = gather_inputs(o, rt.inputs(), &inputs); !g) return fail(g.message());
   std::vector<sdk::Tensor> expected;
   if (!o.compare.empty()) {
     if (Status e = expected_outputs(o.compare, rt.outputs().size(), &expected); !e) return fail(e.message());
@@ -127,44 +208,118 @@ int run(const Options& o) {
     times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     if (!r) return fail(r.message());
   }
-  if (!o.output.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.output, ec);
-    if (ec) return fail(o.output + ": cannot create the output folder: " + ec.message());
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      std::string bytes;
-      if (Status w = serialize_tensor_proto(outputs[i], rt.outputs()[i].name, &bytes); !w)
-        return fail(w.message());
-      const std::string path = (fs::path(o.output) / ("output_" + std::to_string(i) + ".pb")).string();
-      if (Status w = write_file_atomically(path, bytes); !w) return fail(w.message());
-    }
-  }
-  std::sort(times.begin(), times.end());
-  double total = 0;
-  for (double t : times) total += t;
+  if (Status w = write_outputs(o, rt.outputs(), outputs); !w) return fail(w.message());
   std::printf("model:   %s (loaded and compiled in %.1f ms, %zu engine segments)\n", o.model.c_str(), load_ms,
               rt.segment_stats().size());
-  for (size_t i = 0; i < outputs.size(); ++i)
-    std::printf("output:  %s %s\n", rt.outputs()[i].name.c_str(), outputs[i].desc().to_string().c_str());
-  std::printf("run:     %d iteration%s, mean %.3f ms, min %.3f ms, median %.3f ms\n", o.loop,
-              o.loop == 1 ? "" : "s", total / static_cast<double>(times.size()), times.front(),
-              times[times.size() / 2]);
+  print_run_summary(o, times, rt.outputs(), outputs);
   if (o.timing) std::fputs(rt.timing_summary().c_str(), stdout);
-  if (!o.compare.empty()) {
-    bool all = true;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      CompareResult c = compare_tensors(outputs[i], expected[i], o.rtol, o.atol);
-      if (!c.equal) {
-        std::fprintf(stderr, "omrun: mismatch: output %zu '%s': %s\n", i, rt.outputs()[i].name.c_str(),
-                     c.detail.c_str());
-        all = false;
-      }
-    }
-    if (!all) return 1;
-    std::printf("compare: %zu outputs match %s (rtol %g, atol %g)\n", outputs.size(), o.compare.c_str(),
-                o.rtol, o.atol);
+  return o.compare.empty() ? 0 : compare_outputs(o, rt.outputs(), outputs, expected);
+}
+
+// The .om starts with its magic as protobuf field 1 (framework/model/om_io.cpp); an ONNX model with its IR
+// version (field 1 as a varint).
+bool is_om_file(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char head[6] = {};
+  const size_t n = std::fread(head, 1, sizeof head, f);
+  std::fclose(f);
+  return n == sizeof head && head[0] == '\n' && head[1] == 4 && std::string_view(head + 2, 4) == kOmMagic;
+}
+
+Status jit_options(const Options& o, jit::JitOptions* j) {
+  if (o.jit_cut == "auto")
+    j->cut = jit::CutPolicy::kAuto;
+  else if (o.jit_cut == "data")
+    j->cut = jit::CutPolicy::kData;
+  else if (o.jit_cut == "never")
+    j->cut = jit::CutPolicy::kNever;
+  else
+    return Status::invalid_argument("--jit_cut must be auto, data or never, got '" + o.jit_cut + "'");
+  j->compile.model = o.model;
+  j->compile.pipeline = o.pipeline;
+  j->compile.plugin_paths = o.plugin_paths;
+  j->compile.input_shape = o.input_shape;
+  j->compile.framework = 5;  // an ONNX model whatever its name, unless it is an .om
+  j->om = is_om_file(o.model);
+  if (j->om && !o.input_shape.empty())
+    return Status::invalid_argument("--input_shape applies to an .onnx model; " + o.model + " is an .om");
+  j->runtime = runtime_options(o);
+  j->cache_per_slice = o.jit_cache;
+  j->cache_bytes = o.jit_cache_bytes;
+  j->dynamic_after = o.jit_dynamic_after;
+  return Status::ok();
+}
+
+// --input_list: one input set per line (comma-separated .pb files); blank lines and '#' comments skipped.
+Status input_sets(const Options& o, const std::vector<RuntimeIo>& want,
+                  std::vector<std::vector<sdk::Tensor>>* sets) {
+  if (o.input_list.empty()) {
+    sets->emplace_back();
+    return gather_inputs(o, want, &sets->back());
   }
-  return 0;
+  std::string text;
+  GS_RETURN_IF_ERROR(read_file(o.input_list, &text));
+  size_t line_no = 0;
+  for (const std::string& raw : sdk::split(text, '\n')) {
+    ++line_no;
+    std::string line = raw;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (line.empty() || line[0] == '#') continue;
+    sets->emplace_back();
+    Status s = read_inputs(o, line, want, &sets->back());
+    if (!s) return {s.code(), o.input_list + ":" + std::to_string(line_no) + ": " + s.message()};
+  }
+  if (sets->empty()) return Status::invalid_argument(o.input_list + ": holds no input set");
+  return Status::ok();
+}
+
+int run_jit(const Options& o) {
+  kernels::set_blas_threads(o.threads);
+  jit::JitOptions jo;
+  if (Status s = jit_options(o, &jo); !s) return fail(s.message());
+  std::unique_ptr<jit::JitSession> session;
+  const auto t_load = std::chrono::steady_clock::now();
+  if (Status s = jit::JitSession::open(jo, &session); !s) return fail(s.message());
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
+  std::vector<std::vector<sdk::Tensor>> sets;
+  if (Status g = input_sets(o, session->inputs(), &sets); !g) return fail(g.message());
+  std::vector<sdk::Tensor> expected, outputs;
+  if (!o.compare.empty()) {
+    if (Status e = expected_outputs(o.compare, session->outputs().size(), &expected); !e)
+      return fail(e.message());
+  }
+  std::vector<double> times;
+  for (int i = 0; i < o.loop; ++i) {
+    for (const auto& inputs : sets) {
+      const auto t0 = std::chrono::steady_clock::now();
+      Status r = session->run(inputs, &outputs);
+      times.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+      if (!r) return fail(r.message());
+    }
+  }
+  if (Status w = write_outputs(o, session->outputs(), outputs); !w) return fail(w.message());
+  if (!o.jit_report.empty()) {
+    if (Status w = write_file_atomically(o.jit_report, session->report_json(true)); !w)
+      return fail(w.message());
+  }
+  const jit::JitStats st = session->stats();
+  std::printf(
+      "model:   %s (online, opened in %.1f ms: %zu execution points, %llu compiles, %llu cache hits)\n",
+      o.model.c_str(), load_ms, st.slices.size(), static_cast<unsigned long long>(st.compiles),
+      static_cast<unsigned long long>(st.cache_hits));
+  print_run_summary(o, times, session->outputs(), outputs);
+  if (o.timing) {
+    std::printf("%-6s %-7s %8s %9s %6s %6s %12s %10s\n", "slice", "parent", "nodes", "compiles", "hits",
+                "runs", "compile ms", "run ms");
+    for (const jit::JitSliceStats& s : st.slices)
+      std::printf("%-6d %-7d %8zu %9llu %6llu %6llu %12.1f %10.3f\n", s.id, s.parent, s.nodes,
+                  static_cast<unsigned long long>(s.compiles), static_cast<unsigned long long>(s.hits),
+                  static_cast<unsigned long long>(s.runs), s.compile_ms, s.run_ms);
+  }
+  return o.compare.empty() ? 0 : compare_outputs(o, session->outputs(), outputs, expected);
 }
 
 }  // namespace
@@ -175,7 +330,7 @@ int main(int argc, char** argv) {
   Options o;
   CLI::App app{"omrun: run a graphsplit .om model on the engine plugins"};
   app.option_defaults()->always_capture_default();
-  app.add_option("--model", o.model, "The compiled model (.om)")->required();
+  app.add_option("--model", o.model, "The compiled model (.om); with --jit also an .onnx")->required();
   app.add_option("--input", o.inputs,
                  "Input tensors, ONNX TensorProto .pb files, comma-separated, in input order");
   app.add_flag("--random_input", o.random_input, "Random inputs instead (unknown dimensions become 1)");
@@ -197,6 +352,22 @@ int main(int argc, char** argv) {
   app.add_option("--pipeline", o.pipeline, "Pipeline configuration naming the engines; default: atc's");
   app.add_option("--plugin_path", o.plugin_paths,
                  "Plugin folders searched first (':'-separated, repeatable)");
+  app.add_flag(
+      "--jit", o.jit,
+      "Online mode: compile the model (.onnx, or a gear-free .om) slice by slice as shapes become known");
+  app.add_option("--input_shape", o.input_shape, "--jit on an .onnx: atc's --input_shape");
+  app.add_option("--input_list", o.input_list,
+                 "--jit: a file of input sets, one per line (comma-separated .pb files), run in order");
+  app.add_option("--jit_cache", o.jit_cache, "--jit: compiled variants kept per execution point")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--jit_cache_bytes", o.jit_cache_bytes, "--jit: bytes all compiled variants may hold");
+  app.add_option(
+      "--jit_dynamic_after", o.jit_dynamic_after,
+      "--jit: a cut whose sizes took more values than this is compiled with dynamic segments instead");
+  app.add_option("--jit_cut", o.jit_cut,
+                 "--jit: where to cut: auto (adaptive), data (after every "
+                 "data-dependent node), never (one slice, dynamic segments)");
+  app.add_option("--jit_report", o.jit_report, "--jit: write the online report (JSON) here");
   app.add_option("--log", o.log, "Log level: debug, info, warning, error")
       ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
   try {
@@ -207,5 +378,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   (void)graphsplit::init_logging(o.log);
-  return graphsplit::omrun::run(o);
+  if (graphsplit::sdk::Status s = graphsplit::omrun::check_options(o); !s)
+    return graphsplit::omrun::fail(s.message());
+  if (!o.jit && !graphsplit::omrun::is_om_file(o.model) &&
+      std::filesystem::path(o.model).extension() == ".onnx")
+    return graphsplit::omrun::fail(o.model +
+                                   " is an ONNX model: compile it with atc, or run it online with --jit");
+  return o.jit ? graphsplit::omrun::run_jit(o) : graphsplit::omrun::run(o);
 }

@@ -154,7 +154,9 @@ struct ExecutionPoint {
 size_t count_operators(const Graph& g) {
   size_t n = 0;
   for (const Node* node : g.nodes())
-    if (!sdk::is_data_like(node->type()) && node->type() != sdk::op::kNetOutput) ++n;
+    if (!sdk::is_data_like(node->type()) && !sdk::is_const_like(node->type()) &&
+        node->type() != sdk::op::kNetOutput)
+      ++n;
   return n;
 }
 

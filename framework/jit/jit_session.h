@@ -49,7 +49,7 @@ struct JitMiss {
 struct JitSliceStats {
   int id = 0;
   int parent = -1;                   // -1: the model itself
-  size_t nodes = 0;                  // operators of the graph this point runs (slice and remaining together)
+  size_t nodes = 0;                  // operators (not Data, Const or NetOutput) of the graph it runs
   std::vector<std::string> symbols;  // what its key holds, in key order
   std::vector<std::vector<int64_t>> variants;  // the key of every variant now cached, most recent first
   std::vector<std::string> cuts;  // of the latest plan: nodes whose values the next point waits for

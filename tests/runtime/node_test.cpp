@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "import/onnx_import.h"
+#include "jit/jit_session.h"
 #include "model/om_io.h"
 #include "pipeline/pipeline.h"
 #include "runtime/compare.h"
@@ -273,6 +274,47 @@ TEST(OnnxNodeTests, StressPartitioningGivesIdenticalOutputs) {
   EXPECT_EQ(compared, base.pass);
   std::printf("engine segments: %zu (default) -> %zu (stress) over %zu tests\n", base.segments,
               split.segments, compared);
+}
+
+// The online mode on every test the default pipeline passes: the model opened as omrun --jit opens it (its
+// declared shapes; the cut policy "data", so that every data-dependent operator really cuts), run on the test's
+// inputs, must give the default run's outputs bit for bit.
+TEST(OnnxNodeTests, OnlineModeGivesIdenticalOutputs) {
+  ASSERT_TRUE(init_logging("error").is_ok());
+  auto pipeline = make_pipeline(GRAPHSPLIT_DEFAULT_PIPELINE);
+  ASSERT_TRUE(pipeline);
+  Summary base = run_all(*pipeline, {}, "node_tests_default_for_jit.md");
+  size_t compared = 0, cut = 0;
+  for (const auto& [name, outputs] : base.outputs) {
+    const fs::path dir = fs::path(GRAPHSPLIT_TESTDATA_DIR) / "node" / name;
+    jit::JitOptions o;
+    o.compile.model = (dir / "model.onnx").string();
+    o.compile.pipeline = GRAPHSPLIT_DEFAULT_PIPELINE;
+    o.compile.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
+    o.cut = jit::CutPolicy::kData;
+    std::unique_ptr<jit::JitSession> session;
+    sdk::Status s = jit::JitSession::open(o, &session);
+    ASSERT_TRUE(s.is_ok()) << name << ": " << s.message();
+    std::vector<sdk::Tensor> inputs, got;
+    for (const fs::path& p : numbered(dir / "test_data_set_0", "input_")) {
+      sdk::Tensor t;
+      ASSERT_TRUE(read_tensor_proto_file(p.string(), &t, nullptr).is_ok());
+      inputs.push_back(std::move(t));
+    }
+    s = session->run(inputs, &got);
+    if (!s.is_ok()) {
+      ADD_FAILURE() << name << ": " << s.message();
+      continue;
+    }
+    ASSERT_EQ(got.size(), outputs.size()) << name;
+    for (size_t i = 0; i < outputs.size(); ++i)
+      EXPECT_TRUE(got[i] == outputs[i]) << name << " output " << i << " differs online: "
+                                        << compare_tensors(got[i], outputs[i], 0, 0).detail;
+    cut += session->stats().slices.size() > 1;
+    ++compared;
+  }
+  EXPECT_EQ(compared, base.pass);
+  std::printf("online mode: %zu tests identical, %zu of them cut into several slices\n", compared, cut);
 }
 
 }  // namespace
