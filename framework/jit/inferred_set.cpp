@@ -130,6 +130,13 @@ struct Classifier {
     std::vector<State>& s = states[n];
     s.assign(n->num_outputs(), State::kKnown);
     if (n->type() == sdk::op::kNetOutput) return;
+    if (sdk::is_data_like(n->type())) {
+      if (!n->output_desc(0).is_static()) {
+        s[0] = State::kDynamic;
+        out->notes.push_back({n->name(), "input left dynamic: " + n->output_desc(0).to_string()});
+      }
+      return;
+    }
     if (input_waits(n)) {
       waiting.insert(n);
       if (any_input(n, State::kCut)) out->notes.push_back({n->name(), "waits for the values of a cut"});
@@ -240,7 +247,8 @@ std::vector<bool> value_inputs(const Graph& g) {
 }
 
 Status compute_inferred_set(const Graph& g, const std::vector<InputBinding>& inputs, CutPolicy policy,
-                            const std::set<std::string>& collapsed, InferredSet* out) {
+                            const std::set<std::string>& collapsed, InferredSet* out,
+                            std::unique_ptr<Graph>* bound) {
   *out = InferredSet{};
   std::unique_ptr<Graph> copy;
   GS_RETURN_IF_ERROR(copy_graph(g, &copy));
@@ -271,6 +279,7 @@ Status compute_inferred_set(const Graph& g, const std::vector<InputBinding>& inp
     if (n->type() != sdk::op::kNetOutput && twin && !c.waiting.count(twin)) out->nodes.insert(n);
   }
   out->waiting = c.waiting.size();
+  if (bound) *bound = std::move(copy);
   return Status::ok();
 }
 

@@ -14,6 +14,7 @@
 // wait goes with them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -56,7 +57,10 @@ sdk::Status bind_inputs(sdk::Graph& g, const std::vector<InputBinding>& inputs);
 // an If condition. Only integer and bool inputs qualify.
 std::vector<bool> value_inputs(const sdk::Graph& g);
 
+// `bound`, when given, receives the copy the decision was made on (inputs bound, shapes inferred, nothing
+// folded): a caller compiling the whole graph can start from it.
 sdk::Status compute_inferred_set(const sdk::Graph& g, const std::vector<InputBinding>& inputs,
-                                 CutPolicy policy, const std::set<std::string>& collapsed, InferredSet* out);
+                                 CutPolicy policy, const std::set<std::string>& collapsed, InferredSet* out,
+                                 std::unique_ptr<sdk::Graph>* bound = nullptr);
 
 }  // namespace graphsplit::jit

@@ -102,7 +102,9 @@ std::string join_ints(const std::vector<int64_t>& v) {
 struct ExecutionPoint;
 
 struct Plan {
-  std::unique_ptr<Graph> slice;  // with the point's symbolic shapes; variants are copies with inputs bound
+  // With the point's symbolic shapes; variants are copies with inputs bound. Null: the slice is the point's
+  // whole graph (no copy kept).
+  std::unique_ptr<Graph> slice;
   std::shared_ptr<ExecutionPoint> next;
   std::vector<std::pair<int32_t, int32_t>> io;
   std::vector<std::pair<std::string, std::vector<int>>> cuts;  // cut node -> the slice outputs it makes
@@ -142,6 +144,9 @@ struct ExecutionPoint {
   mutable std::mutex mu;
   std::vector<bool> value_keyed;
   std::vector<std::set<Key>> values_seen;
+  // Per input and axis: left dynamic (no longer specialised on), and the values seen while it was not.
+  std::vector<std::vector<uint8_t>> dynamic_dims;
+  std::vector<std::vector<std::set<int64_t>>> dims_seen;
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEq> cache;
   std::list<Key> lru;  // most recent first
   std::map<std::string, std::shared_ptr<const Plan>> plans;
@@ -175,6 +180,11 @@ std::shared_ptr<ExecutionPoint> make_point(std::unique_ptr<Graph> g, int id, int
   p->value_keyed = value_inputs(*g);
   p->value_keyed.resize(p->inputs.size(), false);
   p->values_seen.resize(p->inputs.size());
+  for (const RuntimeIo& io : p->inputs) {
+    const size_t rank = io.desc.shape.is_unknown_rank() ? 0 : io.desc.shape.rank();
+    p->dynamic_dims.emplace_back(rank, 0);
+    p->dims_seen.emplace_back(rank);
+  }
   p->operators = count_operators(*g);
   p->graph = std::move(g);
   p->stats.id = id;
@@ -197,8 +207,13 @@ void build_key(const ExecutionPoint& ep, const std::vector<Tensor>& in, Key* key
       key->insert(key->end(), dims.begin(), dims.end());
     } else {
       const std::vector<int64_t>& w = want.shape.dims();
-      for (size_t a = 0; a < w.size(); ++a)
-        if (w[a] < 0) key->push_back(a < dims.size() ? dims[a] : sdk::kUnknownRank);
+      for (size_t a = 0; a < w.size(); ++a) {
+        if (w[a] >= 0) continue;
+        if (ep.dynamic_dims[i][a])
+          key->push_back(sdk::kUnknownDim);  // any value: the variant was compiled with this dimension open
+        else
+          key->push_back(a < dims.size() ? dims[a] : sdk::kUnknownRank);
+      }
     }
     if (want.dtype == sdk::DataType::kUndefined) key->push_back(static_cast<int64_t>(got.dtype));
   }
@@ -306,6 +321,7 @@ struct JitSession::Impl {
   void trim(ExecutionPoint& ep, const Entry* keep);
   void enforce_byte_cap(const Entry* keep);
   void note_cuts(const Plan& plan, const std::vector<Tensor>& outs);
+  bool note_dims(ExecutionPoint& ep, const std::vector<Tensor>& in);
   void collapse_cut(const std::string& node);
   std::string where(const ExecutionPoint& ep) const { return model + ": slice " + std::to_string(ep.id); }
 };
@@ -367,6 +383,12 @@ std::vector<InputBinding> JitSession::Impl::bindings(ExecutionPoint& ep, const s
   std::lock_guard<std::mutex> lock(ep.mu);
   for (size_t i = 0; i < in.size(); ++i) {
     b[i].desc = in[i].desc();
+    const sdk::Shape& declared = ep.inputs[i].desc.shape;
+    for (size_t a = 0; a < ep.dynamic_dims[i].size() && a < b[i].desc.shape.rank(); ++a) {
+      if (!ep.dynamic_dims[i][a]) continue;
+      b[i].desc.shape.mutable_dims()[a] = sdk::kUnknownDim;
+      if (a < declared.dim_names().size()) b[i].desc.shape.set_dim_name(a, declared.dim_names()[a]);
+    }
     std::vector<int64_t> values;
     if (!ep.value_keyed[i] || !small_values(in[i], &values)) continue;
     std::set<Key>& seen = ep.values_seen[i];
@@ -396,9 +418,15 @@ Status JitSession::Impl::plan_for(ExecutionPoint& ep, const InferredSet& set,
       return Status::ok();
     }
   }
+  auto plan = std::make_shared<Plan>();
+  if (set.waiting == 0) {
+    plan->slice_nodes = ep.operators;
+    std::lock_guard<std::mutex> lock(ep.mu);
+    *out = ep.plans.emplace(signature, plan).first->second;
+    return Status::ok();
+  }
   BinaryPartition bp;
   GS_RETURN_IF_ERROR(binary_partition(*ep.graph, set.nodes, &bp));
-  auto plan = std::make_shared<Plan>();
   plan->io = bp.io;
   plan->cut_names = set.cuts;
   plan->slice_nodes = count_operators(*bp.sliced);
@@ -432,25 +460,34 @@ Status JitSession::Impl::compile(ExecutionPoint& ep, const std::vector<Tensor>& 
   }
   InferredSet set;
   ++inferences;
-  Status s = compute_inferred_set(*ep.graph, bound, options.cut, cuts_off, &set);
+  std::unique_ptr<Graph> g;
+  Status s = compute_inferred_set(*ep.graph, bound, options.cut, cuts_off, &set, &g);
   if (!s) return {s.code(), where(ep) + ": " + s.message()};
+  const double infer_ms = ms_since(t0);
   std::shared_ptr<const Plan> plan;
   s = plan_for(ep, set, &plan);
   if (!s) return {s.code(), where(ep) + ": " + s.message()};
-  std::unique_ptr<Graph> g;
-  GS_RETURN_IF_ERROR(copy_graph(*plan->slice, &g));
-  GS_RETURN_IF_ERROR(bind_inputs(*g, bound));
+  if (plan->slice) {
+    // A part of the graph: compile a bound copy of it. (The whole graph: the copy inference ran on.)
+    GS_RETURN_IF_ERROR(copy_graph(*plan->slice, &g));
+    GS_RETURN_IF_ERROR(bind_inputs(*g, bound));
+  }
   auto v = std::make_shared<Variant>();
+  double pipeline_ms = 0, load_ms = 0;
   {
     std::lock_guard<std::mutex> lock(compile_mu);
     Pipeline* pipe = nullptr;
     GS_RETURN_IF_ERROR(get_pipeline(ep.parent < 0, !plan->next, &pipe));
+    const auto t1 = Clock::now();
     s = pipe->run(*g);
     if (!s) return {s.code(), where(ep) + ": " + s.message()};
+    pipeline_ms = ms_since(t1);
+    const auto t2 = Clock::now();
     s = Runtime::create(
         std::move(g), where(ep), [pipe](const std::string& name) { return pipe->find_engine(name); },
         options.runtime, &v->runtime);
     if (!s) return s;
+    load_ms = ms_since(t2);
   }
   for (const RuntimeIo& io : v->runtime->inputs()) {
     auto it = std::find_if(ep.inputs.begin(), ep.inputs.end(),
@@ -466,11 +503,38 @@ Status JitSession::Impl::compile(ExecutionPoint& ep, const std::vector<Tensor>& 
   std::lock_guard<std::mutex> lock(ep.mu);
   ep.stats.compiles++;
   ep.stats.compile_ms += ms_since(t0);
+  ep.stats.infer_ms += infer_ms;
+  ep.stats.pipeline_ms += pipeline_ms;
+  ep.stats.load_ms += load_ms;
   ep.stats.cuts = set.cuts;
   ep.stats.slice_nodes = plan->slice_nodes;
   ep.last_symbols = key_symbols(ep, in);
   *out = v;
   return Status::ok();
+}
+
+// Under ep.mu, on a miss: counts the values of each open dimension; one that has taken more than
+// dynamic_after values is left dynamic from now on (auto policy). True if that happened.
+bool JitSession::Impl::note_dims(ExecutionPoint& ep, const std::vector<Tensor>& in) {
+  if (options.cut != CutPolicy::kAuto) return false;
+  bool changed = false;
+  for (size_t i = 0; i < ep.inputs.size(); ++i) {
+    const std::vector<int64_t>& got = in[i].desc().shape.dims();
+    const std::vector<int64_t>& want = ep.inputs[i].desc.shape.dims();
+    for (size_t a = 0; a < ep.dynamic_dims[i].size() && a < got.size(); ++a) {
+      if (want[a] >= 0 || ep.dynamic_dims[i][a]) continue;
+      std::set<int64_t>& seen = ep.dims_seen[i][a];
+      seen.insert(got[a]);
+      if (seen.size() <= static_cast<size_t>(options.dynamic_after)) continue;
+      ep.dynamic_dims[i][a] = 1;
+      changed = true;
+      std::lock_guard<std::mutex> g(mu);
+      collapse_log.push_back("slice " + std::to_string(ep.id) + " input '" + ep.inputs[i].name + "' dim " +
+                             std::to_string(a) + ": took " + std::to_string(seen.size()) +
+                             " values; compiled with it dynamic from now on");
+    }
+  }
+  return changed;
 }
 
 void JitSession::Impl::trim(ExecutionPoint& ep, const Entry* keep) {
@@ -530,15 +594,21 @@ Status JitSession::Impl::variant_for(ExecutionPoint& ep, const std::vector<Tenso
     build_key(ep, in, &key);
     if (auto it = ep.cache.find(std::span<const int64_t>(key)); it != ep.cache.end()) {
       entry = it->second;
-      if (entry->done) {
-        ++hits;
-        ep.stats.hits++;
-        ep.lru.splice(ep.lru.begin(), ep.lru, entry->lru);
-        entry->last_use = ++clock;
-        *out = entry->variant;
-        return Status::ok();
-      }
-    } else {
+    } else if (note_dims(ep, in)) {
+      // A dimension has just been left dynamic: a variant for its new key may exist already.
+      build_key(ep, in, &key);
+      if (auto again = ep.cache.find(std::span<const int64_t>(key)); again != ep.cache.end())
+        entry = again->second;
+    }
+    if (entry && entry->done) {
+      ++hits;
+      ep.stats.hits++;
+      ep.lru.splice(ep.lru.begin(), ep.lru, entry->lru);
+      entry->last_use = ++clock;
+      *out = entry->variant;
+      return Status::ok();
+    }
+    if (!entry) {
       ++misses;
       ep.stats.misses++;
       JitMiss m = describe_miss(ep, key, in);
@@ -850,8 +920,11 @@ std::string JitSession::report_json(bool with_timing) const {
          ", \"evictions\": " + std::to_string(s.evictions) +
          ", \"failed_compiles\": " + std::to_string(s.failed);
     if (with_timing) {
-      char buf[96];
+      char buf[128];
       std::snprintf(buf, sizeof buf, ", \"compile_ms\": %.3f, \"run_ms\": %.3f", s.compile_ms, s.run_ms);
+      j += buf;
+      std::snprintf(buf, sizeof buf, ", \"infer_ms\": %.3f, \"pipeline_ms\": %.3f, \"load_ms\": %.3f",
+                    s.infer_ms, s.pipeline_ms, s.load_ms);
       j += buf;
     }
     j += "}";

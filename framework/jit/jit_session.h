@@ -56,6 +56,8 @@ struct JitSliceStats {
   size_t slice_nodes = 0;         // of the latest plan
   uint64_t compiles = 0, hits = 0, misses = 0, runs = 0, evictions = 0, failed = 0;
   double compile_ms = 0, run_ms = 0;
+  double infer_ms = 0, pipeline_ms = 0,
+         load_ms = 0;  // the parts of compile_ms: inferred set, pipeline, runtime
 };
 
 struct JitStats {

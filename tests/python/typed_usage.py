@@ -1,6 +1,6 @@
 """Checked by mypy --strict against the installed stubs (ctest python.mypy), never run: every public call of
 the API with the types a user would write, so a stub that is wrong or missing fails the check."""
-from typing import Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
 
@@ -30,5 +30,9 @@ def use(path: str) -> List[int]:
         gs.Session(b"")
     except gs.InvalidArgumentError as e:
         text += str(e)
-    del dims, engine, report, support, text
-    return [len(outs), copies]
+    jit = gs.JitSession(path, cut="data", dynamic_after=4, cache_per_slice=8)
+    plan: Dict[str, Any] = jit.plan({"x": np.zeros((1, 3, 48, 320), np.float32)})
+    online = jit.run({"x": np.zeros((1, 3, 48, 320), np.float32)})
+    jit_report: Dict[str, Any] = jit.report
+    del dims, engine, report, support, text, plan, jit_report
+    return [len(outs), copies, len(online), len(jit.inputs)]

@@ -277,8 +277,8 @@ TEST(OnnxNodeTests, StressPartitioningGivesIdenticalOutputs) {
 }
 
 // The online mode on every test the default pipeline passes: the model opened as omrun --jit opens it (its
-// declared shapes; the cut policy "data", so that every data-dependent operator really cuts), run on the test's
-// inputs, must give the default run's outputs bit for bit.
+// declared shapes; the cut policy "data", so that every data-dependent operator really cuts), run on the
+// test's inputs, must give the default run's outputs bit for bit.
 TEST(OnnxNodeTests, OnlineModeGivesIdenticalOutputs) {
   ASSERT_TRUE(init_logging("error").is_ok());
   auto pipeline = make_pipeline(GRAPHSPLIT_DEFAULT_PIPELINE);
@@ -308,8 +308,9 @@ TEST(OnnxNodeTests, OnlineModeGivesIdenticalOutputs) {
     }
     ASSERT_EQ(got.size(), outputs.size()) << name;
     for (size_t i = 0; i < outputs.size(); ++i)
-      EXPECT_TRUE(got[i] == outputs[i]) << name << " output " << i << " differs online: "
-                                        << compare_tensors(got[i], outputs[i], 0, 0).detail;
+      EXPECT_TRUE(got[i] == outputs[i])
+          << name << " output " << i
+          << " differs online: " << compare_tensors(got[i], outputs[i], 0, 0).detail;
     cut += session->stats().slices.size() > 1;
     ++compared;
   }

@@ -348,30 +348,35 @@ TEST_F(OmrunBadInput, BadOptions) {
                "--max_loop_iterations must be at least 1");
 }
 
-// omrun --jit: a sequence of input sets through one session (--input_list), the report, and the outputs of the
-// last set equal to atc + omrun's for that shape.
+// omrun --jit: a sequence of input sets through one session (--input_list), the report, and the outputs of
+// the last set equal to atc + omrun's for that shape.
 TEST_F(OmrunTest, JitRunsASequenceOfShapesAndReportsItsCache) {
   const std::string model = real_model("ch_PP-OCRv4_rec_infer.onnx");
   const std::string wide = write_input("wide", tensor_of(sdk::DataType::kFloat, {1, 3, 48, 320}, 3));
   const std::string narrow = write_input("narrow", tensor_of(sdk::DataType::kFloat, {1, 3, 48, 160}, 4));
-  std::ofstream(path("list.txt")) << "# rec at two widths\n" << narrow << "\n" << wide << "\n\n" << narrow << "\n"
+  std::ofstream(path("list.txt")) << "# rec at two widths\n"
+                                  << narrow << "\n"
+                                  << wide << "\n\n"
+                                  << narrow << "\n"
                                   << wide << "\n";
-  Result j = omrun("--jit --model=" + model + " --input_list=" + path("list.txt") + " --output=" + path("out_jit") +
-                   " --jit_report=" + path("report.json") + " --timing --threads=1");
+  Result j =
+      omrun("--jit --model=" + model + " --input_list=" + path("list.txt") + " --output=" + path("out_jit") +
+            " --jit_report=" + path("report.json") + " --timing --threads=1");
   ASSERT_EQ(j.code, 0) << j.err;
   EXPECT_NE(j.out.find("1 execution points, 2 compiles, 2 cache hits"), std::string::npos) << j.out;
   const std::string report = slurp(path("report.json"));
   EXPECT_NE(report.find("\"runs\": 4, \"compiles\": 2, \"cache_hits\": 2"), std::string::npos) << report;
-  EXPECT_NE(report.find("{\"slice\": 0, \"symbol\": \"x.dim[3] (p2o.DynamicDimension.1)\", \"before\": \"160\", "
-                        "\"after\": \"320\"}"),
-            std::string::npos)
+  EXPECT_NE(
+      report.find("{\"slice\": 0, \"symbol\": \"x.dim[3] (p2o.DynamicDimension.1)\", \"before\": \"160\", "
+                  "\"after\": \"320\"}"),
+      std::string::npos)
       << report;
   ASSERT_EQ(atc("--model=" + model + " --input_shape=x:1,3,48,320 --output=" + path("rec")).code, 0);
-  Result r = omrun("--model=" + path("rec.om") + " --input=" + wide + " --output=" + path("out_static") + " --threads=1");
+  Result r = omrun("--model=" + path("rec.om") + " --input=" + wide + " --output=" + path("out_static") +
+                   " --threads=1");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_TRUE(output("out_jit", 0) == output("out_static", 0)) << compare_tensors(output("out_jit", 0),
-                                                                                  output("out_static", 0), 0, 0)
-                                                                       .detail;
+  EXPECT_TRUE(output("out_jit", 0) == output("out_static", 0))
+      << compare_tensors(output("out_jit", 0), output("out_static", 0), 0, 0).detail;
   // The same model compiled by atc without input shapes, run online from its .om.
   ASSERT_EQ(atc("--model=" + model + " --output=" + path("dyn")).code, 0);
   Result o = omrun("--jit --model=" + path("dyn.om") + " --input=" + wide + " --output=" + path("out_om") +
@@ -388,9 +393,10 @@ TEST_F(OmrunTest, JitCutsADataDependentModel) {
   d.dtype = sdk::DataType::kFloat;
   d.shape = sdk::Shape(std::vector<int64_t>{3, 4});
   const std::vector<float> v = {1, -1, 2, 0, 0, 3, -4, 5, 6, 0, 0, 7};
-  const std::string x = write_input("x", sdk::Tensor(d, std::string(reinterpret_cast<const char*>(v.data()), 48)));
-  Result j = omrun("--jit --jit_cut=data --model=" + path("nz.onnx") + " --input=" + x + " --jit_report=" +
-                   path("r.json") + " --loop=3");
+  const std::string x =
+      write_input("x", sdk::Tensor(d, std::string(reinterpret_cast<const char*>(v.data()), 48)));
+  Result j = omrun("--jit --jit_cut=data --model=" + path("nz.onnx") + " --input=" + x +
+                   " --jit_report=" + path("r.json") + " --loop=3");
   ASSERT_EQ(j.code, 0) << j.err;
   EXPECT_NE(j.out.find("output:  y float32[6,2]"), std::string::npos) << j.out;
   EXPECT_NE(j.out.find("2 execution points, 2 compiles, 4 cache hits"), std::string::npos) << j.out;
@@ -399,18 +405,21 @@ TEST_F(OmrunTest, JitCutsADataDependentModel) {
 
 TEST_F(OmrunBadInput, JitOptions) {
   const std::string node = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_add/model.onnx";
-  expect_error("--model=" + node + " --input=" + a_ + "," + b_, "is an ONNX model: compile it with atc, or run it online with --jit");
+  expect_error("--model=" + node + " --input=" + a_ + "," + b_,
+               "is an ONNX model: compile it with atc, or run it online with --jit");
   expect_error("--jit --jit_cut=sometimes --model=" + node + " --input=" + a_ + "," + b_,
                "--jit_cut must be auto, data or never, got 'sometimes'");
   expect_error("--model=" + path("add.om") + " --input_list=x.txt", "--input_list needs --jit");
   expect_error("--jit --model=" + node + " --input_list=" + path("none.txt"), "none.txt");
   std::ofstream(path("bad.txt")) << a_ << "," << b_ << "\n" << a_ << "\n";
-  expect_error("--jit --model=" + node + " --input_list=" + path("bad.txt"), "bad.txt:2: --input names 1 files");
+  expect_error("--jit --model=" + node + " --input_list=" + path("bad.txt"),
+               "bad.txt:2: --input names 1 files");
   expect_error("--jit --model=" + node + " --input=" + a_ + "," + b_ + " --jit_dynamic_after=-1",
                "--jit_dynamic_after must not be negative");
   expect_error("--jit --model=" + path("add.om") + " --input_shape=x:3,4,5 --input=" + a_ + "," + b_,
                "--input_shape applies to an .onnx model");
-  Result r = omrun("--jit --model=" + node + " --input=" + a_ + "," + a_ + "," + b_ + " --jit_report=" + path("r.json"));
+  Result r = omrun("--jit --model=" + node + " --input=" + a_ + "," + a_ + "," + b_ +
+                   " --jit_report=" + path("r.json"));
   EXPECT_EQ(r.code, 1);
   EXPECT_FALSE(fs::exists(path("r.json")));
 }

@@ -31,7 +31,7 @@ from ._graphsplit import (  # noqa: F401  (re-exported)
 __version__: str = _graphsplit.__version__
 __all__ = [
     "CompiledModel", "DeviceError", "Error", "FailedPreconditionError", "Graph", "InternalError",
-    "InvalidArgumentError", "Node", "NodeList", "NotFoundError", "NotImplementedError", "ResourceExhaustedError",
+    "InvalidArgumentError", "JitSession", "Node", "NodeList", "NotFoundError", "NotImplementedError", "ResourceExhaustedError",
     "Session", "UnsupportedError", "ValueInfo", "compile", "list_plugins", "list_plugins_text", "load_om", "load_onnx",
     "query_support", "set_log_level", "validate_pipeline",
 ]
@@ -245,6 +245,60 @@ class Session:
 
     def timing_summary(self) -> str:
         return str(self._session.timing_summary)
+
+
+class JitSession:
+    """The online mode (omrun --jit): the model is compiled slice by slice as the shapes of its values become
+    known, with a cache of compiled slices keyed by the dimensions (and small shape values) each depends on.
+    ``model``: an .onnx path, ONNX bytes or an onnx.ModelProto. Safe to share between threads."""
+
+    def __init__(self, model: ModelLike, input_shape: Union[None, str, Mapping[str, Sequence[Optional[int]]]] = None,
+                 pipeline: Optional[Union[str, "_os.PathLike[str]"]] = None,
+                 plugin_paths: Optional[Sequence[str]] = None, threads: Optional[int] = None,
+                 cut: str = "auto", dynamic_after: int = 2, cache_per_slice: int = 16,
+                 cache_bytes: int = 1 << 32, max_tensor_bytes: int = 0,
+                 max_loop_iterations: int = 100_000_000) -> None:
+        request = _model_request(model)
+        request["input_shape"] = _input_shape_text(input_shape)
+        request["pipeline"] = _os.fspath(pipeline) if pipeline is not None else _graphsplit._default_pipeline()
+        request["plugin_paths"] = [str(p) for p in (plugin_paths or [])]
+        if threads is not None:
+            _graphsplit._set_blas_threads(int(threads))
+        request.update({"cut": str(cut), "dynamic_after": int(dynamic_after),
+                        "cache_per_slice": int(cache_per_slice), "cache_bytes": int(cache_bytes),
+                        "max_tensor_bytes": int(max_tensor_bytes),
+                        "max_loop_iterations": int(max_loop_iterations)})
+        self._session = _graphsplit._JitSession(request)
+
+    @property
+    def inputs(self) -> List[ValueInfo]:
+        return list(self._session.inputs)
+
+    @property
+    def outputs(self) -> List[ValueInfo]:
+        return list(self._session.outputs)
+
+    def run(self, feeds: Mapping[str, Any]) -> List[Any]:
+        """Runs once (compiling what these shapes need first); the outputs in model order, read-only."""
+        if not isinstance(feeds, Mapping):
+            raise InvalidArgumentError("feeds must be a dict {input name: numpy.ndarray}")
+        return list(self._session.run(dict(feeds)))
+
+    def plan(self, feeds: Mapping[str, Any]) -> Dict[str, Any]:
+        """What the first slice would hold for these inputs, without compiling: node counts, cuts, reasons."""
+        if not isinstance(feeds, Mapping):
+            raise InvalidArgumentError("feeds must be a dict {input name: numpy.ndarray}")
+        return dict(self._session.plan(dict(feeds)))
+
+    @property
+    def report(self) -> Dict[str, Any]:
+        """omrun --jit_report's content: slices, compiles, cache hits and misses (with what differed), time."""
+        import json
+        return dict(json.loads(self._session.report_json(True)))
+
+    @property
+    def input_copies(self) -> int:
+        return int(self._session.input_copies)
 
 
 _SVG_NODE_LIMIT = 500

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "driver/compile.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/reason.h"
 #include "graphsplit/sdk/status.h"
@@ -59,6 +60,9 @@ py::object value_info(const std::string& name, const sdk::TensorDesc& desc);
 
 // A read-only numpy array over the tensor's bytes, keeping the tensor alive (session.cpp).
 py::object tensor_to_numpy(const sdk::Tensor& t);
+
+// What Python passes to the driver (a dict of atc's options as text) as a request (compile.cpp).
+CompileRequest request_of(const py::dict& o);
 
 void register_graph(py::module_& m);
 void register_compile(py::module_& m);

@@ -15,8 +15,6 @@
 #include "report/placement_report.h"
 
 namespace graphsplit::python {
-namespace {
-
 // What Python passes to the driver; the package's compile() turns dicts and lists into GE's text forms.
 CompileRequest request_of(const py::dict& o) {
   CompileRequest r;
@@ -40,6 +38,8 @@ CompileRequest request_of(const py::dict& o) {
   if (o.contains("entry_timeout")) r.entry_timeout = o["entry_timeout"].cast<double>();
   return r;
 }
+
+namespace {
 
 // Runs between pipeline entries, with the GIL: the progress callback, and Ctrl-C (a pending KeyboardInterrupt
 // stops the compile after the entry that was running).

@@ -12,6 +12,7 @@
 
 #include "bindings.h"
 #include "graphsplit/kernels/kernels.h"
+#include "jit/jit_session.h"
 #include "model/om_io.h"
 
 namespace graphsplit::python {
@@ -155,8 +156,8 @@ std::shared_ptr<Session> open_session(const std::shared_ptr<Model>& model, const
   return s;
 }
 
-std::vector<sdk::Tensor> gather_feeds(Session& s, const py::dict& feeds) {
-  const auto& ios = s.session.runtime->inputs();
+std::vector<sdk::Tensor> gather_feeds(const std::vector<RuntimeIo>& ios, const py::dict& feeds,
+                                      std::atomic<uint64_t>* copies) {
   std::string names;
   for (const RuntimeIo& io : ios) names += (names.empty() ? "" : ", ") + io.name;
   for (auto item : feeds) {
@@ -171,21 +172,12 @@ std::vector<sdk::Tensor> gather_feeds(Session& s, const py::dict& feeds) {
       raise_lookup("input '" + io.name + "' is missing (the model takes: " + names + ")");
     py::object v = feeds[py::str(io.name)];
     if (!py::isinstance<py::array>(v)) raise_value("input '" + io.name + "' must be a numpy.ndarray");
-    inputs.push_back(from_numpy(v.cast<py::array>(), io.name, io.desc.dtype, &s.input_copies));
+    inputs.push_back(from_numpy(v.cast<py::array>(), io.name, io.desc.dtype, copies));
   }
   return inputs;
 }
 
-py::list run(Session& s, const py::dict& feeds) {
-  std::vector<sdk::Tensor> inputs = gather_feeds(s, feeds), outputs;
-  sdk::Status st;
-  {
-    py::gil_scoped_release release;
-    const std::lock_guard<std::mutex> lock(s.run_mutex);
-    st = s.session.runtime->run(inputs, &outputs);
-  }
-  check(st);
-  ++s.runs;
+py::list to_outputs(const std::vector<sdk::Tensor>& inputs, const std::vector<sdk::Tensor>& outputs) {
   py::list out;
   for (size_t i = 0; i < outputs.size(); ++i) {
     bool aliases_input = false;  // a model output that is a model input: give the caller its own array
@@ -195,6 +187,88 @@ py::list run(Session& s, const py::dict& feeds) {
     out.append(a);
   }
   return out;
+}
+
+py::list run(Session& s, const py::dict& feeds) {
+  std::vector<sdk::Tensor> inputs = gather_feeds(s.session.runtime->inputs(), feeds, &s.input_copies),
+                           outputs;
+  sdk::Status st;
+  {
+    py::gil_scoped_release release;
+    const std::lock_guard<std::mutex> lock(s.run_mutex);
+    st = s.session.runtime->run(inputs, &outputs);
+  }
+  check(st);
+  ++s.runs;
+  return to_outputs(inputs, outputs);
+}
+
+// graphsplit.JitSession: the online mode. Runs may come from several Python threads at once (the session is
+// thread-safe; the GIL is released while it runs).
+struct Jit {
+  std::unique_ptr<jit::JitSession> session;
+  std::atomic<uint64_t> input_copies{0};
+};
+
+jit::CutPolicy cut_policy(const std::string& text) {
+  if (text == "auto") return jit::CutPolicy::kAuto;
+  if (text == "data") return jit::CutPolicy::kData;
+  if (text == "never") return jit::CutPolicy::kNever;
+  raise_value("cut must be 'auto', 'data' or 'never', got '" + text + "'");
+}
+
+std::shared_ptr<Jit> open_jit(const py::dict& o) {
+  jit::JitOptions jo;
+  jo.compile = request_of(o);
+  if (o.contains("cut")) jo.cut = cut_policy(o["cut"].cast<std::string>());
+  if (o.contains("dynamic_after")) jo.dynamic_after = o["dynamic_after"].cast<int>();
+  if (o.contains("cache_per_slice")) {
+    const int64_t n = o["cache_per_slice"].cast<int64_t>();
+    if (n < 1) raise_value("--jit_cache must be at least 1");
+    jo.cache_per_slice = static_cast<size_t>(n);
+  }
+  if (o.contains("cache_bytes")) jo.cache_bytes = o["cache_bytes"].cast<int64_t>();
+  if (o.contains("max_tensor_bytes")) jo.runtime.max_tensor_bytes = o["max_tensor_bytes"].cast<int64_t>();
+  if (o.contains("max_loop_iterations"))
+    jo.runtime.max_loop_iterations = o["max_loop_iterations"].cast<int64_t>();
+  auto j = std::make_shared<Jit>();
+  sdk::Status st;
+  {
+    py::gil_scoped_release release;
+    st = jit::JitSession::open(jo, &j->session);
+  }
+  check(st);
+  return j;
+}
+
+py::list run_jit(Jit& j, const py::dict& feeds) {
+  std::vector<sdk::Tensor> inputs = gather_feeds(j.session->inputs(), feeds, &j.input_copies), outputs;
+  sdk::Status st;
+  {
+    py::gil_scoped_release release;
+    st = j.session->run(inputs, &outputs);
+  }
+  check(st);
+  return to_outputs(inputs, outputs);
+}
+
+py::dict plan_jit(Jit& j, const py::dict& feeds) {
+  std::vector<sdk::Tensor> inputs = gather_feeds(j.session->inputs(), feeds, &j.input_copies);
+  jit::JitPlan p;
+  check(j.session->plan(inputs, &p));
+  py::dict d;
+  d["slice_nodes"] = p.slice_nodes;
+  d["remaining_nodes"] = p.remaining_nodes;
+  d["cuts"] = p.cuts;
+  py::list notes;
+  for (const jit::SliceNote& n : p.notes) {
+    py::dict e;
+    e["node"] = n.node;
+    e["reason"] = n.reason;
+    notes.append(e);
+  }
+  d["notes"] = notes;
+  return d;
 }
 
 py::list io_list(const std::vector<RuntimeIo>& ios) {
@@ -247,6 +321,14 @@ void register_session(py::module_& m) {
                              [](const Session& s) { return s.session.runtime->timing_summary(); })
       .def_property_readonly("input_copies", [](const Session& s) { return s.input_copies.load(); })
       .def_property_readonly("runs", [](const Session& s) { return s.runs.load(); });
+  py::class_<Jit, std::shared_ptr<Jit>>(m, "_JitSession")
+      .def(py::init(&open_jit))
+      .def_property_readonly("inputs", [](const Jit& j) { return io_list(j.session->inputs()); })
+      .def_property_readonly("outputs", [](const Jit& j) { return io_list(j.session->outputs()); })
+      .def("run", &run_jit)
+      .def("plan", &plan_jit)
+      .def("report_json", [](const Jit& j, bool timing) { return j.session->report_json(timing); })
+      .def_property_readonly("input_copies", [](const Jit& j) { return j.input_copies.load(); });
 }
 
 }  // namespace graphsplit::python
