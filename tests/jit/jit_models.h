@@ -267,4 +267,55 @@ inline onnx::ModelProto gather_after_nonzero() {
   return m;
 }
 
+// Compress by a data mask, Unique of the result, and TopK whose k is computed from data (the number of
+// positive elements): three data-dependent sizes, each feeding the next.
+inline onnx::ModelProto compress_unique_topk() {
+  auto m = model();
+  auto* g = m.mutable_graph();
+  typed(g->add_input(), "x", kFloat, {"N"});
+  float_init(g, "zero", {}, {0.0f});
+  op(g, "Greater", {"x", "zero"}, {"mask"});
+  int_attr(op(g, "Compress", {"x", "mask"}, {"kept"}), "axis", 0);  // [P]
+  op(g, "Unique", {"kept"}, {"uniq"});                              // [U], sorted
+  int_attr(op(g, "Cast", {"mask"}, {"mask_i"}), "to", kInt64);
+  op(g, "ReduceSum", {"mask_i"}, {"count"});  // [1]: P
+  int64_init(g, "one", {1}, {1});
+  op(g, "Min", {"count", "one"}, {"k"});  // k = min(P, 1)... at most the size of uniq
+  op(g, "TopK", {"uniq", "k"}, {"top", "top_i"});
+  op(g, "Relu", {"top"}, {"y"});
+  untyped_output(g, "y");
+  untyped_output(g, "uniq");
+  return m;
+}
+
+// An If on a data condition whose then-branch holds a NonZero: the If's output size depends on data, so the
+// cut is after the If (the data dependence is nested in its branch).
+inline onnx::ModelProto nonzero_in_a_branch() {
+  auto m = model();
+  auto* g = m.mutable_graph();
+  typed(g->add_input(), "x", kFloat, {"N"});
+  op(g, "ReduceSum", {"x"}, {"sum"});
+  float_init(g, "zero", {}, {0.0f});
+  op(g, "Greater", {"sum", "zero"}, {"cond_raw"});
+  int64_init(g, "scalar", {0}, {});
+  op(g, "Reshape", {"cond_raw", "scalar"}, {"cond"});
+  onnx::GraphProto then_b, else_b;
+  then_b.set_name("then");
+  op(&then_b, "NonZero", {"x"}, {"t_nz"});
+  int_attr(op(&then_b, "Cast", {"t_nz"}, {"t_f"}), "to", kFloat);
+  int_attr(op(&then_b, "Flatten", {"t_f"}, {"t_flat"}), "axis", 0);
+  int64_init(&then_b, "t_axes", {1}, {0});
+  op(&then_b, "Squeeze", {"t_flat", "t_axes"}, {"t_out"});
+  untyped_output(&then_b, "t_out");
+  else_b.set_name("else");
+  op(&else_b, "Neg", {"x"}, {"e_out"});
+  untyped_output(&else_b, "e_out");
+  auto* n = op(g, "If", {"cond"}, {"chosen"});
+  graph_attr(n, "then_branch", then_b);
+  graph_attr(n, "else_branch", else_b);
+  op(g, "Sigmoid", {"chosen"}, {"y"});
+  untyped_output(g, "y");
+  return m;
+}
+
 }  // namespace graphsplit::testing::jit_models

@@ -196,6 +196,32 @@ TEST(JitSessionTest, ALoopWithADataTripCountIsACut) {
   EXPECT_EQ(s->stats().slices.size(), 2u);
 }
 
+TEST(JitSessionTest, CompressUniqueAndTopKWithADataKCutOneAfterAnother) {
+  const auto m = jm::compress_unique_topk();
+  JitOptions o = options(m);
+  o.cut = CutPolicy::kData;
+  auto s = open(o);
+  Reference ref(m);
+  check_against_reference(*s, ref, {floats({6}, {3, -1, 3, 2, 0, 5})});
+  check_against_reference(*s, ref, {floats({6}, {-3, -1, -3, -2, 0, -5})});  // nothing kept: k = 0
+  check_against_reference(*s, ref, {floats({6}, {1, 1, 1, 1, 1, 1})});
+  const JitStats st = s->stats();
+  ASSERT_GE(st.slices.size(), 3u);
+  EXPECT_EQ(st.slices[0].cuts, (std::vector<std::string>{"kept"}));
+  EXPECT_EQ(st.slices[1].cuts, (std::vector<std::string>{"uniq"}));
+}
+
+TEST(JitSessionTest, ANonZeroNestedInABranchCutsAfterTheIf) {
+  const auto m = jm::nonzero_in_a_branch();
+  auto s = open(options(m));
+  Reference ref(m);
+  check_against_reference(*s, ref, {floats({5}, {0, 2, 0, 3, 1})});     // then: NonZero, 3 elements
+  check_against_reference(*s, ref, {floats({5}, {0, -2, 0, -3, -1})});  // else: 5 elements
+  const JitStats st = s->stats();
+  ASSERT_EQ(st.slices.size(), 2u);
+  EXPECT_EQ(st.slices[0].cuts, (std::vector<std::string>{"chosen"}));
+}
+
 TEST(JitSessionTest, ASecondRunWithTheSameShapesInfersAndCompilesNothing) {
   const auto m = jm::nonzero_middle();
   auto s = open(options(m));

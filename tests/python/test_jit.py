@@ -1,11 +1,12 @@
 """graphsplit.JitSession (the online mode) against the offline compile, its report, plan and errors."""
+import subprocess
 import threading
 
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from conftest import REAL, real_model
+from conftest import OMRUN, REAL, real_model
 
 
 def nonzero_model() -> bytes:
@@ -93,3 +94,17 @@ def test_errors(gs):
         jit.run({"x": np.ones((1, 4), np.float32), "y": np.ones(1)})
     with pytest.raises(ValueError, match="never casts"):
         jit.run({"x": np.ones((1, 4), np.float64)})
+
+
+def test_errors_are_omruns_lines(gs, tmp_path):
+    """The same fault gives the line omrun --jit prints."""
+    model = tmp_path / "nz.onnx"
+    model.write_bytes(nonzero_model())
+    p = subprocess.run([str(OMRUN), "--jit", f"--model={model}", "--random_input", "--jit_dynamic_after=-1"],
+                       capture_output=True, text=True)
+    assert p.returncode == 1
+    line = p.stderr.strip()
+    assert line.startswith("omrun: error: ")
+    with pytest.raises(gs.Error) as e:
+        gs.JitSession(model, dynamic_after=-1)
+    assert str(e.value) == line[len("omrun: error: "):]
