@@ -9,6 +9,7 @@
 #include "graphsplit/sdk/ir/topo.h"
 #include "graphsplit/sdk/testing/graph_builder.h"
 #include "jit/binary_partition.h"
+#include "jit/inferred_set.h"
 #include "jit/jit_session.h"
 
 namespace graphsplit::jit {
@@ -331,6 +332,90 @@ TEST(OptionRoutingTest, FirstMiddleAndLastPointsTakeTheirOptions) {  // EXO-03
             (std::vector<std::string>{"ge.exec.static_model_ops_lower_limit"}));
   EXPECT_EQ(names(route_options(all, false, true)),
             (std::vector<std::string>{"ge.exec.static_model_ops_lower_limit", "output_type"}));
+}
+
+// The inferred set on hand-built graphs (GE's JIT-0x entries in graphsplit's terms).
+std::vector<InputBinding> bind(std::vector<int64_t> dims) {
+  InputBinding b;
+  b.desc = f32(std::move(dims));
+  return {b};
+}
+
+bool has_note(const InferredSet& s, const std::string& node, const std::string& text) {
+  for (const SliceNote& n : s.notes)
+    if (n.node == node && n.reason.find(text) != std::string::npos) return true;
+  return false;
+}
+
+std::unique_ptr<Graph> nonzero_then_cast() {
+  auto g = opset_root();
+  data(*g, "x", 0, f32({-1, 3}));
+  add_op(*g, "nz", "NonZero", {"x"}, tensor_desc(sdk::DataType::kInt64, {2, -1}));
+  add_op(*g, "cast", "Cast", {"nz"}, f32({2, -1}))->attrs().set("to", sdk::AttrValue::Int(1));
+  add_op(*g, "relu", "Relu", {"cast"}, f32({2, -1}));
+  add_net_output(*g, {"relu"});
+  return g;
+}
+
+TEST(InferredSetTest, ANodeWithoutAShapeRuleIsPulledWithItsConsumers) {  // JIT-03, JIT-07..09
+  auto g = opset_root();
+  data(*g, "x", 0, f32({-1, 3}));
+  add_op(*g, "mine", "MyOwnOp", {"x"}, sdk::TensorDesc{});
+  add_op(*g, "mine2", "MyOwnOp", {"mine"}, sdk::TensorDesc{});
+  add_op(*g, "relu", "Relu", {"mine2"}, sdk::TensorDesc{});
+  add_net_output(*g, {"relu"});
+  InferredSet s;
+  ASSERT_TRUE(compute_inferred_set(*g, bind({2, 3}), CutPolicy::kAuto, {}, &s).is_ok());
+  EXPECT_EQ(s.waiting, 0u);
+  EXPECT_TRUE(s.cuts.empty());
+  EXPECT_EQ(s.nodes.size(), 4u);  // x, mine, mine2, relu
+  EXPECT_TRUE(has_note(s, "mine", "no shape rule (GE: no callback registered)"));
+}
+
+TEST(InferredSetTest, ADataDependentSizeCutsAndItsConsumersWait) {  // JIT-01
+  auto g = nonzero_then_cast();
+  InferredSet s;
+  ASSERT_TRUE(compute_inferred_set(*g, bind({2, 3}), CutPolicy::kAuto, {}, &s).is_ok());
+  EXPECT_EQ(s.cuts, (std::vector<std::string>{"nz"}));
+  EXPECT_EQ(s.nodes, nodes_named(*g, {"x", "nz"}));
+  EXPECT_EQ(s.waiting, 2u);
+  EXPECT_TRUE(has_note(s, "nz", "cut: data-dependent output int64[2,"));
+  EXPECT_TRUE(has_note(s, "cast", "waits for the values of a cut"));
+}
+
+TEST(InferredSetTest, PolicyNeverAndACollapsedCutKeepEverythingInTheSlice) {
+  auto g = nonzero_then_cast();
+  InferredSet never, collapsed;
+  ASSERT_TRUE(compute_inferred_set(*g, bind({2, 3}), CutPolicy::kNever, {}, &never).is_ok());
+  EXPECT_EQ(never.waiting, 0u);
+  EXPECT_TRUE(has_note(never, "nz", "cut policy never"));
+  ASSERT_TRUE(compute_inferred_set(*g, bind({2, 3}), CutPolicy::kAuto, {"nz"}, &collapsed).is_ok());
+  EXPECT_EQ(collapsed.waiting, 0u);
+  EXPECT_TRUE(has_note(collapsed, "nz", "cut collapsed"));
+}
+
+TEST(InferredSetTest, AnInputLeftDynamicIsPulledNotCut) {
+  auto g = nonzero_then_cast();
+  InferredSet s;
+  ASSERT_TRUE(compute_inferred_set(*g, bind({-1, 3}), CutPolicy::kAuto, {}, &s).is_ok());
+  EXPECT_EQ(s.waiting, 0u);  // NonZero of a dynamic input is already dynamic: no cut buys anything
+  EXPECT_TRUE(has_note(s, "x", "input left dynamic"));
+}
+
+TEST(InferredSetTest, ValueInputsAreThoseReachingAShapeThroughShapeArithmetic) {
+  auto g = opset_root();
+  data(*g, "x", 0, f32({-1, 3}));
+  data(*g, "rows", 1, tensor_desc(sdk::DataType::kInt64, {1}));
+  data(*g, "ids", 2, tensor_desc(sdk::DataType::kInt64, {4}));
+  Node* c = g->add_node("three", sdk::op::kConst, 0, 0);
+  c->add_output(tensor_desc(sdk::DataType::kInt64, {1}), "three");
+  add_op(*g, "target", "Concat", {"rows", "three"}, tensor_desc(sdk::DataType::kInt64, {2}))
+      ->attrs()
+      .set("axis", sdk::AttrValue::Int(0));
+  add_op(*g, "reshaped", "Reshape", {"x", "target"}, f32({-1, 3}));
+  add_op(*g, "gathered", "Gather", {"reshaped", "ids"}, f32({4, 3}));
+  add_net_output(*g, {"gathered"});
+  EXPECT_EQ(value_inputs(*g), (std::vector<bool>{false, true, false}));  // ids are data, not a shape
 }
 
 // Random DAGs: for random upstream-closed sets, the two graphs partition the nodes, every remaining input is
