@@ -7,10 +7,13 @@
 
 #include "graphsplit/sdk/ir/names.h"
 #include "graphsplit/sdk/ir/topo.h"
+#include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/testing/graph_builder.h"
+#include "import/onnx_import.h"
 #include "jit/binary_partition.h"
 #include "jit/inferred_set.h"
 #include "jit/jit_session.h"
+#include "model/om_io.h"
 
 namespace graphsplit::jit {
 namespace {
@@ -314,6 +317,22 @@ TEST(BinaryPartitionTest, SubgraphsOfSlicedNodesAreDeepCopies) {  // BGB-10
   EXPECT_EQ(copy->num_nodes(), 4u);
   EXPECT_EQ(copy->parent_node(), p.sliced->find_node("case"));
   EXPECT_EQ(p.remaining->find_subgraph("branch0"), nullptr);
+}
+
+// copy_graph is exact: the copy serializes to the same .om bytes, subgraphs and all, and shares no graph.
+TEST(CopyGraphTest, ACopySerializesToTheSameBytes) {
+  for (const char* name :
+       {"ch_PP-OCRv4_rec_infer.onnx", "silero_vad_v5.onnx", "ch_PP-OCRv4_det_infer.onnx"}) {
+    std::unique_ptr<Graph> g, copy;
+    ASSERT_TRUE(import_onnx_file(std::string(GRAPHSPLIT_MODEL_DIR) + "/" + name, {}, &g).is_ok()) << name;
+    ASSERT_TRUE(copy_graph(*g, &copy).is_ok()) << name;
+    std::string a, b;
+    ASSERT_TRUE(serialize_om(*g, &a).is_ok());
+    ASSERT_TRUE(serialize_om(*copy, &b).is_ok());
+    EXPECT_EQ(a, b) << name;
+    EXPECT_TRUE(sdk::verify(*copy).is_ok()) << name;
+    for (const Graph* sg : copy->subgraphs()) EXPECT_TRUE(copy->owns_graph(sg) && !g->owns_graph(sg));
+  }
 }
 
 TEST(OptionRoutingTest, FirstMiddleAndLastPointsTakeTheirOptions) {  // EXO-03

@@ -377,6 +377,10 @@ TEST_F(OmrunTest, JitRunsASequenceOfShapesAndReportsItsCache) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_TRUE(output("out_jit", 0) == output("out_static", 0))
       << compare_tensors(output("out_jit", 0), output("out_static", 0), 0, 0).detail;
+  Result c = omrun("--jit --model=" + model + " --input=" + wide + " --compare=" + path("out_static") +
+                   " --rtol=0 --atol=0 --threads=1");
+  EXPECT_EQ(c.code, 0) << c.err;
+  EXPECT_NE(c.out.find("compare: 1 outputs match"), std::string::npos) << c.out;
   // The same model compiled by atc without input shapes, run online from its .om.
   ASSERT_EQ(atc("--model=" + model + " --output=" + path("dyn")).code, 0);
   Result o = omrun("--jit --model=" + path("dyn.om") + " --input=" + wide + " --output=" + path("out_om") +
