@@ -750,18 +750,7 @@ Status JitSession::open(const JitOptions& o, std::unique_ptr<JitSession>* out) {
   } else {
     GS_RETURN_IF_ERROR(load_model(o.compile, &root));
   }
-  for (const Node* n : root->nodes()) {
-    if (n->type() != sdk::op::kNetOutput) continue;
-    const sdk::AttrValue* names = n->attrs().get(sdk::attr::kOutputNames);
-    for (size_t i = 0; i < n->num_inputs(); ++i) {
-      RuntimeIo io;
-      io.name = names && names->as_strings() && i < names->as_strings()->size()
-                    ? (*names->as_strings())[i]
-                    : "output_" + std::to_string(i);
-      if (const sdk::TensorDesc* d = n->input_desc(i)) io.desc = *d;
-      impl->outputs.push_back(io);
-    }
-  }
+  impl->outputs = graph_outputs(*root);
   impl->root = impl->add_point(std::move(root), -1);
   out->reset(new JitSession(std::move(impl)));
   return Status::ok();

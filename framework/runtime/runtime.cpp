@@ -56,6 +56,18 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
       io.desc.shape = sdk::Shape(*origin->as_ints());
     impl->inputs.push_back(io);
   }
+  impl->outputs = graph_outputs(g);
+  try {
+    GS_RETURN_IF_ERROR(impl->plan_graph(g, engines));
+  } catch (const std::exception& e) {
+    return Status::internal(source + ": loading failed: " + e.what());
+  }
+  out->reset(new Runtime(std::move(impl)));
+  return Status::ok();
+}
+
+std::vector<RuntimeIo> graph_outputs(const sdk::Graph& g) {
+  std::vector<RuntimeIo> out;
   for (const Node* n : g.nodes()) {
     if (n->type() != sdk::op::kNetOutput) continue;
     const sdk::AttrValue* names = n->attrs().get(sdk::attr::kOutputNames);
@@ -65,16 +77,10 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
                     ? (*names->as_strings())[i]
                     : "output_" + std::to_string(i);
       if (const sdk::TensorDesc* d = n->input_desc(i)) io.desc = *d;
-      impl->outputs.push_back(io);
+      out.push_back(io);
     }
   }
-  try {
-    GS_RETURN_IF_ERROR(impl->plan_graph(g, engines));
-  } catch (const std::exception& e) {
-    return Status::internal(source + ": loading failed: " + e.what());
-  }
-  out->reset(new Runtime(std::move(impl)));
-  return Status::ok();
+  return out;
 }
 
 const std::vector<RuntimeIo>& Runtime::inputs() const {

@@ -77,6 +77,9 @@ class Runtime {
   std::unique_ptr<Impl> impl_;
 };
 
+// The outputs of a root graph: its NetOutput's inputs, named by the NetOutput's output_names.
+std::vector<RuntimeIo> graph_outputs(const sdk::Graph& g);
+
 // Flattens every PartitionedCall of the model into its parent graph
 // (RuntimeOptions::expand_partitioned_calls).
 sdk::Status expand_partitioned_calls(sdk::Graph& root, size_t* expanded);
