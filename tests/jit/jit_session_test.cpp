@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <future>
 #include <thread>
 
 #include "driver/compile.h"
@@ -353,6 +355,50 @@ TEST(JitSessionTest, ThreadsOnOneNewKeyCompileItOnce) {
   for (const auto& g : got) expect_identical(g, want);
   EXPECT_EQ(s->stats().compiles, 1u);
   EXPECT_EQ(s->stats().cache_misses, 1u);
+}
+
+// A compile is held inside its pipeline (the after-entry hook waits) while another thread runs hits on a key
+// already compiled: the hits complete while the compile is still in progress.
+TEST(JitSessionTest, HitsRunWhileAnotherKeyIsCompiling) {
+  JitOptions o = options(jm::plain());
+  std::mutex m;
+  std::condition_variable cv;
+  bool hold = false, held = false, release = false;
+  o.compile.after_entry = [&](const EntryReport&, size_t, size_t) {
+    std::unique_lock<std::mutex> lock(m);
+    if (hold && !held) {
+      held = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+    }
+    return sdk::Status::ok();
+  };
+  auto s = open(o);
+  const std::vector<Tensor> known = {floats({2, 4}, ramp(8))};
+  run(*s, known);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    hold = true;
+  }
+  std::thread compiling([&] { run(*s, {floats({9, 4}, ramp(36))}); });
+  {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [&] { return held; });
+  }
+  auto hits = std::async(std::launch::async, [&] {
+    for (int i = 0; i < 20; ++i) run(*s, known);
+  });
+  const bool done = hits.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  EXPECT_TRUE(done) << "hits waited for another key's compile";
+  {
+    std::lock_guard<std::mutex> lock(m);
+    release = true;
+  }
+  cv.notify_all();
+  compiling.join();
+  hits.wait();
+  EXPECT_EQ(s->stats().cache_hits, 20u);
+  EXPECT_EQ(s->stats().compiles, 2u);
 }
 
 TEST(JitSessionTest, EvictionDuringRunsInFlightKeepsTheirVariantsAlive) {
