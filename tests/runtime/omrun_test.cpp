@@ -422,6 +422,12 @@ TEST_F(OmrunBadInput, JitOptions) {
                "--jit_dynamic_after must not be negative");
   expect_error("--jit --model=" + path("add.om") + " --input_shape=x:3,4,5 --input=" + a_ + "," + b_,
                "--input_shape applies to an .onnx model");
+  ASSERT_EQ(atc("--model=" + real_model("ch_ppocr_mobile_v2.0_cls_infer.onnx") +
+                " --input_shape=x:-1,3,48,192 --dynamic_batch_size=1,4 --output=" + path("gear"))
+                .code,
+            0);
+  expect_error("--jit --model=" + path("gear.om") + " --random_input",
+               "gear.om: a model compiled with gears cannot run online; use its .onnx instead");
   Result r = omrun("--jit --model=" + node + " --input=" + a_ + "," + a_ + "," + b_ +
                    " --jit_report=" + path("r.json"));
   EXPECT_EQ(r.code, 1);
