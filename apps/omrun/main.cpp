@@ -118,14 +118,10 @@ Status check_options(const Options& o) {
   if (o.max_tensor_bytes < 0 || o.max_loop_iterations < 1)
     return Status::invalid_argument(
         "--max_tensor_bytes must not be negative and --max_loop_iterations must be at least 1");
-  if (!o.jit) {
-    for (const char* opt : {"--input_list", "--jit_report", "--input_shape"}) {
-      const bool given = (std::string(opt) == "--input_list" && !o.input_list.empty()) ||
-                         (std::string(opt) == "--jit_report" && !o.jit_report.empty()) ||
-                         (std::string(opt) == "--input_shape" && !o.input_shape.empty());
-      if (given) return Status::invalid_argument(std::string(opt) + " needs --jit");
-    }
-  }
+  const std::pair<const char*, const std::string*> jit_only[] = {
+      {"--input_list", &o.input_list}, {"--jit_report", &o.jit_report}, {"--input_shape", &o.input_shape}};
+  for (const auto& [name, value] : jit_only)
+    if (!o.jit && !value->empty()) return Status::invalid_argument(std::string(name) + " needs --jit");
   if (!o.input_list.empty() && (!o.inputs.empty() || o.random_input))
     return Status::invalid_argument("pass one of --input, --random_input and --input_list");
   return Status::ok();
@@ -172,7 +168,7 @@ int compare_outputs(const Options& o, const std::vector<RuntimeIo>& names,
   return 0;
 }
 
-void print_run_summary(const Options& o, std::vector<double> times, const std::vector<RuntimeIo>& names,
+void print_run_summary(std::vector<double> times, const std::vector<RuntimeIo>& names,
                        const std::vector<sdk::Tensor>& outputs) {
   std::sort(times.begin(), times.end());
   double total = 0;
@@ -182,7 +178,6 @@ void print_run_summary(const Options& o, std::vector<double> times, const std::v
   std::printf("run:     %zu iteration%s, mean %.3f ms, min %.3f ms, median %.3f ms\n", times.size(),
               times.size() == 1 ? "" : "s", total / static_cast<double>(times.size()), times.front(),
               times[times.size() / 2]);
-  (void)o;
 }
 
 int run(const Options& o) {
@@ -211,7 +206,7 @@ int run(const Options& o) {
   if (Status w = write_outputs(o, rt.outputs(), outputs); !w) return fail(w.message());
   std::printf("model:   %s (loaded and compiled in %.1f ms, %zu engine segments)\n", o.model.c_str(), load_ms,
               rt.segment_stats().size());
-  print_run_summary(o, times, rt.outputs(), outputs);
+  print_run_summary(times, rt.outputs(), outputs);
   if (o.timing) std::fputs(rt.timing_summary().c_str(), stdout);
   return o.compare.empty() ? 0 : compare_outputs(o, rt.outputs(), outputs, expected);
 }
@@ -310,7 +305,7 @@ int run_jit(const Options& o) {
       "model:   %s (online, opened in %.1f ms: %zu execution points, %llu compiles, %llu cache hits)\n",
       o.model.c_str(), load_ms, st.slices.size(), static_cast<unsigned long long>(st.compiles),
       static_cast<unsigned long long>(st.cache_hits));
-  print_run_summary(o, times, session->outputs(), outputs);
+  print_run_summary(times, session->outputs(), outputs);
   if (o.timing) {
     std::printf("%-6s %-7s %8s %9s %6s %6s %12s %10s\n", "slice", "parent", "nodes", "compiles", "hits",
                 "runs", "compile ms", "run ms");

@@ -4,7 +4,6 @@
 #include <map>
 
 #include "graphsplit/sdk/ir/names.h"
-#include "model/om_io.h"
 
 namespace graphsplit::jit {
 namespace {

@@ -271,7 +271,8 @@ Status compute_inferred_set(const Graph& g, const std::vector<InputBinding>& inp
     bool feeds_waiting = false;
     for (size_t o = 0; o < n->num_outputs(); ++o)
       for (const sdk::InPort& p : n->consumers(o)) feeds_waiting |= c.waiting.count(p.node) != 0;
-    if (feeds_waiting && c.states[n] != std::vector<State>(n->num_outputs(), State::kKnown))
+    const std::vector<State>& st = c.states[n];
+    if (feeds_waiting && std::find(st.begin(), st.end(), State::kCut) != st.end())
       out->cuts.push_back(n->name());
   }
   for (const Node* n : g.nodes()) {

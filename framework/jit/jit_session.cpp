@@ -13,7 +13,6 @@
 #include <span>
 #include <unordered_map>
 
-#include "common/install_paths.h"
 #include "graphsplit/sdk/ir/names.h"
 #include "jit/binary_partition.h"
 #include "model/om_io.h"
@@ -108,8 +107,11 @@ struct Plan {
   std::shared_ptr<ExecutionPoint> next;
   std::vector<std::pair<int32_t, int32_t>> io;
   std::vector<std::pair<std::string, std::vector<int>>> cuts;  // cut node -> the slice outputs it makes
-  std::vector<std::string> cut_names;
   size_t slice_nodes = 0;
+
+  bool cuts_at(const std::string& node) const {
+    return std::any_of(cuts.begin(), cuts.end(), [&](const auto& c) { return c.first == node; });
+  }
 };
 
 struct Variant {
@@ -150,6 +152,8 @@ struct ExecutionPoint {
   std::unordered_map<Key, std::shared_ptr<Entry>, KeyHash, KeyEq> cache;
   std::list<Key> lru;  // most recent first
   std::map<std::string, std::shared_ptr<const Plan>> plans;
+  // Held while a plan is made (not by hits): two compiles that slice alike make one plan and one next point.
+  std::mutex plan_mu;
   Key last_key;
   bool has_last = false;
   JitSliceStats stats;
@@ -321,7 +325,7 @@ struct JitSession::Impl {
   void trim(ExecutionPoint& ep, const Entry* keep);
   void enforce_byte_cap(const Entry* keep);
   void note_cuts(const Plan& plan, const std::vector<Tensor>& outs);
-  bool note_dims(ExecutionPoint& ep, const std::vector<Tensor>& in);
+  bool note_key(ExecutionPoint& ep, const std::vector<Tensor>& in);
   void collapse_cut(const std::string& node);
   std::string where(const ExecutionPoint& ep) const { return model + ": slice " + std::to_string(ep.id); }
 };
@@ -390,18 +394,7 @@ std::vector<InputBinding> JitSession::Impl::bindings(ExecutionPoint& ep, const s
       if (a < declared.dim_names().size()) b[i].desc.shape.set_dim_name(a, declared.dim_names()[a]);
     }
     std::vector<int64_t> values;
-    if (!ep.value_keyed[i] || !small_values(in[i], &values)) continue;
-    std::set<Key>& seen = ep.values_seen[i];
-    seen.insert(values);
-    if (options.cut == CutPolicy::kAuto && seen.size() > static_cast<size_t>(options.dynamic_after)) {
-      // This input's value keeps changing: specialising on it would compile on every run.
-      ep.value_keyed[i] = false;
-      std::lock_guard<std::mutex> g(mu);
-      collapse_log.push_back("slice " + std::to_string(ep.id) + " input '" + ep.inputs[i].name +
-                             "': value no longer keyed");
-      continue;
-    }
-    b[i].value = in[i];
+    if (ep.value_keyed[i] && small_values(in[i], &values)) b[i].value = in[i];
   }
   return b;
 }
@@ -411,6 +404,7 @@ Status JitSession::Impl::plan_for(ExecutionPoint& ep, const InferredSet& set,
   std::string signature;
   for (const Node* n : ep.graph->nodes())
     if (set.nodes.count(n)) signature += std::to_string(n->id()) + ",";
+  std::lock_guard<std::mutex> making(ep.plan_mu);
   {
     std::lock_guard<std::mutex> lock(ep.mu);
     if (auto it = ep.plans.find(signature); it != ep.plans.end()) {
@@ -428,7 +422,6 @@ Status JitSession::Impl::plan_for(ExecutionPoint& ep, const InferredSet& set,
   BinaryPartition bp;
   GS_RETURN_IF_ERROR(binary_partition(*ep.graph, set.nodes, &bp));
   plan->io = bp.io;
-  plan->cut_names = set.cuts;
   plan->slice_nodes = count_operators(*bp.sliced);
   for (const Node* n : bp.sliced->nodes()) {
     if (n->type() != sdk::op::kNetOutput) continue;
@@ -444,8 +437,7 @@ Status JitSession::Impl::plan_for(ExecutionPoint& ep, const InferredSet& set,
   plan->slice = std::move(bp.sliced);
   if (bp.remaining) plan->next = add_point(std::move(bp.remaining), ep.id);
   std::lock_guard<std::mutex> lock(ep.mu);
-  auto [it, fresh] = ep.plans.emplace(signature, plan);
-  *out = it->second;
+  *out = ep.plans.emplace(signature, plan).first->second;
   return Status::ok();
 }
 
@@ -513,9 +505,10 @@ Status JitSession::Impl::compile(ExecutionPoint& ep, const std::vector<Tensor>& 
   return Status::ok();
 }
 
-// Under ep.mu, on a miss: counts the values of each open dimension; one that has taken more than
-// dynamic_after values is left dynamic from now on (auto policy). True if that happened.
-bool JitSession::Impl::note_dims(ExecutionPoint& ep, const std::vector<Tensor>& in) {
+// Under ep.mu, on a miss: counts the values of each open dimension and of each value-keyed input; one that
+// has taken more than dynamic_after values is left dynamic, or no longer keyed, from now on (auto policy).
+// True if that happened (the key changes form).
+bool JitSession::Impl::note_key(ExecutionPoint& ep, const std::vector<Tensor>& in) {
   if (options.cut != CutPolicy::kAuto) return false;
   bool changed = false;
   for (size_t i = 0; i < ep.inputs.size(); ++i) {
@@ -533,6 +526,17 @@ bool JitSession::Impl::note_dims(ExecutionPoint& ep, const std::vector<Tensor>& 
                              std::to_string(a) + ": took " + std::to_string(seen.size()) +
                              " values; compiled with it dynamic from now on");
     }
+    std::vector<int64_t> values;
+    if (!ep.value_keyed[i] || !small_values(in[i], &values)) continue;
+    std::set<Key>& seen = ep.values_seen[i];
+    seen.insert(values);
+    if (seen.size() <= static_cast<size_t>(options.dynamic_after)) continue;
+    // This input's value keeps changing: specialising on it would compile on every run.
+    ep.value_keyed[i] = false;
+    changed = true;
+    std::lock_guard<std::mutex> g(mu);
+    collapse_log.push_back("slice " + std::to_string(ep.id) + " input '" + ep.inputs[i].name + "': took " +
+                           std::to_string(seen.size()) + " values; its value is no longer keyed");
   }
   return changed;
 }
@@ -594,8 +598,8 @@ Status JitSession::Impl::variant_for(ExecutionPoint& ep, const std::vector<Tenso
     build_key(ep, in, &key);
     if (auto it = ep.cache.find(std::span<const int64_t>(key)); it != ep.cache.end()) {
       entry = it->second;
-    } else if (note_dims(ep, in)) {
-      // A dimension has just been left dynamic: a variant for its new key may exist already.
+    } else if (note_key(ep, in)) {
+      // A dimension or value has just left the key: a variant for the new key may exist already.
       build_key(ep, in, &key);
       if (auto again = ep.cache.find(std::span<const int64_t>(key)); again != ep.cache.end())
         entry = again->second;
@@ -701,16 +705,10 @@ void JitSession::Impl::collapse_cut(const std::string& node) {
   }
   for (const auto& p : all) {
     std::lock_guard<std::mutex> lock(p->mu);
-    for (auto it = p->plans.begin(); it != p->plans.end();) {
-      const auto& names = it->second->cut_names;
-      it = std::find(names.begin(), names.end(), node) != names.end() ? p->plans.erase(it) : std::next(it);
-    }
+    std::erase_if(p->plans, [&](const auto& kv) { return kv.second->cuts_at(node); });
     for (auto it = p->cache.begin(); it != p->cache.end();) {
       const Entry& e = *it->second;
-      const bool stale =
-          e.done && std::find(e.variant->plan->cut_names.begin(), e.variant->plan->cut_names.end(), node) !=
-                        e.variant->plan->cut_names.end();
-      if (!stale) {
+      if (!e.done || !e.variant->plan->cuts_at(node)) {
         ++it;
         continue;
       }

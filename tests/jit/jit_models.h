@@ -140,16 +140,24 @@ inline onnx::ModelProto nonzero_chain(int k) {
   return m;
 }
 
-// If on a data condition; `agree`: both branches give [N,4]; else the else-branch flattens to [N*4].
-inline onnx::ModelProto data_if(bool agree) {
-  auto m = model();
-  auto* g = m.mutable_graph();
-  typed(g->add_input(), "x", kFloat, {"N", 4});
+// The If both If models share: cond = sum(x) > 0 (a data condition), the branches given, output "chosen".
+inline void data_if_node(onnx::GraphProto* g, const onnx::GraphProto& then_b,
+                         const onnx::GraphProto& else_b) {
   op(g, "ReduceSum", {"x"}, {"sum"});
   float_init(g, "zero", {}, {0.0f});
   op(g, "Greater", {"sum", "zero"}, {"cond_raw"});
   int64_init(g, "scalar", {0}, {});
   op(g, "Reshape", {"cond_raw", "scalar"}, {"cond"});
+  auto* n = op(g, "If", {"cond"}, {"chosen"});
+  graph_attr(n, "then_branch", then_b);
+  graph_attr(n, "else_branch", else_b);
+}
+
+// If on a data condition; `agree`: both branches give [N,4]; else the else-branch flattens to [N*4].
+inline onnx::ModelProto data_if(bool agree) {
+  auto m = model();
+  auto* g = m.mutable_graph();
+  typed(g->add_input(), "x", kFloat, {"N", 4});
   onnx::GraphProto then_b, else_b;
   then_b.set_name("then");
   op(&then_b, "Relu", {"x"}, {"t_out"});
@@ -164,9 +172,7 @@ inline onnx::ModelProto data_if(bool agree) {
     op(&else_b, "Squeeze", {"e_flat", "e_axes"}, {"e_out"});
   }
   untyped_output(&else_b, "e_out");
-  auto* n = op(g, "If", {"cond"}, {"chosen"});
-  graph_attr(n, "then_branch", then_b);
-  graph_attr(n, "else_branch", else_b);
+  data_if_node(g, then_b, else_b);
   op(g, "Sigmoid", {"chosen"}, {"y"});
   untyped_output(g, "y");
   return m;
@@ -280,7 +286,7 @@ inline onnx::ModelProto compress_unique_topk() {
   int_attr(op(g, "Cast", {"mask"}, {"mask_i"}), "to", kInt64);
   op(g, "ReduceSum", {"mask_i"}, {"count"});  // [1]: P
   int64_init(g, "one", {1}, {1});
-  op(g, "Min", {"count", "one"}, {"k"});  // k = min(P, 1)... at most the size of uniq
+  op(g, "Min", {"count", "one"}, {"k"});  // k = min(P, 1): 0 when nothing is kept, never more than uniq holds
   op(g, "TopK", {"uniq", "k"}, {"top", "top_i"});
   op(g, "Relu", {"top"}, {"y"});
   untyped_output(g, "y");
@@ -294,11 +300,6 @@ inline onnx::ModelProto nonzero_in_a_branch() {
   auto m = model();
   auto* g = m.mutable_graph();
   typed(g->add_input(), "x", kFloat, {"N"});
-  op(g, "ReduceSum", {"x"}, {"sum"});
-  float_init(g, "zero", {}, {0.0f});
-  op(g, "Greater", {"sum", "zero"}, {"cond_raw"});
-  int64_init(g, "scalar", {0}, {});
-  op(g, "Reshape", {"cond_raw", "scalar"}, {"cond"});
   onnx::GraphProto then_b, else_b;
   then_b.set_name("then");
   op(&then_b, "NonZero", {"x"}, {"t_nz"});
@@ -310,9 +311,7 @@ inline onnx::ModelProto nonzero_in_a_branch() {
   else_b.set_name("else");
   op(&else_b, "Neg", {"x"}, {"e_out"});
   untyped_output(&else_b, "e_out");
-  auto* n = op(g, "If", {"cond"}, {"chosen"});
-  graph_attr(n, "then_branch", then_b);
-  graph_attr(n, "else_branch", else_b);
+  data_if_node(g, then_b, else_b);
   op(g, "Sigmoid", {"chosen"}, {"y"});
   untyped_output(g, "y");
   return m;

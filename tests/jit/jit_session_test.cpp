@@ -328,6 +328,29 @@ TEST(JitSessionTest, ACutWhoseSizeKeepsChangingIsCompiledDynamicallyFromThen) {
   EXPECT_EQ(st.slices[0].cuts, std::vector<std::string>{});
 }
 
+TEST(JitSessionTest, AShapeValueThatKeepsChangingIsNoLongerKeyed) {
+  const auto m = jm::reshape_by_input();
+  auto s = open(options(m));  // auto policy, dynamic_after 2
+  Reference ref(m);
+  const std::vector<std::vector<int64_t>> targets = {{2, 6}, {6, 2}, {4, 3}, {12, 1}, {1, 12}, {3, 4}};
+  for (const auto& t : targets)
+    check_against_reference(*s, ref, {floats({3, 4}, ramp(12, -5.0f)), int64s({2}, t)});
+  const JitStats st = s->stats();
+  // Two keyed values; then one variant for every value, cutting after the Reshape (its size is data now);
+  // then, that cut's sizes having taken three values, one variant with the cut merged away.
+  EXPECT_EQ(st.slices[0].compiles, 4u);
+  EXPECT_TRUE(st.slices[0].cuts.empty());
+  bool unkeyed = false;
+  for (const std::string& c : st.collapsed)
+    unkeyed |=
+        c.find("slice 0 input 'shape': took 3 values; its value is no longer keyed") != std::string::npos;
+  EXPECT_TRUE(unkeyed);
+  // Without the value the Reshape's output size is data: it cuts, and the next point leaves its dims open
+  // too.
+  ASSERT_EQ(st.slices.size(), 2u);
+  EXPECT_LE(st.slices[1].compiles, 3u);
+}
+
 TEST(JitSessionTest, AFailedCompileIsReportedAndTriedAgain) {
   const auto m = jm::reshape_by_input();
   auto s = open(options(m));
@@ -492,6 +515,16 @@ TEST(JitSessionTest, BadSettingsAreOneLineErrors) {
   ASSERT_FALSE(st.is_ok());
   EXPECT_NE(st.message().find("jit.onnx"), std::string::npos) << st.message();
   EXPECT_EQ(s, nullptr);
+  for (const auto& [cache, bytes, text] :
+       {std::tuple<size_t, int64_t, const char*>{0, 1, "--jit_cache must be at least 1"},
+        std::tuple<size_t, int64_t, const char*>{1, -1, "--jit_cache_bytes must not be negative"}}) {
+    o = options(jm::plain());
+    o.cache_per_slice = cache;
+    o.cache_bytes = bytes;
+    st = JitSession::open(o, &s);
+    ASSERT_FALSE(st.is_ok());
+    EXPECT_EQ(st.message(), text);
+  }
   o = options(jm::plain());
   auto ok = open(o);
   std::vector<Tensor> out;

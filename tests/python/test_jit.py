@@ -94,6 +94,10 @@ def test_errors(gs):
         jit.run({"x": np.ones((1, 4), np.float32), "y": np.ones(1)})
     with pytest.raises(ValueError, match="never casts"):
         jit.run({"x": np.ones((1, 4), np.float64)})
+    with pytest.raises(gs.InvalidArgumentError, match="feeds must be a dict"):
+        jit.run([np.ones((1, 4), np.float32)])  # type: ignore[arg-type]
+    with pytest.raises(gs.InvalidArgumentError, match="feeds must be a dict"):
+        jit.plan([np.ones((1, 4), np.float32)])  # type: ignore[arg-type]
 
 
 def test_errors_are_omruns_lines(gs, tmp_path):

@@ -414,6 +414,12 @@ TEST_F(OmrunBadInput, JitOptions) {
   expect_error("--jit --jit_cut=sometimes --model=" + node + " --input=" + a_ + "," + b_,
                "--jit_cut must be auto, data or never, got 'sometimes'");
   expect_error("--model=" + path("add.om") + " --input_list=x.txt", "--input_list needs --jit");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --jit_report=r.json",
+               "--jit_report needs --jit");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --input_shape=x:3,4,5",
+               "--input_shape needs --jit");
+  expect_error("--jit --model=" + node + " --input=" + a_ + "," + b_ + " --input_list=x.txt",
+               "pass one of --input, --random_input and --input_list");
   expect_error("--jit --model=" + node + " --input_list=" + path("none.txt"), "none.txt");
   std::ofstream(path("bad.txt")) << a_ << "," << b_ << "\n" << a_ << "\n";
   expect_error("--jit --model=" + node + " --input_list=" + path("bad.txt"),

@@ -189,7 +189,37 @@ def _option_text(value: Any) -> str:
     return text
 
 
-class Session:
+def _feeds(feeds: Mapping[str, Any]) -> Dict[str, Any]:
+    if not isinstance(feeds, Mapping):
+        raise InvalidArgumentError("feeds must be a dict {input name: numpy.ndarray}")
+    return dict(feeds)
+
+
+class _Runner:
+    """What Session and JitSession share: the model's inputs and outputs, run, and the copy counter."""
+
+    _session: Any
+
+    @property
+    def inputs(self) -> List[ValueInfo]:
+        return list(self._session.inputs)
+
+    @property
+    def outputs(self) -> List[ValueInfo]:
+        return list(self._session.outputs)
+
+    def run(self, feeds: Mapping[str, Any]) -> List[Any]:
+        """Runs once (the online mode compiles what these shapes need first); the outputs in model order, as
+        read-only numpy arrays."""
+        return list(self._session.run(_feeds(feeds)))
+
+    @property
+    def input_copies(self) -> int:
+        """How many inputs were copied so far (non-contiguous, misaligned, byte-swapped or string arrays)."""
+        return int(self._session.input_copies)
+
+
+class Session(_Runner):
     """A compiled model ready to run (omrun's runtime). ``model``: a CompiledModel, a Graph from load_om, or
     the path or bytes of a .om file. Safe to share between threads (runs are serialised)."""
 
@@ -217,27 +247,8 @@ class Session:
         self._session = _graphsplit._Session(graph._model(), opts)
 
     @property
-    def inputs(self) -> List[ValueInfo]:
-        return list(self._session.inputs)
-
-    @property
-    def outputs(self) -> List[ValueInfo]:
-        return list(self._session.outputs)
-
-    def run(self, feeds: Mapping[str, Any]) -> List[Any]:
-        """Runs once; returns the outputs in model order as read-only numpy arrays."""
-        if not isinstance(feeds, Mapping):
-            raise InvalidArgumentError("feeds must be a dict {input name: numpy.ndarray}")
-        return list(self._session.run(dict(feeds)))
-
-    @property
     def segment_stats(self) -> List[Dict[str, Any]]:
         return list(self._session.segment_stats)
-
-    @property
-    def input_copies(self) -> int:
-        """How many inputs were copied so far (non-contiguous, misaligned, byte-swapped or string arrays)."""
-        return int(self._session.input_copies)
 
     @property
     def runs(self) -> int:
@@ -247,7 +258,7 @@ class Session:
         return str(self._session.timing_summary)
 
 
-class JitSession:
+class JitSession(_Runner):
     """The online mode (omrun --jit): the model is compiled slice by slice as the shapes of its values become
     known, with a cache of compiled slices keyed by the dimensions (and small shape values) each depends on.
     ``model``: an .onnx path, ONNX bytes or an onnx.ModelProto. Safe to share between threads."""
@@ -270,35 +281,15 @@ class JitSession:
                         "max_loop_iterations": int(max_loop_iterations)})
         self._session = _graphsplit._JitSession(request)
 
-    @property
-    def inputs(self) -> List[ValueInfo]:
-        return list(self._session.inputs)
-
-    @property
-    def outputs(self) -> List[ValueInfo]:
-        return list(self._session.outputs)
-
-    def run(self, feeds: Mapping[str, Any]) -> List[Any]:
-        """Runs once (compiling what these shapes need first); the outputs in model order, read-only."""
-        if not isinstance(feeds, Mapping):
-            raise InvalidArgumentError("feeds must be a dict {input name: numpy.ndarray}")
-        return list(self._session.run(dict(feeds)))
-
     def plan(self, feeds: Mapping[str, Any]) -> Dict[str, Any]:
         """What the first slice would hold for these inputs, without compiling: node counts, cuts, reasons."""
-        if not isinstance(feeds, Mapping):
-            raise InvalidArgumentError("feeds must be a dict {input name: numpy.ndarray}")
-        return dict(self._session.plan(dict(feeds)))
+        return dict(self._session.plan(_feeds(feeds)))
 
     @property
     def report(self) -> Dict[str, Any]:
         """omrun --jit_report's content: slices, compiles, cache hits and misses (with what differed), time."""
         import json
         return dict(json.loads(self._session.report_json(True)))
-
-    @property
-    def input_copies(self) -> int:
-        return int(self._session.input_copies)
 
 
 _SVG_NODE_LIMIT = 500
