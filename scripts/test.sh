@@ -3,4 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
+scripts/fetch_ort.sh  # ONNX Runtime, the tests' independent oracle (tests/visualisation)
 ctest --test-dir build --output-on-failure -j"$(nproc)"

@@ -16,6 +16,7 @@
 #include "model/om_io.h"
 #include "options.h"
 #include "pipeline/pipeline.h"
+#include "report/onnx_export.h"
 #include "report/partition_report.h"
 #include "report/placement_report.h"
 
@@ -173,6 +174,22 @@ int fail_and_remove(const std::string& output, const std::string& message) {
   return fail(message);
 }
 
+void remove_quietly(const std::string& file) {
+  std::error_code ec;
+  fs::remove(file, ec);
+}
+
+// All or nothing: a file that cannot be written removes the ones written before it.
+Status write_side_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (Status s = write_file_atomically(files[i].first, files[i].second); !s) {
+      for (size_t j = 0; j <= i; ++j) remove_quietly(files[j].first);
+      return s;
+    }
+  }
+  return Status::ok();
+}
+
 int convert(const AtcOptions& o) {
   if (o.model.empty()) return fail("--model is required with --mode=0 (e.g. --model=net.onnx --output=net)");
   if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
@@ -186,11 +203,20 @@ int convert(const AtcOptions& o) {
   if (!o.explain.empty()) {
     if (Status s = c.explain(o.explain, &explanation); !s) return fail_and_remove(path, s.message());
   }
+  // Every side file is made before any is written, so a failure leaves none of them behind.
+  std::vector<std::pair<std::string, std::string>> side_files;
   if (!o.partition_report.empty()) {
-    std::string json;
-    if (Status s = c.partition_report(&json); !s) return fail_and_remove(path, s.message());
-    if (Status s = write_file_atomically(o.partition_report, json); !s)
+    std::string text;
+    const bool html = ends_with(o.partition_report, ".html") || ends_with(o.partition_report, ".htm");
+    if (Status s = html ? c.partition_report_html(&text) : c.partition_report(&text); !s)
       return fail_and_remove(path, s.message());
+    side_files.emplace_back(o.partition_report, std::move(text));
+  }
+  if (!o.export_onnx.empty()) {
+    std::string bytes;
+    if (Status s = export_onnx(*c.root, c.pipeline->decisions(), &bytes); !s)
+      return fail_and_remove(path, s.message());
+    side_files.emplace_back(o.export_onnx, std::move(bytes));
   }
   if (!o.dump_placement.empty()) {
     std::string json;
@@ -200,14 +226,40 @@ int convert(const AtcOptions& o) {
   }
   std::string bytes;
   if (Status s = c.om_bytes(&bytes); !s) return fail_and_remove(path, s.message());
-  if (Status s = write_file_atomically(path, bytes); !s) return fail_and_remove(path, s.message());
+  if (Status s = write_side_files(side_files); !s) return fail_and_remove(path, s.message());
+  if (Status s = write_file_atomically(path, bytes); !s) {
+    for (const auto& [file, text] : side_files) remove_quietly(file);
+    return fail_and_remove(path, s.message());
+  }
   print_summary(o, *c.root, path, bytes.size());
+  for (const auto& [file, text] : side_files)
+    std::printf("wrote:     %s (%zu bytes)\n", file.c_str(), text.size());
   if (!explanation.empty()) std::fputs(explanation.c_str(), stdout);
   return 0;
 }
 
+// atc --mode=1 --om=X.om --onnx=FILE: the partitioned model of an existing .om as ONNX.
+int om_to_onnx(const AtcOptions& o) {
+  std::unique_ptr<sdk::Graph> root;
+  std::string bytes;
+  if (Status s = read_om_file(o.om, &root); !s) return fail_and_remove(o.onnx, s.message());
+  if (Status s = export_onnx(*root, {}, &bytes); !s)
+    return fail_and_remove(o.onnx, o.om + ": " + s.message());
+  if (Status s = write_file_atomically(o.onnx, bytes); !s) return fail_and_remove(o.onnx, s.message());
+  std::printf("wrote:     %s (%zu bytes)\n", o.onnx.c_str(), bytes.size());
+  return 0;
+}
+
 int to_json(const AtcOptions& o) {
-  if (o.om.empty()) return fail("--om is required with --mode=1 (the model to convert to JSON)");
+  if (o.om.empty()) return fail("--om is required with --mode=1 (the model to convert to JSON or ONNX)");
+  if (!o.onnx.empty()) {
+    if (!o.json.empty()) return fail("--json and --onnx cannot be given together with --mode=1");
+    if (ends_with(o.om, ".onnx") || o.framework)
+      return fail(
+          "--onnx with --mode=1 reads a compiled .om (--om=X.om); compile an ONNX model with "
+          "--export_onnx instead");
+    return om_to_onnx(o);
+  }
   if (o.json.empty()) return fail("--json is required with --mode=1 (the JSON file to write)");
   std::string json;
   if (ends_with(o.om, ".onnx") || o.framework) {

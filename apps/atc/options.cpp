@@ -17,6 +17,10 @@ void register_core_options(CLI::App& app, AtcOptions& o) {
       ->capture_default_str();
   app.add_option("--om", o.om, "With --mode=1: the .om (or .onnx) file to convert to JSON");
   app.add_option("--json", o.json, "With --mode=1: the JSON file to write");
+  app.add_option(
+      "--onnx", o.onnx,
+      "With --mode=1: write the .om's partitioned model as ONNX (functions per PartitionedCall and "
+      "engine segment)");
   app.add_flag("--version", o.version, "Print the version and exit");
 }
 
@@ -43,7 +47,11 @@ void register_pipeline_options(CLI::App& app, AtcOptions& o) {
   app.add_option("--explain", o.explain, "Print why the named node went where it did");
   app.add_option("--partition_report", o.partition_report,
                  "Write JSON: every graph (kind, static/dynamic, engine, stage, size), boundary edges and "
-                 "partition decisions");
+                 "partition decisions; a name ending in .html writes a self-contained HTML page instead");
+  app.add_option(
+      "--export_onnx", o.export_onnx,
+      "Also write the partitioned model as ONNX: each PartitionedCall and engine segment a function "
+      "of domain graphsplit, the decisions in its metadata (opens in Netron, runs in ONNX Runtime)");
   app.add_option("--entry_timeout", o.entry_timeout,
                  "Seconds a pipeline entry may run; past it atc stops with an error naming the entry and its "
                  "plugin (0 = no limit)")

@@ -42,6 +42,8 @@ struct AtcOptions {
   std::string dump_placement;
   std::string explain;
   std::string partition_report;
+  std::string export_onnx;  // the partitioned model as ONNX (mode 0)
+  std::string onnx;         // with --mode=1: the .om as ONNX
 
   // Dynamic gears (GE's multi-batch).
   std::string dynamic_batch_size;

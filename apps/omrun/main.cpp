@@ -50,6 +50,7 @@ struct Options {
   std::string jit_report;
   std::string input_list;
   std::string input_shape;
+  std::string profile;  // Chrome trace-event JSON of the runs
 };
 
 int fail(const std::string& message) {
@@ -122,6 +123,14 @@ Status check_options(const Options& o) {
       {"--input_list", &o.input_list}, {"--jit_report", &o.jit_report}, {"--input_shape", &o.input_shape}};
   for (const auto& [name, value] : jit_only)
     if (!o.jit && !value->empty()) return Status::invalid_argument(std::string(name) + " needs --jit");
+  if (!o.profile.empty() && o.jit)
+    return Status::invalid_argument("--profile traces the offline runtime; it cannot be used with --jit");
+  if (!o.profile.empty()) {
+    const std::filesystem::path dir = std::filesystem::path(o.profile).parent_path();
+    if (!dir.empty() && !std::filesystem::is_directory(dir))
+      return Status::invalid_argument("--profile=" + o.profile + ": folder " + dir.string() +
+                                      " does not exist");
+  }
   if (!o.input_list.empty() && (!o.inputs.empty() || o.random_input))
     return Status::invalid_argument("pass one of --input, --random_input and --input_list");
   return Status::ok();
@@ -180,6 +189,40 @@ void print_run_summary(std::vector<double> times, const std::vector<RuntimeIo>& 
               times[times.size() / 2]);
 }
 
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Chrome's trace-event format (Perfetto, chrome://tracing): complete events ("ph":"X") in microseconds.
+std::string trace_json(const Options& o, const TraceSink& sink) {
+  std::string j = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"model\":" + json_string(o.model) +
+                  ",\"producer\":\"graphsplit omrun\"},\n\"traceEvents\":[\n"
+                  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":" +
+                  json_string("omrun " + o.model) + "}}";
+  char num[96];
+  for (const TraceEvent& e : sink.events) {
+    std::snprintf(num, sizeof num, "\"ts\":%.3f,\"dur\":%.3f", e.start_us, e.duration_us);
+    j += ",\n{\"name\":" + json_string(e.name) + ",\"cat\":" + json_string(e.category) +
+         ",\"ph\":\"X\",\"pid\":1,\"tid\":1," + num + ",\"args\":{\"depth\":" + std::to_string(e.depth);
+    for (const auto& [k, v] : e.args) j += "," + json_string(k) + ":" + json_string(v);
+    j += "}}";
+  }
+  return j + "\n]}\n";
+}
+
 int run(const Options& o) {
   kernels::set_blas_threads(o.threads);
   ModelSession session;
@@ -197,13 +240,31 @@ int run(const Options& o) {
     if (Status e = expected_outputs(o.compare, rt.outputs().size(), &expected); !e) return fail(e.message());
   }
   std::vector<double> times;
+  TraceSink trace;
+  if (!o.profile.empty()) rt.set_trace(&trace);
   for (int i = 0; i < o.loop; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     Status r = rt.run(inputs, &outputs);
-    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    const auto t1 = std::chrono::steady_clock::now();
+    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (!r) return fail(r.message());
+    if (!o.profile.empty()) {
+      trace.events.push_back({"run " + std::to_string(i + 1),
+                              "run",
+                              trace.since_origin_us(t0),
+                              std::chrono::duration<double, std::micro>(t1 - t0).count(),
+                              -1,
+                              {}});
+    }
   }
-  if (Status w = write_outputs(o, rt.outputs(), outputs); !w) return fail(w.message());
+  rt.set_trace(nullptr);
+  if (!o.profile.empty()) {
+    if (Status w = write_file_atomically(o.profile, trace_json(o, trace)); !w) return fail(w.message());
+  }
+  if (Status w = write_outputs(o, rt.outputs(), outputs); !w) {
+    if (!o.profile.empty()) std::filesystem::remove(o.profile);
+    return fail(w.message());
+  }
   std::printf("model:   %s (loaded and compiled in %.1f ms, %zu engine segments)\n", o.model.c_str(), load_ms,
               rt.segment_stats().size());
   print_run_summary(times, rt.outputs(), outputs);
@@ -341,6 +402,9 @@ int main(int argc, char** argv) {
       "Largest tensor a kernel may allocate; a larger one fails the run naming the node (0 = no limit)");
   app.add_option("--max_loop_iterations", o.max_loop_iterations, "Iterations one Loop node may run");
   app.add_flag("--timing", o.timing, "Time per engine segment and per engine");
+  app.add_option("--profile", o.profile,
+                 "Write the runs as Chrome trace-event JSON (Perfetto, chrome://tracing): one event per run, "
+                 "engine segment and control-flow step");
   app.add_flag(
       "--expand_partitioned_calls", o.expand_partitioned_calls,
       "Flatten every PartitionedCall into its parent graph before running (results must not change)");

@@ -6,6 +6,7 @@
 #include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/strings.h"
 #include "model/om_io.h"
+#include "report/partition_html.h"
 #include "report/partition_report.h"
 #include "report/placement_report.h"
 
@@ -163,6 +164,10 @@ Status Compilation::om_bytes(std::string* bytes) const {
 
 Status Compilation::partition_report(std::string* json) const {
   return partition_report_json(*root, model, pipeline->decisions(), json);
+}
+
+Status Compilation::partition_report_html(std::string* html) const {
+  return graphsplit::partition_report_html(*root, model, pipeline->decisions(), html);
 }
 
 Status Compilation::placement_report(std::string* json) const {

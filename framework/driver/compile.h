@@ -73,6 +73,7 @@ struct Compilation {
 
   sdk::Status om_bytes(std::string* bytes) const;
   sdk::Status partition_report(std::string* json) const;
+  sdk::Status partition_report_html(std::string* html) const;
   sdk::Status placement_report(std::string* json) const;
   sdk::Status explain(const std::string& node, std::string* text) const;
   std::string model;

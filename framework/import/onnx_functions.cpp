@@ -103,9 +103,13 @@ class Inliner {
       auto it = names.find(v);
       return it != names.end() ? it->second : prefix + v;
     };
+    // graphsplit's own export (atc --export_onnx) wraps the original nodes in functions; they keep their
+    // names, so that a reloaded partition can be compared node for node with the one exported.
+    const bool keep_node_names = f.domain() == "graphsplit";
     for (const onnx::NodeProto& body : f.node()) {
       onnx::NodeProto n = body;
-      n.set_name(prefix + (body.name().empty() ? body.op_type() : body.name()));
+      if (!(keep_node_names && !body.name().empty()))
+        n.set_name(prefix + (body.name().empty() ? body.op_type() : body.name()));
       for (auto& v : *n.mutable_input()) v = rename(v);
       for (auto& v : *n.mutable_output()) v = rename(v);
       GS_RETURN_IF_ERROR(bind_attributes(call, f, &n));
@@ -145,9 +149,9 @@ class Inliner {
 
   // A subgraph inside a function body reads the body's values from its outer scope: same renaming, except
   // for the names the subgraph defines itself.
+  // Nested subgraphs too: their names and those of the graphs between them and the body shadow the body's.
   static void rename_outer(onnx::GraphProto* g, const std::unordered_map<std::string, std::string>& names,
-                           const std::string& prefix) {
-    std::set<std::string> local;
+                           const std::string& prefix, std::set<std::string> local = {}) {
     for (const auto& vi : g->input()) local.insert(vi.name());
     for (const auto& t : g->initializer()) local.insert(t.name());
     for (const auto& n : g->node()) local.insert(n.output().begin(), n.output().end());
@@ -158,6 +162,10 @@ class Inliner {
     };
     for (auto& n : *g->mutable_node()) {
       for (auto& v : *n.mutable_input()) rename(&v);
+      for (auto& a : *n.mutable_attribute()) {
+        if (a.has_g()) rename_outer(a.mutable_g(), names, prefix, local);
+        for (auto& sub : *a.mutable_graphs()) rename_outer(&sub, names, prefix, local);
+      }
     }
     for (auto& o : *g->mutable_output()) rename(o.mutable_name());
   }

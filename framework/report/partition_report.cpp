@@ -4,6 +4,7 @@
 
 #include "graphsplit/sdk/strings.h"
 #include "report/partition.pb.h"
+#include "report/partition_report_impl.h"
 
 namespace graphsplit {
 
@@ -131,9 +132,9 @@ void add_decisions(const std::vector<sdk::Decision>& decisions, report::Partitio
 
 }  // namespace
 
-sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model,
-                                  const std::vector<sdk::Decision>& decisions, std::string* json) {
-  report::PartitionReport r;
+void build_partition_report(const sdk::Graph& root, const std::string& model,
+                            const std::vector<sdk::Decision>& decisions, report::PartitionReport* out) {
+  report::PartitionReport& r = *out;
   r.set_model(model);
   std::vector<const sdk::Graph*> graphs{&root};
   graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
@@ -144,6 +145,9 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
   r.mutable_summary()->set_boundary_edges(r.boundary_edges_size());
   add_engine_subgraphs(graphs, &r);
   add_decisions(decisions, &r);
+}
+
+sdk::Status partition_report_to_json(const report::PartitionReport& r, std::string* json) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
@@ -151,6 +155,13 @@ sdk::Status partition_report_json(const sdk::Graph& root, const std::string& mod
   auto st = google::protobuf::util::MessageToJsonString(r, json, options);
   if (!st.ok()) return sdk::Status::internal("partition report: " + std::string(st.message()));
   return sdk::Status::ok();
+}
+
+sdk::Status partition_report_json(const sdk::Graph& root, const std::string& model,
+                                  const std::vector<sdk::Decision>& decisions, std::string* json) {
+  report::PartitionReport r;
+  build_partition_report(root, model, decisions, &r);
+  return partition_report_to_json(r, json);
 }
 
 }  // namespace graphsplit

@@ -92,6 +92,9 @@ const std::vector<RuntimeIo>& Runtime::outputs() const {
 const std::vector<SegmentStats>& Runtime::segment_stats() const {
   return impl_->stats;
 }
+void Runtime::set_trace(TraceSink* sink) {
+  impl_->trace = sink;
+}
 const sdk::Graph& Runtime::graph() const {
   return *impl_->root;
 }

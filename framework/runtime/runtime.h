@@ -7,6 +7,7 @@
 // compile time.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -47,6 +48,24 @@ struct SegmentStats {
   double milliseconds = 0;
 };
 
+// One timed span of a run, for omrun --profile (Chrome trace events, docs/visualisation.md).
+struct TraceEvent {
+  std::string name;
+  std::string category;  // "run", "segment" or "control"
+  double start_us = 0;   // since TraceSink::origin
+  double duration_us = 0;
+  int depth = 0;  // 0: a step of the root graph; deeper: inside a PartitionedCall, branch or body
+  std::vector<std::pair<std::string, std::string>> args;
+};
+
+struct TraceSink {
+  std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
+  std::vector<TraceEvent> events;
+  double since_origin_us(std::chrono::steady_clock::time_point t) const {
+    return std::chrono::duration<double, std::micro>(t - origin).count();
+  }
+};
+
 class Runtime {
  public:
   // Engine objects by GE engine name (`_op_engine_name`); nullptr if there is none.
@@ -67,6 +86,8 @@ class Runtime {
   sdk::Status run(const std::vector<sdk::Tensor>& inputs, std::vector<sdk::Tensor>* outputs);
 
   const std::vector<SegmentStats>& segment_stats() const;
+  // Records every segment and control-flow step of later runs into `sink` (nullptr: stop).
+  void set_trace(TraceSink* sink);
   // Per segment and per engine: calls, total and mean milliseconds, arena bytes.
   std::string timing_summary() const;
   const sdk::Graph& graph() const;

@@ -92,6 +92,8 @@ struct Runtime::Impl {
   std::vector<const Node*> root_data;  // by index
   const Node* shape_data = nullptr;    // the multi-batch gear shape input, filled in here
   int64_t shape_data_index = -1;
+  TraceSink* trace = nullptr;
+  int trace_depth = 0;
 
   Status plan_graph(const Graph& g, const EngineLookup& engines);
   Status check_value_kinds(const std::vector<Node*>& order) const;
@@ -116,6 +118,8 @@ struct Runtime::Impl {
                      std::vector<int64_t>* axis, int64_t* length) const;
   Status stack_scan_outputs(const Node& n, std::vector<std::vector<Tensor>>& scans,
                             std::vector<Tensor>* out) const;
+  void trace_step(const Step& step, std::chrono::steady_clock::time_point t0, const std::vector<Tensor>& in,
+                  const std::vector<const Tensor*>& in_ptrs, const std::vector<Tensor>& out);
   Status fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape);
 };
 

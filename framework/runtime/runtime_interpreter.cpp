@@ -38,6 +38,7 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
       st.milliseconds +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++st.calls;
+      if (trace && s.is_ok()) trace_step(step, t0, in, in_ptrs, out);
       if (!s.is_ok())
         return {s.code(), source + ": engine " + st.engine + ", graph '" + st.graph + "': " + s.message()};
       if (out.size() != step.out_slots.size())
@@ -46,7 +47,12 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
     } else {
       in_ptrs.clear();
       for (int s : step.in_slots) in_ptrs.push_back(s >= 0 ? &values[s] : nullptr);
-      GS_RETURN_IF_ERROR(run_control(step, in_ptrs, &out));
+      const auto t0 = std::chrono::steady_clock::now();
+      ++trace_depth;
+      Status s = run_control(step, in_ptrs, &out);
+      --trace_depth;
+      GS_RETURN_IF_ERROR(s);
+      if (trace) trace_step(step, t0, in, in_ptrs, out);
       if (out.size() < step.out_slots.size())
         return Status::internal(source + ": " + describe(*step.node) + " produced too few outputs");
     }
@@ -56,6 +62,51 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
   results->clear();
   for (int r : plan.results) results->push_back(values[r]);
   return Status::ok();
+}
+
+namespace {
+
+std::string shapes_of(const std::vector<Tensor>& ts) {
+  std::string s;
+  for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + ts[i].desc().to_string();
+  return s;
+}
+
+}  // namespace
+
+// Only called with a sink: tracing costs nothing when off.
+void Runtime::Impl::trace_step(const Step& step, std::chrono::steady_clock::time_point t0,
+                               const std::vector<Tensor>& in, const std::vector<const Tensor*>& in_ptrs,
+                               const std::vector<Tensor>& out) {
+  const auto t1 = std::chrono::steady_clock::now();
+  TraceEvent e;
+  e.start_us = trace->since_origin_us(t0);
+  e.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
+  e.depth = trace_depth;
+  if (step.segment) {
+    const SegmentStats& st = stats[step.segment->stats_index];
+    e.name = st.engine + ": " + st.first_node;
+    e.category = "segment";
+    e.args = {{"engine", st.engine},
+              {"graph", st.graph},
+              {"first_node", st.first_node},
+              {"nodes", std::to_string(st.nodes)},
+              {"arena_bytes", st.static_shape ? std::to_string(st.arena_bytes) : "dynamic"},
+              {"inputs", shapes_of(in)},
+              {"outputs", shapes_of(out)}};
+  } else {
+    std::vector<Tensor> inputs;
+    for (const Tensor* t : in_ptrs)
+      if (t) inputs.push_back(*t);
+    e.name = step.node->type() + ": " + step.node->name();
+    e.category = "control";
+    e.args = {{"graph", step.node->owner()->name()},
+              {"node", step.node->name()},
+              {"engine", step.node->attrs().get_string(sdk::attr::kOpEngineName)},
+              {"inputs", shapes_of(inputs)},
+              {"outputs", shapes_of(out)}};
+  }
+  trace->events.push_back(std::move(e));
 }
 
 namespace {
