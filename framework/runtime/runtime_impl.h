@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "runtime/runtime.h"
 
@@ -94,6 +95,7 @@ struct Runtime::Impl {
   int64_t shape_data_index = -1;
   TraceSink* trace = nullptr;
   int trace_depth = 0;
+  const kernels::KernelObserver kernel_observer = [this](const kernels::KernelCall& c) { trace_kernel(c); };
 
   Status plan_graph(const Graph& g, const EngineLookup& engines);
   Status check_value_kinds(const std::vector<Node*>& order) const;
@@ -118,6 +120,7 @@ struct Runtime::Impl {
                      std::vector<int64_t>* axis, int64_t* length) const;
   Status stack_scan_outputs(const Node& n, std::vector<std::vector<Tensor>>& scans,
                             std::vector<Tensor>* out) const;
+  void trace_kernel(const kernels::KernelCall& call);
   void trace_step(const Step& step, std::chrono::steady_clock::time_point t0, const std::vector<Tensor>& in,
                   const std::vector<const Tensor*>& in_ptrs, const std::vector<Tensor>& out);
   Status fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape);

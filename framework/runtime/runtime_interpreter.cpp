@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "graphsplit/kernels/kernels.h"
 #include "runtime/runtime_impl.h"
 
 namespace graphsplit {
@@ -30,11 +31,13 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
       SegmentStats& st = stats[step.segment->stats_index];
       const auto t0 = std::chrono::steady_clock::now();
       Status s;
+      if (trace) kernels::set_kernel_observer(&kernel_observer);
       try {
         s = step.segment->executable->run(in, &out);
       } catch (const std::exception& e) {
         s = Status::internal(std::string("threw: ") + e.what());
       }
+      if (trace) kernels::set_kernel_observer(nullptr);
       st.milliseconds +=
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       ++st.calls;
@@ -72,7 +75,28 @@ std::string shapes_of(const std::vector<Tensor>& ts) {
   return s;
 }
 
+std::string shapes_of(const std::vector<const Tensor*>& ts) {
+  std::string s;
+  for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + (ts[i] ? ts[i]->desc().to_string() : "-");
+  return s;
+}
+
 }  // namespace
+
+// A kernel call inside the segment being traced: one level below it.
+void Runtime::Impl::trace_kernel(const kernels::KernelCall& call) {
+  TraceEvent e;
+  e.name = call.node->type() + ": " + call.node->name();
+  e.category = "kernel";
+  e.start_us = trace->since_origin_us(call.start);
+  e.duration_us = std::chrono::duration<double, std::micro>(call.end - call.start).count();
+  e.depth = trace_depth + 1;
+  e.args = {{"node", call.node->name()},
+            {"op", call.node->type()},
+            {"inputs", shapes_of(*call.inputs)},
+            {"outputs", shapes_of(*call.outputs)}};
+  trace->events.push_back(std::move(e));
+}
 
 // Only called with a sink: tracing costs nothing when off.
 void Runtime::Impl::trace_step(const Step& step, std::chrono::steady_clock::time_point t0,

@@ -146,3 +146,14 @@ def om_graphs(om: Path, work: Path) -> dict:
     for g in [model["root"], *model.get("subgraphs", [])]:
         graphs[g["name"]] = (g.get("parent_node", ""), g.get("nodes", []))
     return graphs
+
+
+def write_inputs(feeds: dict, folder: Path) -> str:
+    """The feeds as ONNX TensorProto files for omrun --input (comma-separated, in order)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = []
+    for k, (name, value) in enumerate(feeds.items()):
+        f = folder / f"input_{k}.pb"
+        f.write_bytes(onnx.numpy_helper.from_array(np.asarray(value), name).SerializeToString())
+        files.append(str(f))
+    return ",".join(files)

@@ -83,6 +83,8 @@ struct Step {
   std::vector<int> release;    // slots whose last reader is this step
 };
 
+thread_local const KernelObserver* kernel_observer = nullptr;
+
 class GraphExecutable final : public sdk::Executable, private OutputAllocator {
  public:
   std::vector<int> input_slots;  // by Data index
@@ -126,6 +128,9 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
       }
       produced.clear();
       current_ = &step;
+      const KernelObserver* observer = kernel_observer;
+      const auto start =
+          observer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       Status s;
       try {
         s = shapes_by_rule(step, ctx, scratch);
@@ -153,8 +158,10 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
                                   std::to_string(o) + " was not produced");
         }
         if (checker) GS_RETURN_IF_ERROR(checker->check(*step.node, o, produced[o]));
-        values[step.out_slots[o]] = std::move(produced[o]);
       }
+      if (observer) (*observer)({step.node, start, std::chrono::steady_clock::now(), &ctx.inputs, &produced});
+      for (size_t o = 0; o < step.out_slots.size(); ++o)
+        if (step.out_slots[o] >= 0) values[step.out_slots[o]] = std::move(produced[o]);
       for (int r : step.release) values[r] = Tensor();
     }
     outputs->clear();
@@ -499,6 +506,10 @@ Status KernelEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Ex
                                    " does not declare operator " + n.type() + " in its op table");
       },
       options_, out);
+}
+
+void set_kernel_observer(const KernelObserver* observer) {
+  kernel_observer = observer;
 }
 
 }  // namespace graphsplit::kernels

@@ -5,6 +5,7 @@
 // compile_graph(); the runtime never calls kernels except through an engine.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -43,5 +44,20 @@ GS_KERNELS_API std::vector<std::string> kernel_names();
 // Threads the BLAS may use (1 = single-threaded); 0 restores the library default. Process-wide, because
 // OpenBLAS's thread pool is.
 GS_KERNELS_API void set_blas_threads(int threads);
+
+// One kernel call of an executable made by compile_graph(), as a profiler sees it. Valid only during the
+// observer's call.
+struct KernelCall {
+  const sdk::Node* node = nullptr;
+  std::chrono::steady_clock::time_point start, end;
+  const std::vector<const sdk::Tensor*>* inputs = nullptr;  // null entries: omitted optional inputs
+  const std::vector<sdk::Tensor>* outputs = nullptr;
+};
+using KernelObserver = std::function<void(const KernelCall&)>;
+
+// Calls `observer` after every successful kernel call on this thread until it is set back to nullptr (omrun
+// --profile). Thread-local, so that concurrent sessions do not see each other's calls; off, it costs one
+// pointer test per kernel call. The observer must outlive the setting.
+GS_KERNELS_API void set_kernel_observer(const KernelObserver* observer);
 
 }  // namespace graphsplit::kernels
