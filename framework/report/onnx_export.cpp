@@ -718,6 +718,8 @@ class Exporter {
     iff->add_input(cond);
     for (const std::string& o : outs) iff->add_output(o);
     iff->set_doc_string("graphsplit: Case '" + n.name() + "' gear " + std::to_string(k));
+    gear_entry(n, *branches[k], k);
+    if (k + 2 == branches.size()) gear_entry(n, *branches[k + 1], k + 1);
     onnx::AttributeProto* then_a = iff->add_attribute();
     then_a->set_name("then_branch");
     then_a->set_type(onnx::AttributeProto::GRAPH);
@@ -738,9 +740,20 @@ class Exporter {
     return Status::ok();
   }
 
+  // A Case branch in the metadata: which gear, which graph, static or dynamic.
+  void gear_entry(const Node& n, const Graph& branch, size_t k) {
+    gears_.push_back("{\"kind\":\"gear\",\"case\":\"" + json_escape(n.name()) +
+                     "\",\"gear\":" + std::to_string(k) + ",\"graph\":\"" + json_escape(branch.name()) +
+                     "\",\"unknown_shape\":" +
+                     (branch.attrs().get_bool(sdk::attr::kIsUnknownShape, false) ? "true" : "false") +
+                     ",\"nodes\":" + std::to_string(branch.num_nodes()) + "}");
+  }
+
   std::string metadata_json() const {
     std::string j = "{\"functions\":[";
     for (size_t i = 0; i < entries_.size(); ++i) j += (i ? ",\n" : "\n") + entries_[i];
+    j += "\n],\n\"gears\":[";
+    for (size_t i = 0; i < gears_.size(); ++i) j += (i ? ",\n" : "\n") + gears_[i];
     return j + "\n]}";
   }
 
@@ -752,6 +765,7 @@ class Exporter {
   std::deque<onnx::FunctionProto> pending_;
   std::vector<onnx::FunctionProto> functions_;
   std::vector<std::string> entries_;
+  std::vector<std::string> gears_;
 };
 
 }  // namespace

@@ -1,6 +1,11 @@
 #include "report/partition_report.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver_util.h>
+
+#include <memory>
 
 #include "graphsplit/sdk/strings.h"
 #include "report/partition.pb.h"
@@ -152,7 +157,20 @@ sdk::Status partition_report_to_json(const report::PartitionReport& r, std::stri
   options.add_whitespace = true;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
-  auto st = google::protobuf::util::MessageToJsonString(r, json, options);
+  // The printer walks a map in its hash order, which differs from process to process; deterministic binary
+  // serialization sorts map entries by key, and the binary-to-JSON path keeps that order.
+  std::string binary;
+  {
+    google::protobuf::io::StringOutputStream stream(&binary);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    r.SerializeToCodedStream(&coded);
+  }
+  static const std::unique_ptr<google::protobuf::util::TypeResolver> resolver(
+      google::protobuf::util::NewTypeResolverForDescriptorPool(
+          "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool()));
+  auto st = google::protobuf::util::BinaryToJsonString(
+      resolver.get(), "type.googleapis.com/" + r.GetDescriptor()->full_name(), binary, json, options);
   if (!st.ok()) return sdk::Status::internal("partition report: " + std::string(st.message()));
   return sdk::Status::ok();
 }

@@ -20,6 +20,8 @@ def use(path: str) -> List[int]:
                                      progress=lambda label, i, n: None)
     report: Dict[str, object] = c.partition_report
     c.save("/tmp/m.om")
+    exported: bytes = c.export_onnx()
+    page: str = c.partition_report_html()
     s: gs.Session = c.session(threads=1)
     outs = s.run({"x": np.zeros((1, 3, 48, 320), np.float32)})
     copies: int = s.input_copies

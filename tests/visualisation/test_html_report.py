@@ -138,3 +138,14 @@ def test_report_errors(tmp_path):
                         f"--partition_report={tmp_path / 'r.html'}"], capture_output=True, text=True, env=env)
     assert "graphviz" in one_line_error(p, "atc")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["small.onnx"]
+
+
+def test_reports_are_byte_identical_across_runs(tmp_path):
+    """Found while testing the page: protobuf's JSON printer walked the by_kind map in a per-process hash order."""
+    model = real_model("silero_v5")
+    for ext in ("json", "html"):
+        texts = set()
+        for k in range(3):
+            atc(f"--model={model}", f"--output={tmp_path / 'm'}", f"--partition_report={tmp_path / f'{k}.{ext}'}")
+            texts.add((tmp_path / f"{k}.{ext}").read_bytes())
+        assert len(texts) == 1, ext

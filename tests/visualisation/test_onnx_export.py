@@ -136,6 +136,8 @@ def test_gear_model_exports_cases_as_if_chains(tmp_path):
     gear_ifs = [n for n in every if n.op_type == "If" and "Case" in n.doc_string]
     assert sorted(n.doc_string.rsplit(" ", 1)[1] for n in gear_ifs) == ["0", "1"]  # 3 gears: 2 Ifs
     assert any(n.op_type == "MapIndex" and n.domain == "graphsplit" for n in every)
+    gears = metadata(m)["gears"]
+    assert [e["gear"] for e in gears] == [0, 1, 2] and len({e["graph"] for e in gears}) == 3
 
 
 # The exception ONNX Runtime itself cannot load (its reason), and node tests whose result is random.
@@ -258,3 +260,15 @@ def test_errors_are_one_line_and_leave_nothing(tmp_path):
             f"--partition_report={tmp_path / 'missing' / 'r.html'}", check=False)
     one_line_error(p, "atc")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["bad.om"]
+
+
+def test_python_api_gives_atc_s_files(tmp_path):
+    """graphsplit.compile(...).export_onnx() and .partition_report_html() are atc's bytes."""
+    import graphsplit as gs
+
+    model, shape = real_model("rec_dynamic"), REAL["rec_dynamic"][1]
+    exported = compile_and_export(model, shape, tmp_path / "rec")
+    c = gs.compile(str(model))
+    assert c.export_onnx() == exported.read_bytes()
+    atc(f"--model={model}", f"--output={tmp_path / 'again'}", f"--partition_report={tmp_path / 'r.html'}")
+    assert c.partition_report_html() == (tmp_path / "r.html").read_text()

@@ -132,6 +132,16 @@ class CompiledModel:
         """Why the node went where it did (atc --explain)."""
         return str(self._compiled.explain(node_name))
 
+    def export_onnx(self) -> bytes:
+        """The partitioned model as ONNX (atc --export_onnx): each PartitionedCall and engine segment a function
+        of domain graphsplit, the decisions in the metadata; byte-identical to atc's file."""
+        return bytes(self._compiled.export_onnx())
+
+    def partition_report_html(self) -> str:
+        """The partition report as one self-contained HTML page (atc --partition_report=FILE.html); needs
+        Graphviz's dot."""
+        return str(self._compiled.partition_report_html())
+
     def to_bytes(self) -> bytes:
         """The .om file's bytes; byte-identical to atc's output for the same model and options."""
         return bytes(self.graph.to_om())

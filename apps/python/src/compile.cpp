@@ -12,6 +12,8 @@
 #include "common/install_paths.h"
 #include "common/log.h"
 #include "model/om_io.h"
+#include "report/onnx_export.h"
+#include "report/partition_html.h"
 #include "report/placement_report.h"
 
 namespace graphsplit::python {
@@ -212,7 +214,18 @@ void register_compile(py::module_& m) {
                              [](const Compiled& c) {
                                return GraphRef{c.model, {}};
                              })
-      .def("explain", &explain);
+      .def("explain", &explain)
+      .def("export_onnx",
+           [](const Compiled& c) {
+             std::string bytes;
+             check(export_onnx(*c.model->root, c.model->decisions, &bytes));
+             return py::bytes(bytes);
+           })
+      .def("partition_report_html", [](const Compiled& c) {
+        std::string html;
+        check(partition_report_html(*c.model->root, c.model->source, c.model->decisions, &html));
+        return html;
+      });
   m.def("_compile", &compile);
 }
 
