@@ -165,6 +165,8 @@ class Exporter {
  public:
   Exporter(const Graph& root, const std::vector<sdk::Decision>& decisions) : root_(root) {
     for (const sdk::Decision& d : decisions) {
+      // The partitioners' decisions, as the partition report lists them; placement has its own report.
+      if (!d.final || d.stage.rfind("placement.", 0) == 0) continue;
       for (const std::string& n : d.nodes) decisions_by_node_[n].push_back(&d);
     }
   }

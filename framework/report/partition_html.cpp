@@ -363,7 +363,14 @@ Status partition_report_html(const Graph& root, const std::string& model,
   GS_RETURN_IF_ERROR(partition_report_to_json(r, &json));
   DotWriter writer(root, kHtmlReportNodeCap);
   std::string svg;
-  GS_RETURN_IF_ERROR(run_dot(writer.dot(), &svg));
+  const bool drawn = root.subgraphs().size() <= kHtmlReportClusterCap;
+  if (drawn) {
+    GS_RETURN_IF_ERROR(run_dot(writer.dot(), &svg));
+  } else {
+    svg = "<p class=\"undrawn\">Not drawn: " + std::to_string(root.subgraphs().size()) +
+          " subgraphs exceed " + std::to_string(kHtmlReportClusterCap) +
+          ", past which Graphviz's layout takes minutes.</p>";
+  }
   std::map<std::string, size_t> engine_nodes;
   for (const auto& [engine, colour] : writer.colours()) engine_nodes[engine] = 0;
   std::vector<const Graph*> graphs{&root};

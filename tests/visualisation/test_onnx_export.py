@@ -202,6 +202,8 @@ def test_node_tests_run_in_onnx_runtime_as_exported(tmp_path):
         outcome["same"].append(d.name)
         for f in (tmp_path / f"{d.name}.om", exported):
             f.unlink()
+    print("node tests through export + ONNX Runtime:", {k: len(v) for k, v in outcome.items()},
+          "ORT limitations:", sorted(ORT_LIMITATIONS), "random:", sorted(RANDOM & set(outcome["same"])))
     # The sample is mostly runnable: the exclusions stay the exception.
     assert len(outcome["same"]) >= 0.8 * len(node_test_sample()), {k: len(v) for k, v in outcome.items()}
 
