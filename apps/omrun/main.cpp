@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "common/atomic_file.h"
 #include "common/install_paths.h"
@@ -50,7 +51,8 @@ struct Options {
   std::string jit_report;
   std::string input_list;
   std::string input_shape;
-  std::string profile;  // Chrome trace-event JSON of the runs
+  std::string profile;      // Chrome trace-event JSON of the runs
+  std::optional<int> gear;  // --random_input on a model with gears: which gear's shapes (default 0)
 };
 
 int fail(const std::string& message) {
@@ -75,22 +77,59 @@ Status read_inputs(const Options& o, const std::string& list, const std::vector<
   return Status::ok();
 }
 
-Status gather_inputs(const Options& o, const std::vector<RuntimeIo>& want, std::vector<sdk::Tensor>* inputs) {
-  if (o.random_input) {
-    for (size_t i = 0; i < want.size(); ++i) {
-      sdk::TensorDesc d = want[i].desc;
-      if (d.shape.is_unknown_rank())
-        return Status::invalid_argument("--random_input: input '" + want[i].name +
-                                        "' has unknown rank; pass --input files instead");
-      for (int64_t& v : d.shape.mutable_dims())
-        if (v < 0) v = 1;  // unknown dimensions become 1
-      if (sdk::element_size(d.dtype) == 0)
-        return Status::unsupported("--random_input: input '" + want[i].name + "' has type " +
-                                   std::string(sdk::to_string(d.dtype)));
-      inputs->push_back(random_tensor(d, o.seed + i));
-    }
-    return Status::ok();
+using GearDims = std::vector<std::vector<std::vector<int64_t>>>;
+
+// The bytes a random input of these dims takes, refused past what this run may allocate (--max_tensor_bytes,
+// or 16 GiB) or when the product does not fit in 64 bits.
+Status random_input_bytes(const Options& o, const RuntimeIo& in, const sdk::TensorDesc& d) {
+  const int64_t limit = o.max_tensor_bytes > 0 ? o.max_tensor_bytes : int64_t{1} << 34;
+  int64_t bytes = sdk::element_size(d.dtype);
+  for (int64_t v : d.shape.dims()) {
+    if (v != 0 && bytes > limit / v)
+      return Status::resource_exhausted("--random_input: input '" + in.name + "' " + d.to_string() +
+                                        " would take more than " + std::to_string(limit) +
+                                        " bytes; pass --input files, or set --input_shape at compile time");
+    bytes *= v;
   }
+  return Status::ok();
+}
+
+Status random_inputs(const Options& o, const std::vector<RuntimeIo>& want, const GearDims& gears,
+                     std::vector<sdk::Tensor>* inputs) {
+  if (o.gear && gears.empty())
+    return Status::invalid_argument("--gear=" + std::to_string(*o.gear) + ": " + o.model +
+                                    " was not compiled with gears");
+  const size_t gear = static_cast<size_t>(o.gear.value_or(0));
+  if (!gears.empty() && (*o.gear < 0 || gear >= gears.size()))
+    return Status::invalid_argument("--gear=" + std::to_string(*o.gear) + ": " + o.model + " has " +
+                                    std::to_string(gears.size()) + " gears (0 to " +
+                                    std::to_string(gears.size() - 1) + ")");
+  for (size_t i = 0; i < want.size(); ++i) {
+    sdk::TensorDesc d = want[i].desc;
+    if (d.shape.is_unknown_rank())
+      return Status::invalid_argument("--random_input: input '" + want[i].name +
+                                      "' has unknown rank; pass --input files instead");
+    if (!gears.empty()) d.shape = sdk::Shape(gears[gear][i]);
+    for (int64_t& v : d.shape.mutable_dims())
+      if (v < 0) v = 1;  // unknown dimensions become 1
+    if (sdk::element_size(d.dtype) == 0)
+      return Status::unsupported("--random_input: input '" + want[i].name + "' has type " +
+                                 std::string(sdk::to_string(d.dtype)));
+    GS_RETURN_IF_ERROR(random_input_bytes(o, want[i], d));
+    try {
+      inputs->push_back(random_tensor(d, o.seed + i));
+    } catch (const std::bad_alloc&) {
+      return Status::resource_exhausted("--random_input: input '" + want[i].name + "' " + d.to_string() +
+                                        " does not fit in memory");
+    }
+  }
+  return Status::ok();
+}
+
+Status gather_inputs(const Options& o, const std::vector<RuntimeIo>& want, std::vector<sdk::Tensor>* inputs,
+                     const GearDims& gears = {}) {
+  if (o.gear && !o.random_input) return Status::invalid_argument("--gear applies to --random_input");
+  if (o.random_input) return random_inputs(o, want, gears, inputs);
   if (o.inputs.empty() && !want.empty())
     return Status::invalid_argument(o.model + " takes " + std::to_string(want.size()) +
                                     " inputs: pass --input files or --random_input");
@@ -234,7 +273,9 @@ int run(const Options& o) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
   Runtime& rt = *session.runtime;
   std::vector<sdk::Tensor> inputs, outputs;
-  if (Status g = gather_inputs(o, rt.inputs(), &inputs); !g) return fail(g.message());
+  GearDims gears;
+  if (Status g = rt.gear_input_dims(&gears); !g) return fail(g.message());
+  if (Status g = gather_inputs(o, rt.inputs(), &inputs, gears); !g) return fail(g.message());
   std::vector<sdk::Tensor> expected;
   if (!o.compare.empty()) {
     if (Status e = expected_outputs(o.compare, rt.outputs().size(), &expected); !e) return fail(e.message());
@@ -391,6 +432,9 @@ int main(int argc, char** argv) {
                  "Input tensors, ONNX TensorProto .pb files, comma-separated, in input order");
   app.add_flag("--random_input", o.random_input, "Random inputs instead (unknown dimensions become 1)");
   app.add_option("--seed", o.seed, "Seed of --random_input");
+  app.add_option("--gear", o.gear,
+                 "With --random_input on a model compiled with gears: the gear whose shapes the inputs take "
+                 "(default 0, the first)");
   app.add_option("--output", o.output, "Folder for the outputs (output_<i>.pb)");
   app.add_option("--compare", o.compare, "Folder of expected outputs (output_<i>.pb); a mismatch exits 1");
   app.add_option("--rtol", o.rtol, "Relative tolerance of --compare");

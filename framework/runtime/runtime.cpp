@@ -1,6 +1,7 @@
 #include "runtime/runtime.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -92,6 +93,102 @@ const std::vector<RuntimeIo>& Runtime::outputs() const {
 const std::vector<SegmentStats>& Runtime::segment_stats() const {
   return impl_->stats;
 }
+namespace {
+
+// The Const behind a value, followed through PartitionedCall boundaries (partitioning may put a constant and
+// its reader in different subgraphs).
+const sdk::Tensor* constant_behind(sdk::OutPort p) {
+  for (int hops = 0; p.valid() && hops < 64; ++hops) {
+    const Node* n = p.node;
+    if (n->type() == sdk::op::kConst) {
+      const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
+      return v ? v->as_tensor() : nullptr;
+    }
+    const Node* parent = n->owner()->parent_node();
+    if (n->type() == sdk::op::kData && parent && parent->type() == sdk::op::kPartitionedCall) {
+      const int64_t i = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
+      if (i < 0 || static_cast<size_t>(i) >= parent->num_inputs()) return nullptr;
+      p = parent->input(static_cast<size_t>(i));
+    } else if (n->type() == sdk::op::kPartitionedCall && !n->subgraphs().empty()) {
+      const Node* net = nullptr;
+      for (const Node* m : n->subgraphs()[0]->nodes())
+        if (m->type() == sdk::op::kNetOutput) net = m;
+      if (!net || static_cast<size_t>(p.index) >= net->num_inputs()) return nullptr;
+      p = net->input(static_cast<size_t>(p.index));
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
+// The gear table: MapIndex's constant second input (rows of gear values), wherever partitioning put it.
+const sdk::Tensor* gear_table(const Graph& g) {
+  for (const Node* n : g.nodes()) {
+    if (n->type() == sdk::op::kMapIndex && n->num_inputs() > 1)
+      if (const sdk::Tensor* t = constant_behind(n->input(1))) return t;
+  }
+  for (const Graph* sub : g.subgraphs())
+    if (const sdk::Tensor* t = gear_table(*sub)) return t;
+  return nullptr;
+}
+
+bool read_ints(const sdk::Tensor& t, std::vector<int64_t>* out) {
+  const auto dtype = t.desc().dtype;
+  if (dtype != sdk::DataType::kInt64 && dtype != sdk::DataType::kInt32) return false;
+  const size_t es = dtype == sdk::DataType::kInt64 ? 8 : 4;
+  for (size_t i = 0; i + es <= t.size_bytes(); i += es) {
+    if (es == 8) {
+      int64_t v;
+      std::memcpy(&v, t.data() + i, 8);
+      out->push_back(v);
+    } else {
+      int32_t v;
+      std::memcpy(&v, t.data() + i, 4);
+      out->push_back(v);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Status Runtime::gear_input_dims(std::vector<std::vector<std::vector<int64_t>>>* gears) const {
+  const Impl& m = *impl_;
+  gears->clear();
+  if (!m.shape_data) return Status::ok();
+  const sdk::Tensor* table = gear_table(*m.root);
+  std::vector<int64_t> values;
+  const auto& td = table ? table->desc().shape.dims() : std::vector<int64_t>{};
+  if (!table || td.size() != 2 || !read_ints(*table, &values) ||
+      static_cast<int64_t>(values.size()) != td[0] * td[1])
+    return Status::invalid_argument(m.source +
+                                    ": the model has a gear input but no readable gear table (MapIndex)");
+  std::vector<int64_t> user(m.root_data.size(), -1);  // root Data index -> position in inputs()
+  for (size_t i = 0, k = 0; i < m.root_data.size(); ++i)
+    if (static_cast<int64_t>(i) != m.shape_data_index) user[i] = static_cast<int64_t>(k++);
+  const sdk::AttrValue* which = m.shape_data->attrs().get(sdk::attr::kDynamicBatchUnknownDataIndex);
+  for (int64_t r = 0; r < td[0]; ++r) {
+    std::vector<std::vector<int64_t>> dims;
+    for (const RuntimeIo& io : m.inputs) dims.push_back(io.desc.shape.dims());
+    int64_t pos = 0;
+    for (int64_t i : which && which->as_ints() ? *which->as_ints() : std::vector<int64_t>{}) {
+      if (i < 0 || static_cast<size_t>(i) >= user.size() || user[i] < 0) continue;
+      const sdk::AttrValue* where = m.root_data[i]->attrs().get(sdk::attr::kDynamicBatchUnknownDimIndex);
+      for (int64_t a : where && where->as_ints() ? *where->as_ints() : std::vector<int64_t>{}) {
+        auto& d = dims[user[i]];
+        if (a >= 0 && static_cast<size_t>(a) < d.size() && pos < td[1]) d[a] = values[r * td[1] + pos];
+        ++pos;
+      }
+    }
+    for (auto& d : dims)
+      for (int64_t& v : d)
+        if (v < 0) v = 1;
+    gears->push_back(std::move(dims));
+  }
+  return Status::ok();
+}
+
 void Runtime::set_trace(TraceSink* sink) {
   impl_->trace = sink;
 }

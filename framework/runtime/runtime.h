@@ -85,6 +85,10 @@ class Runtime {
   // Checks count, data type, rank and static dimensions of the inputs, then runs. Not reentrant.
   sdk::Status run(const std::vector<sdk::Tensor>& inputs, std::vector<sdk::Tensor>* outputs);
 
+  // For a model compiled with gears: per gear, the dims of each input of inputs() (the gear's values in its
+  // dynamic dimensions, 1 in any other unknown one). Empty for a model without gears.
+  sdk::Status gear_input_dims(std::vector<std::vector<std::vector<int64_t>>>* gears) const;
+
   const std::vector<SegmentStats>& segment_stats() const;
   // Records every segment and control-flow step of later runs into `sink` (nullptr: stop).
   void set_trace(TraceSink* sink);

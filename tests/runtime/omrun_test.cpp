@@ -337,6 +337,24 @@ TEST_F(OmrunBadInput, TruncatedModel) {
   expect_error("--model=" + path("cut.om") + " --input=" + a_ + "," + b_, "cut.om");
 }
 
+// Declared dims too large to allocate (2^63-1 overflowed the byte count and crashed; 2^61 threw bad_alloc).
+TEST_F(OmrunBadInput, RandomInputsTooLargeToAllocate) {
+  const std::string relu = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_relu/model.onnx";
+  for (const std::string dim : {"9223372036854775807", "2305843009213693952"}) {
+    ASSERT_EQ(atc("--model=" + relu + " --output=" + path("huge") + " --input_shape=x:-1,4," + dim).code, 0);
+    expect_error("--model=" + path("huge.om") + " --random_input",
+                 "--random_input: input 'x' float32[1,4," + dim + "] would take more than 17179869184 bytes");
+  }
+  expect_error("--model=" + path("huge.om") + " --random_input --max_tensor_bytes=1000",
+               "would take more than 1000 bytes");
+}
+
+TEST_F(OmrunBadInput, GearOptionNeedsGearsAndRandomInputs) {
+  expect_error("--model=" + path("add.om") + " --random_input --gear=0", "was not compiled with gears");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --gear=1",
+               "--gear applies to --random_input");
+}
+
 TEST_F(OmrunBadInput, BadOptions) {
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --loop=0",
                "--loop must be at least 1");
@@ -346,6 +364,41 @@ TEST_F(OmrunBadInput, BadOptions) {
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --rtol=-1", "--rtol and --atol");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --max_loop_iterations=0",
                "--max_loop_iterations must be at least 1");
+}
+
+// --random_input on a gear model takes the shapes of a gear (the first, or --gear=K), for each kind of gear.
+TEST_F(OmrunTest, RandomInputsTakeTheShapesOfAGear) {
+  const std::string det = real_model("ch_PP-OCRv4_det_infer.onnx");
+  struct Case {
+    std::string name, options;
+    std::vector<int64_t> gear0, gear1;  // det's output dims for each gear
+  };
+  const Case cases[] = {
+      {"batch", "--input_shape=x:-1,3,32,32 --dynamic_batch_size=1,2", {1, 1, 32, 32}, {2, 1, 32, 32}},
+      {"image",
+       "--input_shape=x:1,3,-1,-1 --dynamic_image_size='32,32;64,96'",
+       {1, 1, 32, 32},
+       {1, 1, 64, 96}},
+      {"dims",
+       "--input_shape=x:-1,3,-1,-1 --input_format=ND --dynamic_dims='1,32,32;2,64,32'",
+       {1, 1, 32, 32},
+       {2, 1, 64, 32}},
+  };
+  for (const Case& c : cases) {
+    Result a = atc("--model=" + det + " --output=" + path(c.name) + " " + c.options);
+    ASSERT_EQ(a.code, 0) << c.name << ": " << a.err;
+    const std::string om = "--model=" + path(c.name + ".om") + " --random_input";
+    Result first = omrun(om + " --output=" + path(c.name + "_0"));
+    ASSERT_EQ(first.code, 0) << c.name << ": " << first.err;
+    EXPECT_EQ(output(c.name + "_0", 0).desc().shape.dims(), c.gear0) << c.name;
+    Result second = omrun(om + " --gear=1 --output=" + path(c.name + "_1"));
+    ASSERT_EQ(second.code, 0) << c.name << ": " << second.err;
+    EXPECT_EQ(output(c.name + "_1", 0).desc().shape.dims(), c.gear1) << c.name;
+    Result bad = omrun(om + " --gear=2");
+    EXPECT_EQ(bad.code, 1);
+    EXPECT_NE(bad.err.find("--gear=2: " + path(c.name + ".om") + " has 2 gears (0 to 1)"), std::string::npos)
+        << bad.err;
+  }
 }
 
 // omrun --jit: a sequence of input sets through one session (--input_list), the report, and the outputs of
