@@ -228,40 +228,6 @@ void print_run_summary(std::vector<double> times, const std::vector<RuntimeIo>& 
               times[times.size() / 2]);
 }
 
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-// Chrome's trace-event format (Perfetto, chrome://tracing): complete events ("ph":"X") in microseconds.
-std::string trace_json(const Options& o, const TraceSink& sink) {
-  std::string j = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"model\":" + json_string(o.model) +
-                  ",\"producer\":\"graphsplit omrun\"},\n\"traceEvents\":[\n"
-                  "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":" +
-                  json_string("omrun " + o.model) + "}}";
-  char num[96];
-  for (const TraceEvent& e : sink.events) {
-    std::snprintf(num, sizeof num, "\"ts\":%.3f,\"dur\":%.3f", e.start_us, e.duration_us);
-    j += ",\n{\"name\":" + json_string(e.name) + ",\"cat\":" + json_string(e.category) +
-         ",\"ph\":\"X\",\"pid\":1,\"tid\":1," + num + ",\"args\":{\"depth\":" + std::to_string(e.depth);
-    for (const auto& [k, v] : e.args) j += "," + json_string(k) + ":" + json_string(v);
-    j += "}}";
-  }
-  return j + "\n]}\n";
-}
-
 int run(const Options& o) {
   kernels::set_blas_threads(o.threads);
   ModelSession session;
@@ -289,18 +255,12 @@ int run(const Options& o) {
     const auto t1 = std::chrono::steady_clock::now();
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (!r) return fail(r.message());
-    if (!o.profile.empty()) {
-      trace.events.push_back({"run " + std::to_string(i + 1),
-                              "run",
-                              trace.since_origin_us(t0),
-                              std::chrono::duration<double, std::micro>(t1 - t0).count(),
-                              -1,
-                              {}});
-    }
+    if (!o.profile.empty()) trace.add_run(i + 1, t0, t1);
   }
   rt.set_trace(nullptr);
   if (!o.profile.empty()) {
-    if (Status w = write_file_atomically(o.profile, trace_json(o, trace)); !w) return fail(w.message());
+    if (Status w = write_file_atomically(o.profile, rt.trace_json(trace, o.model)); !w)
+      return fail(w.message());
   }
   if (Status w = write_outputs(o, rt.outputs(), outputs); !w) {
     if (!o.profile.empty()) std::filesystem::remove(o.profile);

@@ -48,21 +48,36 @@ struct SegmentStats {
   double milliseconds = 0;
 };
 
-// One timed span of a run, for omrun --profile (Chrome trace events, docs/visualisation.md).
+// One timed span of a run, for omrun --profile (Chrome trace events, docs/visualisation.md). Compact, so that
+// tracing costs little: names and shapes are formatted only when the trace is written (Runtime::trace_json).
 struct TraceEvent {
-  std::string name;
-  std::string category;  // "run", "segment" or "control"
-  double start_us = 0;   // since TraceSink::origin
+  enum class Kind : uint8_t { kRun, kSegment, kControl, kKernel };
+  Kind kind = Kind::kRun;
+  int depth =
+      0;  // 0: a step of the root graph; deeper: inside a PartitionedCall, branch or body, or a segment
+  double start_us = 0;  // since TraceSink::origin
   double duration_us = 0;
-  int depth = 0;  // 0: a step of the root graph; deeper: inside a PartitionedCall, branch or body
-  std::vector<std::pair<std::string, std::string>> args;
+  const sdk::Node* node = nullptr;  // control step or kernel
+  int64_t index = 0;                // run number, or the segment (kernel: the segment it ran in)
+  size_t inputs = 0, outputs = 0;   // offsets of their shapes in TraceSink::shapes
 };
 
 struct TraceSink {
   std::chrono::steady_clock::time_point origin = std::chrono::steady_clock::now();
   std::vector<TraceEvent> events;
+  // Per recorded tensor list: count, then per tensor dtype (-1: absent), rank (-2: unknown), dims.
+  std::vector<int64_t> shapes;
   double since_origin_us(std::chrono::steady_clock::time_point t) const {
     return std::chrono::duration<double, std::micro>(t - origin).count();
+  }
+  void add_run(int64_t number, std::chrono::steady_clock::time_point start,
+               std::chrono::steady_clock::time_point end) {
+    TraceEvent e;
+    e.depth = -1;
+    e.start_us = since_origin_us(start);
+    e.duration_us = std::chrono::duration<double, std::micro>(end - start).count();
+    e.index = number;
+    events.push_back(e);
   }
 };
 
@@ -90,8 +105,10 @@ class Runtime {
   sdk::Status gear_input_dims(std::vector<std::vector<std::vector<int64_t>>>* gears) const;
 
   const std::vector<SegmentStats>& segment_stats() const;
-  // Records every segment and control-flow step of later runs into `sink` (nullptr: stop).
+  // Records every segment, control-flow step and kernel call of later runs into `sink` (nullptr: stop).
   void set_trace(TraceSink* sink);
+  // The sink as Chrome trace-event JSON; `model` names the process.
+  std::string trace_json(const TraceSink& sink, const std::string& model) const;
   // Per segment and per engine: calls, total and mean milliseconds, arena bytes.
   std::string timing_summary() const;
   const sdk::Graph& graph() const;

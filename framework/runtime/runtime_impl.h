@@ -95,6 +95,7 @@ struct Runtime::Impl {
   int64_t shape_data_index = -1;
   TraceSink* trace = nullptr;
   int trace_depth = 0;
+  int64_t traced_segment = -1;  // the segment whose kernels the observer sees
   const kernels::KernelObserver kernel_observer = [this](const kernels::KernelCall& c) { trace_kernel(c); };
 
   Status plan_graph(const Graph& g, const EngineLookup& engines);

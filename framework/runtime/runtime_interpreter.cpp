@@ -31,7 +31,10 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
       SegmentStats& st = stats[step.segment->stats_index];
       const auto t0 = std::chrono::steady_clock::now();
       Status s;
-      if (trace) kernels::set_kernel_observer(&kernel_observer);
+      if (trace) {
+        traced_segment = static_cast<int64_t>(step.segment->stats_index);
+        kernels::set_kernel_observer(&kernel_observer);
+      }
       try {
         s = step.segment->executable->run(in, &out);
       } catch (const std::exception& e) {
@@ -69,16 +72,33 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
 
 namespace {
 
-std::string shapes_of(const std::vector<Tensor>& ts) {
-  std::string s;
-  for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + ts[i].desc().to_string();
-  return s;
+void add_shape(const Tensor* t, std::vector<int64_t>* pool) {
+  if (!t) {
+    pool->push_back(-1);
+    return;
+  }
+  const sdk::TensorDesc& d = t->desc();
+  pool->push_back(static_cast<int64_t>(d.dtype));
+  if (d.shape.is_unknown_rank()) {
+    pool->push_back(-2);
+    return;
+  }
+  pool->push_back(static_cast<int64_t>(d.shape.rank()));
+  pool->insert(pool->end(), d.shape.dims().begin(), d.shape.dims().end());
 }
 
-std::string shapes_of(const std::vector<const Tensor*>& ts) {
-  std::string s;
-  for (size_t i = 0; i < ts.size(); ++i) s += (i ? ", " : "") + (ts[i] ? ts[i]->desc().to_string() : "-");
-  return s;
+size_t add_shapes(const std::vector<Tensor>& ts, std::vector<int64_t>* pool) {
+  const size_t at = pool->size();
+  pool->push_back(static_cast<int64_t>(ts.size()));
+  for (const Tensor& t : ts) add_shape(&t, pool);
+  return at;
+}
+
+size_t add_shapes(const std::vector<const Tensor*>& ts, std::vector<int64_t>* pool) {
+  const size_t at = pool->size();
+  pool->push_back(static_cast<int64_t>(ts.size()));
+  for (const Tensor* t : ts) add_shape(t, pool);
+  return at;
 }
 
 }  // namespace
@@ -86,16 +106,15 @@ std::string shapes_of(const std::vector<const Tensor*>& ts) {
 // A kernel call inside the segment being traced: one level below it.
 void Runtime::Impl::trace_kernel(const kernels::KernelCall& call) {
   TraceEvent e;
-  e.name = call.node->type() + ": " + call.node->name();
-  e.category = "kernel";
+  e.kind = TraceEvent::Kind::kKernel;
   e.start_us = trace->since_origin_us(call.start);
   e.duration_us = std::chrono::duration<double, std::micro>(call.end - call.start).count();
   e.depth = trace_depth + 1;
-  e.args = {{"node", call.node->name()},
-            {"op", call.node->type()},
-            {"inputs", shapes_of(*call.inputs)},
-            {"outputs", shapes_of(*call.outputs)}};
-  trace->events.push_back(std::move(e));
+  e.node = call.node;
+  e.index = traced_segment;
+  e.inputs = add_shapes(*call.inputs, &trace->shapes);
+  e.outputs = add_shapes(*call.outputs, &trace->shapes);
+  trace->events.push_back(e);
 }
 
 // Only called with a sink: tracing costs nothing when off.
@@ -108,29 +127,16 @@ void Runtime::Impl::trace_step(const Step& step, std::chrono::steady_clock::time
   e.duration_us = std::chrono::duration<double, std::micro>(t1 - t0).count();
   e.depth = trace_depth;
   if (step.segment) {
-    const SegmentStats& st = stats[step.segment->stats_index];
-    e.name = st.engine + ": " + st.first_node;
-    e.category = "segment";
-    e.args = {{"engine", st.engine},
-              {"graph", st.graph},
-              {"first_node", st.first_node},
-              {"nodes", std::to_string(st.nodes)},
-              {"arena_bytes", st.static_shape ? std::to_string(st.arena_bytes) : "dynamic"},
-              {"inputs", shapes_of(in)},
-              {"outputs", shapes_of(out)}};
+    e.kind = TraceEvent::Kind::kSegment;
+    e.index = static_cast<int64_t>(step.segment->stats_index);
+    e.inputs = add_shapes(in, &trace->shapes);
   } else {
-    std::vector<Tensor> inputs;
-    for (const Tensor* t : in_ptrs)
-      if (t) inputs.push_back(*t);
-    e.name = step.node->type() + ": " + step.node->name();
-    e.category = "control";
-    e.args = {{"graph", step.node->owner()->name()},
-              {"node", step.node->name()},
-              {"engine", step.node->attrs().get_string(sdk::attr::kOpEngineName)},
-              {"inputs", shapes_of(inputs)},
-              {"outputs", shapes_of(out)}};
+    e.kind = TraceEvent::Kind::kControl;
+    e.node = step.node;
+    e.inputs = add_shapes(in_ptrs, &trace->shapes);
   }
-  trace->events.push_back(std::move(e));
+  e.outputs = add_shapes(out, &trace->shapes);
+  trace->events.push_back(e);
 }
 
 namespace {
