@@ -171,8 +171,8 @@ def tensor_inputs(test_dir, model):
 
 
 def test_node_tests_run_in_onnx_runtime_as_exported(tmp_path):
-    """For a sample of the ONNX node tests: whatever ORT computes on the original model, it computes on the
-    exported partition, bit for bit (same kernels, different graph)."""
+    """For a sample of the ONNX node tests: the export passes onnx.checker, and whatever ORT computes on the
+    original model it computes on the exported partition, bit for bit (same kernels, different graph)."""
     outcome = {"same": [], "ort_refuses_original": [], "not_tensor": [], "atc_refuses": []}
     for d in node_test_sample():
         model = onnx.load(str(d / "model.onnx"))
@@ -186,6 +186,7 @@ def test_node_tests_run_in_onnx_runtime_as_exported(tmp_path):
         if p.returncode != 0:
             outcome["atc_refuses"].append(d.name)
             continue
+        check_if_known(onnx.load(str(exported)))  # raises on an invalid model
         try:
             expected = ort_run(d / "model.onnx", feeds, tmp_path / f"{d.name}_o")
         except RuntimeError:
