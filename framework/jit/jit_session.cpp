@@ -13,6 +13,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "common/json.h"
 #include "graphsplit/sdk/ir/names.h"
 #include "jit/binary_partition.h"
 #include "model/om_io.h"
@@ -73,23 +74,6 @@ bool small_values(const Tensor& t, std::vector<int64_t>* out) {
     }
   }
   return true;
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
 }
 
 std::string join_ints(const std::vector<int64_t>& v) {

@@ -26,6 +26,7 @@
 #include <map>
 #include <set>
 
+#include "common/json.h"
 #include "graphsplit/sdk/ir/topo.h"
 #include "import/onnx_import.h"
 #include "report/partition_report.h"
@@ -38,21 +39,10 @@ using sdk::Node;
 using sdk::OutPort;
 using sdk::Status;
 
+// The text of a JSON string, without its quotes (the metadata is written around it).
 std::string json_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  const std::string quoted = json_string(s);
+  return quoted.substr(1, quoted.size() - 2);
 }
 
 // Function names keep to identifier characters so that every consumer (ORT's inliner, Netron, the checker)

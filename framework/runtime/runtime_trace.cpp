@@ -2,27 +2,11 @@
 // and shapes formatted here rather than while the model runs.
 #include <cstdio>
 
+#include "common/json.h"
 #include "runtime/runtime_impl.h"
 
 namespace graphsplit {
 namespace {
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 // "float32[1,3,48,320], -" from the sink's pool (see TraceSink::shapes).
 std::string shapes_text(const std::vector<int64_t>& pool, size_t at) {
@@ -54,10 +38,10 @@ using Args = std::vector<std::pair<std::string, std::string>>;
 
 std::string Runtime::trace_json(const TraceSink& sink, const std::string& model) const {
   const std::vector<SegmentStats>& stats = impl_->stats;
-  std::string j = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"model\":" + quoted(model) +
+  std::string j = "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"model\":" + json_string(model) +
                   ",\"producer\":\"graphsplit omrun\"},\n\"traceEvents\":[\n"
                   "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":" +
-                  quoted("omrun " + model) + "}}";
+                  json_string("omrun " + model) + "}}";
   char num[96];
   for (const TraceEvent& e : sink.events) {
     const SegmentStats* seg = e.index >= 0 && static_cast<size_t>(e.index) < stats.size()
@@ -95,9 +79,9 @@ std::string Runtime::trace_json(const TraceSink& sink, const std::string& model)
       args.emplace_back("outputs", shapes_text(sink.shapes, e.outputs));
     }
     std::snprintf(num, sizeof num, "\"ts\":%.3f,\"dur\":%.3f", e.start_us, e.duration_us);
-    j += ",\n{\"name\":" + quoted(name) + ",\"cat\":\"" + category + "\",\"ph\":\"X\",\"pid\":1,\"tid\":1," +
-         num + ",\"args\":{\"depth\":" + std::to_string(e.depth);
-    for (const auto& [k, v] : args) j += "," + quoted(k) + ":" + quoted(v);
+    j += ",\n{\"name\":" + json_string(name) + ",\"cat\":\"" + category +
+         "\",\"ph\":\"X\",\"pid\":1,\"tid\":1," + num + ",\"args\":{\"depth\":" + std::to_string(e.depth);
+    for (const auto& [k, v] : args) j += "," + json_string(k) + ":" + json_string(v);
     j += "}}";
   }
   return j + "\n]}\n";
