@@ -50,8 +50,15 @@ def real_model(key: str) -> Path:
     return path
 
 
+def tool_env():
+    """The environment for tools that are not ours (node, chromium): without the sanitizer runtimes a sanitizer
+    build preloads into python3 (tests/CMakeLists.txt), which they do not survive."""
+    return {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+
 def run(cmd, check=True):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
+    env = tool_env() if Path(str(cmd[0])).name in ("node", "chromium") else None
+    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, env=env)
     if check and p.returncode != 0:
         raise AssertionError(f"{cmd[0]} failed ({p.returncode}): {p.stderr}")
     return p

@@ -10,7 +10,7 @@ import onnx
 import onnx.helper as oh
 import pytest
 
-from conftest import ATC, atc, one_line_error, real_model
+from conftest import ATC, atc, one_line_error, real_model, tool_env
 
 
 def chromium():
@@ -25,11 +25,11 @@ def browse(page, tmp_path, fragment=""):
     common = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars",
               f"--user-data-dir={tmp_path / 'chromium-profile'}", "--enable-logging=stderr", "--v=0"]
     url = f"file://{page}{fragment}"
-    dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    dom = subprocess.run([*common, "--dump-dom", url], capture_output=True, text=True, timeout=120, env=tool_env())
     assert dom.returncode == 0, dom.stderr
     shot = tmp_path / (page.stem + ".png")
     s = subprocess.run([*common, "--window-size=1400,1000", f"--screenshot={shot}", url], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=120, env=tool_env())
     assert s.returncode == 0, s.stderr
     console = [line for line in (dom.stderr + s.stderr).splitlines() if "CONSOLE" in line]
     return dom.stdout, shot, console
