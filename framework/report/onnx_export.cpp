@@ -129,6 +129,10 @@ class Namer {
   size_t counter_ = 0;
 };
 
+OutPort port(const Node& n, size_t output) {
+  return {const_cast<Node*>(&n), static_cast<int>(output)};
+}
+
 // Names of a graph's values; captured values resolve through the enclosing graphs.
 struct Scope {
   const Scope* parent = nullptr;
@@ -170,8 +174,7 @@ class Exporter {
     std::vector<const Node*> inputs;
     const Node* net_output = nullptr;
     GS_RETURN_IF_ERROR(emit_graph(root_, &scope, Body{g->mutable_node(), g}, &inputs, &net_output));
-    for (const Node* d : inputs)
-      value_info(scope.name_of({const_cast<Node*>(d), 0}), d->output_desc(0), g->add_input());
+    for (const Node* d : inputs) value_info(scope.name_of(port(*d, 0)), d->output_desc(0), g->add_input());
     GS_RETURN_IF_ERROR(
         emit_outputs(net_output, &scope, Body{g->mutable_node(), g}, g->mutable_output(), true));
     for (onnx::FunctionProto& f : functions_) *model_.add_functions() = std::move(f);
@@ -321,6 +324,11 @@ class Exporter {
   Status emit_operator(const Node& n, Scope* scope,
                        google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes) {
     name_outputs(n, scope);
+    return emit_node(n, scope, nodes);
+  }
+
+  // One operator whose outputs are named in `scope`.
+  Status emit_node(const Node& n, Scope* scope, google::protobuf::RepeatedPtrField<onnx::NodeProto>* nodes) {
     onnx::NodeProto* p = nodes->Add();
     p->set_name(n.name());
     p->set_op_type(n.type());
@@ -328,8 +336,7 @@ class Exporter {
     if (domain.empty() && n.type() == sdk::op::kMapIndex) domain = kExportDomain;
     p->set_domain(domain);
     for (const OutPort& in : n.inputs()) p->add_input(scope->name_of(in));
-    for (size_t o = 0; o < n.num_outputs(); ++o)
-      p->add_output(scope->name_of({const_cast<Node*>(&n), static_cast<int>(o)}));
+    for (size_t o = 0; o < n.num_outputs(); ++o) p->add_output(scope->name_of(port(n, o)));
     for (const auto& [key, value] : n.attrs().entries()) {
       if (!is_onnx_attribute(n, key, domain)) continue;
       GS_RETURN_IF_ERROR(emit_attribute(n, key, value, scope, p));
@@ -403,8 +410,7 @@ class Exporter {
     std::vector<const Node*> inputs;
     const Node* net_output = nullptr;
     GS_RETURN_IF_ERROR(emit_graph(g, &scope, Body{out->mutable_node(), nullptr}, &inputs, &net_output));
-    for (const Node* d : inputs)
-      value_info(scope.name_of({const_cast<Node*>(d), 0}), d->output_desc(0), out->add_input());
+    for (const Node* d : inputs) value_info(scope.name_of(port(*d, 0)), d->output_desc(0), out->add_input());
     return emit_outputs(net_output, &scope, Body{out->mutable_node(), nullptr}, out->mutable_output(), false);
   }
 
@@ -489,7 +495,7 @@ class Exporter {
         const auto& consumers = m->consumers(o);
         if (std::any_of(consumers.begin(), consumers.end(),
                         [&](const sdk::InPort& c) { return !inside.count(c.node); }))
-          out_names.push_back(scope->name_of({const_cast<Node*>(m), static_cast<int>(o)}));
+          out_names.push_back(scope->name_of(port(*m, o)));
       }
     }
     const std::string base = g.name() + "." + engine + "." + std::to_string(index);
@@ -499,18 +505,15 @@ class Exporter {
     Scope inner{nullptr, &namer, {}};
     for (const std::string& n : in_names) namer.reserve(n), f->add_input(n);
     for (const Node* m : members) {
+      for (const OutPort& p : m->inputs())
+        if (p.valid()) inner.names[{p.node, p.index}] = scope->name_of(p);
       for (size_t o = 0; o < m->num_outputs(); ++o) {
-        const std::string n = scope->name_of({const_cast<Node*>(m), static_cast<int>(o)});
+        const std::string n = scope->name_of(port(*m, o));
+        inner.names[{m, static_cast<int>(o)}] = n;
         namer.reserve(n);
       }
     }
-    for (const Node* m : members) {
-      for (const OutPort& p : m->inputs())
-        if (p.valid()) inner.names[{p.node, p.index}] = scope->name_of(p);
-      for (size_t o = 0; o < m->num_outputs(); ++o)
-        inner.names[{m, static_cast<int>(o)}] = scope->name_of({const_cast<Node*>(m), static_cast<int>(o)});
-    }
-    for (const Node* m : members) GS_RETURN_IF_ERROR(emit_member(*m, &inner, f));
+    for (const Node* m : members) GS_RETURN_IF_ERROR(emit_node(*m, &inner, f->mutable_node()));
     for (const std::string& n : out_names) f->add_output(n);
     const std::string doc = "graphsplit engine segment: engine=" + engine + " graph=" + g.name() +
                             " nodes=" + std::to_string(members.size()) +
@@ -526,22 +529,6 @@ class Exporter {
                        "\",\"engine\":\"" + json_escape(engine) +
                        "\",\"static\":" + (all_static ? "true" : "false") +
                        ",\"nodes\":" + std::to_string(members.size()) + "}");
-    return Status::ok();
-  }
-
-  // A segment member: its outputs are already named (the segment's scope mirrors the caller's).
-  Status emit_member(const Node& m, Scope* inner, onnx::FunctionProto* f) {
-    onnx::NodeProto* p = f->add_node();
-    p->set_name(m.name());
-    p->set_op_type(m.type());
-    p->set_domain(m.attrs().get_string(sdk::attr::kDomain));
-    for (const OutPort& in : m.inputs()) p->add_input(inner->name_of(in));
-    for (size_t o = 0; o < m.num_outputs(); ++o)
-      p->add_output(inner->name_of({const_cast<Node*>(&m), static_cast<int>(o)}));
-    for (const auto& [key, value] : m.attrs().entries()) {
-      if (!is_onnx_attribute(m, key, p->domain())) continue;
-      GS_RETURN_IF_ERROR(emit_attribute(m, key, value, inner, p));
-    }
     return Status::ok();
   }
 
@@ -562,8 +549,7 @@ class Exporter {
     const size_t formal = n.type() == sdk::op::kIf ? 1 : n.num_inputs();
     for (size_t i = 0; i < formal && i < n.num_inputs(); ++i)
       if (!captured.count(static_cast<int64_t>(i))) p->add_input(scope->name_of(n.input(i)));
-    for (size_t o = 0; o < n.num_outputs(); ++o)
-      p->add_output(scope->name_of({const_cast<Node*>(&n), static_cast<int>(o)}));
+    for (size_t o = 0; o < n.num_outputs(); ++o) p->add_output(scope->name_of(port(n, o)));
     for (const auto& [key, value] : n.attrs().entries()) {
       if (!is_onnx_attribute(n, key, "")) continue;
       GS_RETURN_IF_ERROR(emit_attribute(n, key, value, scope, p));
@@ -601,7 +587,7 @@ class Exporter {
     GS_RETURN_IF_ERROR(
         emit_outputs(net_output, &inner, Body{body_graph.mutable_node(), nullptr}, &outs, false));
     onnx::FunctionProto& fn = pending_[slot];
-    for (const Node* d : inputs) fn.add_input(inner.name_of({const_cast<Node*>(d), 0}));
+    for (const Node* d : inputs) fn.add_input(inner.name_of(port(*d, 0)));
     for (const auto& vi : outs) fn.add_output(vi.name());
     *fn.mutable_node() = std::move(*body_graph.mutable_node());
     const std::string doc = call_doc(n, *sub);
@@ -611,13 +597,11 @@ class Exporter {
     name_outputs(n, scope);
     onnx::NodeProto* c = call(fname, n.name(), body);
     for (const OutPort& in : n.inputs()) c->add_input(scope->name_of(in));
-    for (size_t o = 0; o < n.num_outputs(); ++o)
-      c->add_output(scope->name_of({const_cast<Node*>(&n), static_cast<int>(o)}));
+    for (size_t o = 0; o < n.num_outputs(); ++o) c->add_output(scope->name_of(port(n, o)));
     c->set_doc_string(doc);
     if (body.graph) {
       for (size_t o = 0; o < n.num_outputs(); ++o)
-        value_info(scope->name_of({const_cast<Node*>(&n), static_cast<int>(o)}), n.output_desc(o),
-                   body.graph->add_value_info());
+        value_info(scope->name_of(port(n, o)), n.output_desc(o), body.graph->add_value_info());
     }
     entries_.push_back(call_json(n, *sub, fname));
     return Status::ok();
@@ -673,8 +657,7 @@ class Exporter {
       return Status::invalid_argument("ONNX export: Case '" + n.name() + "' has no branches");
     name_outputs(n, scope);
     std::vector<std::string> outs;
-    for (size_t o = 0; o < n.num_outputs(); ++o)
-      outs.push_back(scope->name_of({const_cast<Node*>(&n), static_cast<int>(o)}));
+    for (size_t o = 0; o < n.num_outputs(); ++o) outs.push_back(scope->name_of(port(n, o)));
     return emit_case_level(n, *b->as_graphs(), 0, scope->name_of(n.input(0)), outs, scope, body.nodes);
   }
 

@@ -121,7 +121,7 @@ class DotWriter {
       for (const Node* n : g.nodes()) emit_node(n, indent);
     }
     for (const Node* n : g.nodes())
-      for (const Graph* sub : n->subgraphs()) emit_cluster(*sub, n, indent);
+      for (const Graph* sub : n->subgraphs()) emit_cluster(*sub, indent);
   }
 
   // A collapsed root shows only its inputs, outputs and the nodes that own subgraphs.
@@ -167,7 +167,7 @@ class DotWriter {
     return it->second;
   }
 
-  void emit_cluster(const Graph& sub, const Node* owner, const std::string& indent) {
+  void emit_cluster(const Graph& sub, const std::string& indent) {
     const bool dynamic = sub.attrs().get_bool(sdk::attr::kIsUnknownShape, false);
     const std::string kind = graph_kind(sub);
     out_ << indent << "subgraph " << cluster_name(sub) << " {\n"
@@ -178,7 +178,6 @@ class DotWriter {
          << "; style="
          << (dynamic ? "\"dashed,rounded\"; color=\"#d62728\"; penwidth=2" : "rounded; color=\"#1f77b4\"")
          << ";\n";
-    (void)owner;
     emit_members(sub, indent + "  ");
     out_ << indent << "}\n";
   }

@@ -394,10 +394,13 @@ TEST_F(OmrunTest, RandomInputsTakeTheShapesOfAGear) {
     Result second = omrun(om + " --gear=1 --output=" + path(c.name + "_1"));
     ASSERT_EQ(second.code, 0) << c.name << ": " << second.err;
     EXPECT_EQ(output(c.name + "_1", 0).desc().shape.dims(), c.gear1) << c.name;
-    Result bad = omrun(om + " --gear=2");
-    EXPECT_EQ(bad.code, 1);
-    EXPECT_NE(bad.err.find("--gear=2: " + path(c.name + ".om") + " has 2 gears (0 to 1)"), std::string::npos)
-        << bad.err;
+    for (const std::string gear : {"2", "-1"}) {
+      Result bad = omrun(om + " --gear=" + gear);
+      EXPECT_EQ(bad.code, 1);
+      EXPECT_NE(bad.err.find("--gear=" + gear + ": " + path(c.name + ".om") + " has 2 gears (0 to 1)"),
+                std::string::npos)
+          << bad.err;
+    }
   }
 }
 

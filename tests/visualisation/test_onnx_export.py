@@ -135,7 +135,8 @@ def test_gear_model_exports_cases_as_if_chains(tmp_path):
     every = [n for f in m.functions for n in walk(f.node)] + list(walk(m.graph.node))
     gear_ifs = [n for n in every if n.op_type == "If" and "Case" in n.doc_string]
     assert sorted(n.doc_string.rsplit(" ", 1)[1] for n in gear_ifs) == ["0", "1"]  # 3 gears: 2 Ifs
-    assert any(n.op_type == "MapIndex" and n.domain == "graphsplit" for n in every)
+    map_index = [n for n in every if n.op_type == "MapIndex"]
+    assert map_index and all(n.domain == "graphsplit" for n in map_index)
     gears = metadata(m)["gears"]
     assert [e["gear"] for e in gears] == [0, 1, 2] and len({e["graph"] for e in gears}) == 3
 

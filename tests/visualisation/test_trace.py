@@ -76,6 +76,12 @@ def test_profile_errors(tmp_path):
              f"--profile={tmp_path / 'missing' / 't.json'}"], check=False)
     assert "missing" in one_line_error(p, "omrun")
     assert sorted(f.name for f in tmp_path.iterdir()) == ["cls.om"]
+    # Outputs that cannot be written after the runs: the profile written before them goes too.
+    (tmp_path / "a_file").write_text("")
+    p = run([OMRUN, f"--model={om}", "--random_input", f"--output={tmp_path / 'a_file' / 'out'}",
+             f"--profile={tmp_path / 't.json'}"], check=False)
+    assert "a_file" in one_line_error(p, "omrun")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["a_file", "cls.om"]
     p = run([OMRUN, "--jit", f"--model={real_model('cls')}", "--random_input",
              f"--profile={tmp_path / 't.json'}"], check=False)
     assert "--jit" in one_line_error(p, "omrun")
