@@ -67,4 +67,13 @@ sdk::Status parse_tensor_proto(std::string_view bytes, const std::string& source
 sdk::Status read_tensor_proto_file(const std::string& path, sdk::Tensor* out, std::string* name);
 sdk::Status serialize_tensor_proto(const sdk::Tensor& tensor, const std::string& name, std::string* bytes);
 
+// Any value .pb: a TensorProto, or for `kind` kSequence / kOptional a SequenceProto / OptionalProto (the file
+// does not say which; the model's declared kind does). Maps and sparse tensors are unsupported.
+sdk::Status parse_value_proto(std::string_view bytes, const std::string& source, sdk::ValueKind kind,
+                              sdk::Tensor* out, std::string* name);
+sdk::Status read_value_proto_file(const std::string& path, sdk::ValueKind kind, sdk::Tensor* out,
+                                  std::string* name);
+// A tensor as TensorProto, a sequence or optional (Tensor::is_container) as SequenceProto / OptionalProto.
+sdk::Status serialize_value_proto(const sdk::Tensor& value, const std::string& name, std::string* bytes);
+
 }  // namespace graphsplit

@@ -35,19 +35,19 @@ void type_to_desc(const onnx::TypeProto& t, sdk::TensorDesc* d) {
       return;
     }
     case V::kSequenceType:
-      d->kind = sdk::ValueKind::kSequence;
+      if (d->kind == sdk::ValueKind::kUnknown) d->kind = sdk::ValueKind::kSequence;  // the outermost kind
       type_to_desc(t.sequence_type().elem_type(), d);
       return;
     case V::kOptionalType:
-      d->kind = sdk::ValueKind::kOptional;
+      if (d->kind == sdk::ValueKind::kUnknown) d->kind = sdk::ValueKind::kOptional;  // the outermost kind
       type_to_desc(t.optional_type().elem_type(), d);
       return;
     case V::kMapType:
-      d->kind = sdk::ValueKind::kMap;
+      if (d->kind == sdk::ValueKind::kUnknown) d->kind = sdk::ValueKind::kMap;  // the outermost kind
       type_to_desc(t.map_type().value_type(), d);
       return;
     case V::kSparseTensorType: {
-      d->kind = sdk::ValueKind::kSparseTensor;
+      if (d->kind == sdk::ValueKind::kUnknown) d->kind = sdk::ValueKind::kSparseTensor;
       const int32_t e = t.sparse_tensor_type().elem_type();
       d->dtype =
           (e >= 0 && e <= sdk::kMaxDataType) ? static_cast<sdk::DataType>(e) : sdk::DataType::kUndefined;

@@ -60,7 +60,43 @@ bool as_double(const sdk::Tensor& t, int64_t i, double* out) {
 
 }  // namespace
 
+namespace {
+
+std::string kind_of(const sdk::Tensor& t) {
+  return t.is_container() ? std::string(sdk::to_string(t.desc().kind)) : "tensor";
+}
+
+// Sequences and optionals: the same kind and element count, then element by element.
+CompareResult compare_containers(const sdk::Tensor& got, const sdk::Tensor& want, double rtol, double atol) {
+  CompareResult r;
+  if (kind_of(got) != kind_of(want)) {
+    r.equal = false;
+    r.detail = "a " + kind_of(got) + ", expected a " + kind_of(want);
+    return r;
+  }
+  const auto& g = got.elements();
+  const auto& w = want.elements();
+  if (g.size() != w.size()) {
+    r.equal = false;
+    r.detail = std::to_string(g.size()) + " elements, expected " + std::to_string(w.size());
+    return r;
+  }
+  for (size_t i = 0; i < g.size(); ++i) {
+    CompareResult e = compare_tensors(g[i], w[i], rtol, atol);
+    r.max_abs_error = std::max(r.max_abs_error, e.max_abs_error);
+    if (!e.equal) {
+      r.equal = false;
+      r.detail = "element " + std::to_string(i) + ": " + e.detail;
+      return r;
+    }
+  }
+  return r;
+}
+
+}  // namespace
+
 CompareResult compare_tensors(const sdk::Tensor& got, const sdk::Tensor& want, double rtol, double atol) {
+  if (got.is_container() || want.is_container()) return compare_containers(got, want, rtol, atol);
   CompareResult r;
   if (got.desc().dtype != want.desc().dtype) {
     r.equal = false;

@@ -196,37 +196,59 @@ const sdk::Graph& Runtime::graph() const {
   return *impl_->root;
 }
 
+namespace {
+
+std::string kind_name(const Tensor& t) {
+  return t.is_container() ? std::string(sdk::to_string(t.desc().kind)) : "tensor";
+}
+
+// A user input against the model's declaration: kind, data type, rank, static dimensions, byte count.
+Status check_input(const std::string& who, const sdk::TensorDesc& want, const Tensor& input) {
+  const sdk::TensorDesc& got = input.desc();
+  const bool want_container =
+      want.kind == sdk::ValueKind::kSequence || want.kind == sdk::ValueKind::kOptional;
+  if (want_container != input.is_container() || (want_container && want.kind != got.kind))
+    return Status::invalid_argument(who + " must be a " +
+                                    (want_container ? std::string(sdk::to_string(want.kind)) : "tensor") +
+                                    ", got a " + kind_name(input));
+  // An empty sequence or optional read from a file has no element to take its type from.
+  const bool empty = want_container && input.elements().empty();
+  if (want.dtype != sdk::DataType::kUndefined && got.dtype != want.dtype && !empty)
+    return Status::invalid_argument(who + " must be " + std::string(sdk::to_string(want.dtype)) + ", got " +
+                                    std::string(sdk::to_string(got.dtype)));
+  if (want_container) return Status::ok();
+  if (!want.shape.is_unknown_rank()) {
+    if (got.shape.rank() != want.shape.rank())
+      return Status::invalid_argument(who + " must have shape " + want.shape.to_string() + ", got rank " +
+                                      std::to_string(got.shape.rank()) + " " + got.shape.to_string());
+    for (size_t a = 0; a < want.shape.rank(); ++a) {
+      if (want.shape.dims()[a] >= 0 && want.shape.dims()[a] != got.shape.dims()[a])
+        return Status::invalid_argument(who + " must have shape " + want.shape.to_string() + ", got " +
+                                        got.shape.to_string());
+    }
+  }
+  const int64_t es = sdk::element_size(got.dtype);
+  if (got.dtype == sdk::DataType::kString) {
+    std::vector<std::string> values;
+    if (!input.strings(&values) || static_cast<int64_t>(values.size()) != elements(got.shape))
+      return Status::invalid_argument(who + " holds strings that do not match " + got.to_string());
+  } else if (es == 0 || static_cast<int64_t>(input.size_bytes()) != elements(got.shape) * es) {
+    return Status::invalid_argument(who + " holds " + std::to_string(input.size_bytes()) +
+                                    " bytes, which does not match " + got.to_string());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
 Status Runtime::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outputs) {
   Impl& m = *impl_;
   if (inputs.size() != m.inputs.size())
     return Status::invalid_argument(m.source + ": the model takes " + std::to_string(m.inputs.size()) +
                                     " inputs, got " + std::to_string(inputs.size()));
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const sdk::TensorDesc& want = m.inputs[i].desc;
-    const sdk::TensorDesc& got = inputs[i].desc();
-    const std::string who = m.source + ": input " + std::to_string(i) + " '" + m.inputs[i].name + "'";
-    if (want.dtype != sdk::DataType::kUndefined && got.dtype != want.dtype)
-      return Status::invalid_argument(who + " must be " + std::string(sdk::to_string(want.dtype)) + ", got " +
-                                      std::string(sdk::to_string(got.dtype)));
-    if (!want.shape.is_unknown_rank()) {
-      if (got.shape.rank() != want.shape.rank())
-        return Status::invalid_argument(who + " must have shape " + want.shape.to_string() + ", got rank " +
-                                        std::to_string(got.shape.rank()) + " " + got.shape.to_string());
-      for (size_t a = 0; a < want.shape.rank(); ++a) {
-        if (want.shape.dims()[a] >= 0 && want.shape.dims()[a] != got.shape.dims()[a])
-          return Status::invalid_argument(who + " must have shape " + want.shape.to_string() + ", got " +
-                                          got.shape.to_string());
-      }
-    }
-    const int64_t es = sdk::element_size(got.dtype);
-    if (got.dtype == sdk::DataType::kString) {
-      std::vector<std::string> values;
-      if (!inputs[i].strings(&values) || static_cast<int64_t>(values.size()) != elements(got.shape))
-        return Status::invalid_argument(who + " holds strings that do not match " + got.to_string());
-    } else if (es == 0 || static_cast<int64_t>(inputs[i].size_bytes()) != elements(got.shape) * es)
-      return Status::invalid_argument(who + " holds " + std::to_string(inputs[i].size_bytes()) +
-                                      " bytes, which does not match " + got.to_string());
-  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    GS_RETURN_IF_ERROR(check_input(m.source + ": input " + std::to_string(i) + " '" + m.inputs[i].name + "'",
+                                   m.inputs[i].desc, inputs[i]));
   std::vector<Tensor> all;
   std::vector<const Tensor*> ptrs(m.root_data.size(), nullptr);
   Tensor shape;

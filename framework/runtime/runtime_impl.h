@@ -41,7 +41,7 @@ struct Segment {
 struct GraphPlan;
 
 // The control-flow nodes the interpreter runs, resolved from the op type once, at planning.
-enum class ControlKind { kNoOp, kPartitionedCall, kIf, kCase, kLoop, kScan, kUnsupported };
+enum class ControlKind { kNoOp, kPartitionedCall, kIf, kCase, kLoop, kScan, kSequenceMap, kUnsupported };
 ControlKind control_kind(std::string_view type);
 
 struct Step {
@@ -114,6 +114,7 @@ struct Runtime::Impl {
   Status run_case(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_loop(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_scan(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  Status run_sequence_map(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   // "<source>: node 'x' (Loop) in graph 'g': <what>", the one prefix of every run-time error about a node.
   Status node_error(sdk::StatusCode code, const Node& n, const std::string& what) const;
   Status need_input(const Node& n, const std::vector<const Tensor*>& in, size_t i) const;

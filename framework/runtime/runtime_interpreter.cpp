@@ -210,6 +210,7 @@ ControlKind control_kind(std::string_view type) {
   if (type == sdk::op::kCase) return ControlKind::kCase;
   if (type == sdk::op::kLoop) return ControlKind::kLoop;
   if (type == sdk::op::kScan) return ControlKind::kScan;
+  if (type == sdk::op::kSequenceMap) return ControlKind::kSequenceMap;
   return ControlKind::kUnsupported;
 }
 
@@ -238,6 +239,8 @@ Status Runtime::Impl::run_control(const Step& step, const std::vector<const Tens
       return run_loop(step, in, out);
     case ControlKind::kScan:
       return run_scan(step, in, out);
+    case ControlKind::kSequenceMap:
+      return run_sequence_map(step, in, out);
     case ControlKind::kUnsupported:
       break;
   }
@@ -442,6 +445,43 @@ Status Runtime::Impl::fill_shape_data(const std::vector<Tensor>& user_inputs, Te
   char* out = nullptr;
   *shape = Tensor::allocate(desc, dims.size() * 4, &out);
   if (!dims.empty()) std::memcpy(out, dims.data(), dims.size() * 4);
+  return Status::ok();
+}
+
+// The body runs once per element of the first sequence, taking element j of every sequence input and every
+// tensor input whole (captured values follow, as for Loop); output i collects the body's output i.
+Status Runtime::Impl::run_sequence_map(const Step& step, const std::vector<const Tensor*>& in,
+                                       std::vector<Tensor>* out) {
+  const Node& n = *step.node;
+  const auto invalid = [&](const std::string& what) {
+    return node_error(sdk::StatusCode::kInvalidArgument, n, what);
+  };
+  const size_t formal = n.num_inputs() - captured_inputs(n);
+  GS_RETURN_IF_ERROR(need_input(n, in, 0));
+  if (!in[0]->is_container() || in[0]->desc().kind != sdk::ValueKind::kSequence)
+    return invalid("input 0 must be a sequence");
+  const size_t length = in[0]->elements().size();
+  for (size_t i = 1; i < formal; ++i) {
+    GS_RETURN_IF_ERROR(need_input(n, in, i));
+    if (in[i]->is_container() && in[i]->elements().size() != length)
+      return invalid("input " + std::to_string(i) + " has " + std::to_string(in[i]->elements().size()) +
+                     " elements but input 0 has " + std::to_string(length));
+  }
+  const GraphPlan& body = *step.subplans.at(0);
+  std::vector<std::vector<Tensor>> collected(n.num_outputs());
+  std::vector<const Tensor*> body_in(in.begin(), in.end());
+  std::vector<Tensor> body_out;
+  for (size_t j = 0; j < length; ++j) {
+    for (size_t i = 0; i < formal; ++i) body_in[i] = in[i]->is_container() ? &in[i]->elements()[j] : in[i];
+    GS_RETURN_IF_ERROR(run_plan(body, body_in, &body_out));
+    if (body_out.size() < collected.size()) return invalid("the body has fewer outputs than the node");
+    for (size_t o = 0; o < collected.size(); ++o) collected[o].push_back(std::move(body_out[o]));
+  }
+  out->clear();
+  for (size_t o = 0; o < collected.size(); ++o) {
+    const sdk::DataType dtype = collected[o].empty() ? n.output_desc(o).dtype : collected[o][0].desc().dtype;
+    out->push_back(Tensor::sequence(dtype, std::move(collected[o])));
+  }
   return Status::ok();
 }
 

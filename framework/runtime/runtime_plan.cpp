@@ -14,9 +14,9 @@ namespace runtime_detail {
 
 bool is_framework_op(const std::string& type) {
   static const std::set<std::string_view, std::less<>> kOps = {
-      sdk::op::kData, sdk::op::kConst, sdk::op::kNetOutput, sdk::op::kPartitionedCall,
-      sdk::op::kIf,   sdk::op::kCase,  sdk::op::kLoop,      sdk::op::kScan,
-      sdk::op::kNoOp};
+      sdk::op::kData, sdk::op::kConst,      sdk::op::kNetOutput, sdk::op::kPartitionedCall,
+      sdk::op::kIf,   sdk::op::kCase,       sdk::op::kLoop,      sdk::op::kScan,
+      sdk::op::kNoOp, sdk::op::kSequenceMap};
   return kOps.count(type) > 0;
 }
 
@@ -176,10 +176,10 @@ Status Runtime::Impl::check_value_kinds(const std::vector<Node*>& order) const {
   for (const Node* n : order) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       const sdk::ValueKind kind = n->output_desc(o).kind;
-      if (kind != sdk::ValueKind::kTensor && kind != sdk::ValueKind::kUnknown)
+      if (kind == sdk::ValueKind::kMap || kind == sdk::ValueKind::kSparseTensor)
         return Status::unsupported(source + ": " + describe(*n) + " produces a " +
                                    std::string(sdk::to_string(kind)) +
-                                   " value; the runtime executes tensors only");
+                                   " value; the runtime executes tensors, sequences and optionals");
     }
   }
   return Status::ok();

@@ -4,6 +4,30 @@
 #include <cstring>
 
 namespace graphsplit::sdk {
+namespace {
+
+// What a sequence or optional value points to. Its deleter type is what marks the shared pointer as a
+// container (std::get_deleter), so no byte buffer can be mistaken for one.
+struct Elements {
+  ValueKind element_kind = ValueKind::kTensor;
+  std::vector<Tensor> items;
+};
+struct ElementsDeleter {
+  void operator()(const char* p) const { delete reinterpret_cast<const Elements*>(p); }
+};
+
+Tensor make_container(TensorDesc desc, ValueKind element_kind, std::vector<Tensor> items) {
+  auto* holder = new Elements{element_kind, std::move(items)};
+  std::shared_ptr<const char> data(reinterpret_cast<const char*>(holder), ElementsDeleter{});
+  return Tensor(std::move(desc), std::move(data), 0);
+}
+
+const std::vector<Tensor>& no_elements() {
+  static const std::vector<Tensor> empty;
+  return empty;
+}
+
+}  // namespace
 
 Tensor::Tensor(TensorDesc desc, std::string bytes) : desc_(std::move(desc)), size_(bytes.size()) {
   auto owner = std::make_shared<const std::string>(std::move(bytes));
@@ -36,6 +60,39 @@ Tensor Tensor::from_strings(TensorDesc desc, const std::vector<std::string>& val
   return Tensor(std::move(desc), std::move(bytes));
 }
 
+Tensor Tensor::sequence(DataType dtype, std::vector<Tensor> elements) {
+  TensorDesc desc;
+  desc.kind = ValueKind::kSequence;
+  desc.dtype = dtype;
+  const ValueKind element_kind = !elements.empty() && elements.front().desc().kind == ValueKind::kSequence
+                                     ? ValueKind::kSequence
+                                     : ValueKind::kTensor;
+  return make_container(std::move(desc), element_kind, std::move(elements));
+}
+
+Tensor Tensor::optional(ValueKind element_kind, DataType dtype, const Tensor* element) {
+  TensorDesc desc;
+  desc.kind = ValueKind::kOptional;
+  desc.dtype = dtype;
+  std::vector<Tensor> items;
+  if (element) items.push_back(*element);
+  return make_container(std::move(desc), element_kind, std::move(items));
+}
+
+bool Tensor::is_container() const {
+  return std::get_deleter<ElementsDeleter>(data_) != nullptr;
+}
+
+const std::vector<Tensor>& Tensor::elements() const {
+  if (!is_container()) return no_elements();
+  return reinterpret_cast<const Elements*>(data_.get())->items;
+}
+
+ValueKind Tensor::element_kind() const {
+  if (!is_container()) return ValueKind::kTensor;
+  return reinterpret_cast<const Elements*>(data_.get())->element_kind;
+}
+
 bool Tensor::strings(std::vector<std::string>* out) const {
   out->clear();
   std::string_view b = bytes();
@@ -53,6 +110,10 @@ bool Tensor::strings(std::vector<std::string>* out) const {
 }
 
 bool operator==(const Tensor& a, const Tensor& b) {
+  if (a.is_container() || b.is_container()) {
+    return a.is_container() == b.is_container() && a.desc_ == b.desc_ &&
+           a.element_kind() == b.element_kind() && a.elements() == b.elements();
+  }
   return a.desc_ == b.desc_ && a.bytes() == b.bytes();
 }
 

@@ -36,6 +36,19 @@ bool has_unknown_tensor(const Node& n) {
   return false;
 }
 
+// Sequences and optionals have no static shape to plan memory for, whatever their elements' shapes.
+bool has_container_value(const Node& n) {
+  const auto container = [](const sdk::TensorDesc& d) {
+    return d.kind == sdk::ValueKind::kSequence || d.kind == sdk::ValueKind::kOptional ||
+           d.kind == sdk::ValueKind::kMap;
+  };
+  for (size_t i = 0; i < n.num_inputs(); ++i)
+    if (const sdk::TensorDesc* d = n.input_desc(i); d && container(*d)) return true;
+  for (size_t o = 0; o < n.num_outputs(); ++o)
+    if (container(n.output_desc(o))) return true;
+  return false;
+}
+
 // Nodes GE treats as special for the host-scheduling decision.
 bool is_special(const Node& n) {
   static const std::set<std::string_view> kTypes = {
@@ -274,6 +287,10 @@ class Partition {
     }
     if (n.attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu) {
       *why = {sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU"};
+      return true;
+    }
+    if (has_container_value(n)) {
+      *why = {sdk::ReasonCode::kNotATensor, "it takes or produces a sequence or optional value"};
       return true;
     }
     if (has_unknown_tensor(n)) {

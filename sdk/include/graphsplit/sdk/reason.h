@@ -49,7 +49,8 @@ namespace graphsplit::sdk {
   X(kWholeGraphDynamic, 45, "WHOLE_GRAPH_DYNAMIC", "the whole graph is dynamic and nothing is split")      \
   X(kHostScheduling, 46, "HOST_SCHEDULING", "a small static graph scheduled on the host as a whole")       \
   X(kNoTilingReverted, 47, "NO_TILING_REVERTED", "mixed no-tiling and dynamic nodes: no-tiling reverted")  \
-  X(kStackRepartition, 48, "STACK_REPARTITION", "a stack group partitioned again as one")
+  X(kStackRepartition, 48, "STACK_REPARTITION", "a stack group partitioned again as one")                  \
+  X(kNotATensor, 49, "NOT_A_TENSOR", "a sequence or optional value, whose size only the run can tell")
 
 enum class ReasonCode : int {
 #define GS_REASON_ENUM(e, v, name, meaning) e = v,

@@ -170,6 +170,7 @@ bool fold(InferContext& ctx, const GraphState& st, bool has_rule) {
   if (produced.size() < n.num_outputs()) return false;
   for (size_t o = 0; o < n.num_outputs(); ++o) {
     if (!produced[o].data() && produced[o].desc().dtype == DataType::kUndefined) return false;
+    if (produced[o].is_container()) return false;  // constants are tensors (Const, the .om)
     if (static_cast<int64_t>(produced[o].size_bytes()) > st.options->fold_max_bytes) return false;
   }
   for (size_t o = 0; o < n.num_outputs(); ++o)

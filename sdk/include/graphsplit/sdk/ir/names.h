@@ -28,6 +28,7 @@ inline constexpr std::string_view kCase = "Case";
 inline constexpr std::string_view kWhile = "While";
 inline constexpr std::string_view kLoop = "Loop";
 inline constexpr std::string_view kScan = "Scan";
+inline constexpr std::string_view kSequenceMap = "SequenceMap";
 inline constexpr std::string_view kMapIndex = "MapIndex";
 }  // namespace op
 
