@@ -74,6 +74,30 @@ std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
   return files;
 }
 
+// The backend suites of Debian's libonnx-testdata with expected outputs: the operator tests and the
+// `simple`, `pytorch-converted` and `pytorch-operator` models.
+const char* const kSuites[] = {"node", "simple", "pytorch-converted", "pytorch-operator"};
+
+std::vector<fs::path> node_tests() {
+  std::vector<fs::path> dirs;
+  for (const char* suite : kSuites)
+    for (const auto& e : fs::directory_iterator(fs::path(GRAPHSPLIT_TESTDATA_DIR) / suite))
+      if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
+// "test_abs" for the operator tests, "simple/test_sequence_model1" for the other suites.
+std::string test_name(const fs::path& dir) {
+  const std::string suite = dir.parent_path().filename().string();
+  return suite == "node" ? dir.filename().string() : suite + "/" + dir.filename().string();
+}
+
+fs::path test_dir(const std::string& name) {
+  const fs::path data(GRAPHSPLIT_TESTDATA_DIR);
+  return name.find('/') == std::string::npos ? data / "node" / name : data / name;
+}
+
 // A test's value files, read as the kinds the model declares (a .pb does not say whether it holds a tensor,
 // a sequence or an optional). ONNX 1.12 stores bfloat16 test data as uint16 bits: read back as bfloat16.
 sdk::Status read_values(const std::vector<fs::path>& files, const std::vector<RuntimeIo>& io,
@@ -154,7 +178,7 @@ Outcome run_case(const fs::path& dir, Pipeline& pipeline, const RuntimeOptions& 
                 std::to_string(expected.size()));
   for (size_t i = 0; i < outputs.size(); ++i) {
     CompareResult c = compare_tensors(outputs[i], expected[i], 1e-3, 1e-7);
-    const auto known = known_data_errors().find(dir.filename().string());
+    const auto known = known_data_errors().find(test_name(dir));
     if (!c.equal && known != known_data_errors().end()) return skip("expected data: " + known->second);
     if (!c.equal) return fail("output " + std::to_string(i) + ": " + c.detail);
   }
@@ -162,14 +186,6 @@ Outcome run_case(const fs::path& dir, Pipeline& pipeline, const RuntimeOptions& 
   ok.outputs = std::move(outputs);
   ok.segments = rt->segment_stats().size();
   return ok;
-}
-
-std::vector<fs::path> node_tests() {
-  std::vector<fs::path> dirs;
-  for (const auto& e : fs::directory_iterator(fs::path(GRAPHSPLIT_TESTDATA_DIR) / "node"))
-    if (fs::exists(e.path() / "model.onnx")) dirs.push_back(e.path());
-  std::sort(dirs.begin(), dirs.end());
-  return dirs;
 }
 
 // Skip reasons shortened to their category for the summary ("no CPU kernel for operator X" etc.).
@@ -199,7 +215,7 @@ Summary run_all(Pipeline& pipeline, const RuntimeOptions& options, const std::st
   std::ofstream report(std::string(GRAPHSPLIT_BINARY_DIR) + "/" + report_name);
   report << "| test | outcome | detail |\n|---|---|---|\n";
   for (const fs::path& dir : node_tests()) {
-    const std::string name = dir.filename().string();
+    const std::string name = test_name(dir);
     if (std::getenv("NODE_TESTS_VERBOSE")) std::fprintf(stderr, "%s\n", name.c_str());
     Outcome o;
     try {
@@ -318,7 +334,7 @@ TEST(OnnxNodeTests, OnlineModeGivesIdenticalOutputs) {
   Summary base = run_all(*pipeline, {}, "node_tests_default_for_jit.md");
   size_t compared = 0, cut = 0;
   for (const auto& [name, outputs] : base.outputs) {
-    const fs::path dir = fs::path(GRAPHSPLIT_TESTDATA_DIR) / "node" / name;
+    const fs::path dir = test_dir(name);
     jit::JitOptions o;
     o.compile.model = (dir / "model.onnx").string();
     o.compile.pipeline = GRAPHSPLIT_DEFAULT_PIPELINE;
