@@ -14,6 +14,7 @@
 
 #include "../framework/onnx_builders.h"
 #include "../support/process.h"
+#include "graphsplit/sdk/version.h"
 #include "model/om_io.h"
 #include "report/partition.pb.h"
 
@@ -217,7 +218,7 @@ TEST_F(AtcTest, FailedRunRemovesAStaleOutput) {
 TEST_F(AtcTest, ListPluginsShowsDescriptorsAndComponents) {
   Result r = atc("--list_plugins");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI 1.2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("plugin std 0.1.0, SDK 0.1.0, ABI " GS_SDK_ABI_STRING), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("pass std.topological_sort"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("engine template: Example engine"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("op table"), std::string::npos) << r.out;
@@ -273,10 +274,12 @@ TEST_F(AtcTest, PluginFailureDuringTheRunWritesNothing) {
   const std::string model = write_model("tiny.onnx", tiny_model());
   std::ofstream(path("p.toml")) << "schema_version = 1\n[plugins]\nrequired = [\"thrower\"]\n[[pipeline]]\n"
                                    "pass = \"thrower.throws_on_run\"\n";
-  expect_error("--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") +
-                   " --plugin_path=" + BAD_PLUGIN_DIR,
-               "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.2) "
-               "threw a non-standard exception");
+  expect_error(
+      "--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") +
+          " --plugin_path=" + BAD_PLUGIN_DIR,
+      "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI " GS_SDK_ABI_STRING
+      ") "
+      "threw a non-standard exception");
 }
 
 // The summary prints symbolic sizes as expressions: MaxPool k3 s2 on x[N,1,H,W] gives floor((H-3)/2)+1, kept
@@ -438,7 +441,8 @@ TEST_F(AtcTest, AnEntryPastTheTimeLimitStopsAtcNamingTheEntryAndPlugin) {
   const auto start = std::chrono::steady_clock::now();
   expect_error(
       "--model=" + model + " --output=" + path("o") + " --pipeline=" + path("p.toml") + " --entry_timeout=1",
-      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI 1.2) exceeded "
+      "pipeline entry 2 (partition engine) (libgsplugin_partition_engine.so 0.1.0, SDK ABI " GS_SDK_ABI_STRING
+      ") exceeded "
       "the time limit of 1 s");
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 30.0);
 }

@@ -64,7 +64,8 @@ TEST(LoaderTest, BadMagicAndTruncatedDescriptor) {
 
 TEST(LoaderTest, HostTooOldForThePluginsMinimumMinor) {
   EXPECT_NE(refusal("future_minor")
-                .find("it requires SDK ABI >= 1.9 (built with SDK 0.9.0); this host provides SDK ABI 1.2"),
+                .find("it requires SDK ABI >= 1.9 (built with SDK 0.9.0); this host provides SDK "
+                      "ABI " GS_SDK_ABI_STRING),
             std::string::npos);
 }
 
@@ -167,27 +168,33 @@ std::string pipeline_error(const std::string& pass, bool verify_each, bool at_cr
 
 TEST(LoaderTest, FactoryThatThrows) {
   EXPECT_EQ(pipeline_error("thrower.throws_on_create", false, true),
-            "t.toml:5:8: error: pass 'thrower.throws_on_create' create (libgsplugin_thrower.so 1.0, SDK ABI "
-            "1.2) threw: "
+            "t.toml:5:8: error: pass 'thrower.throws_on_create' create (libgsplugin_thrower.so 1.0, SDK "
+            "ABI " GS_SDK_ABI_STRING
+            ") threw: "
             "cannot build the thing");
 }
 
 TEST(LoaderTest, MethodThatThrowsAnInt) {
-  EXPECT_EQ(pipeline_error("thrower.throws_on_run", false, false),
-            "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.2) threw a "
-            "non-standard exception");
+  EXPECT_EQ(
+      pipeline_error("thrower.throws_on_run", false, false),
+      "pipeline entry 1 (pass thrower.throws_on_run) (libgsplugin_thrower.so 1.0, SDK ABI " GS_SDK_ABI_STRING
+      ") threw a "
+      "non-standard exception");
 }
 
 TEST(LoaderTest, MethodThatReturnsAnError) {
-  EXPECT_EQ(pipeline_error("thrower.fails_on_run", false, false),
-            "pipeline entry 1 (pass thrower.fails_on_run) (libgsplugin_thrower.so 1.0, SDK ABI 1.2) failed: "
-            "graph 'victim' "
-            "is not to my taste");
+  EXPECT_EQ(
+      pipeline_error("thrower.fails_on_run", false, false),
+      "pipeline entry 1 (pass thrower.fails_on_run) (libgsplugin_thrower.so 1.0, SDK ABI " GS_SDK_ABI_STRING
+      ") failed: "
+      "graph 'victim' "
+      "is not to my taste");
 }
 
 TEST(LoaderTest, VerifyEachNamesThePassThatBrokeTheGraph) {
   const std::string m = pipeline_error("thrower.breaks_graph", true, false);
-  EXPECT_NE(m.find("pipeline entry 1 (pass thrower.breaks_graph) (libgsplugin_thrower.so 1.0, SDK ABI 1.2) "
+  EXPECT_NE(m.find("pipeline entry 1 (pass thrower.breaks_graph) (libgsplugin_thrower.so 1.0, SDK "
+                   "ABI " GS_SDK_ABI_STRING ") "
                    "left an invalid graph"),
             std::string::npos)
       << m;

@@ -179,6 +179,34 @@ def node_test_sample(every: int = 25):
     return dirs[::every]
 
 
+def load_value(path, kind):
+    """A .pb file as the Python API takes and gives it: an array, a list (sequence), or an element or None
+    (optional)."""
+    data = Path(path).read_bytes()
+    if kind == "sequence":
+        seq = onnx.SequenceProto()
+        seq.ParseFromString(data)
+        return numpy_helper.to_list(seq)
+    if kind == "optional":
+        opt = onnx.OptionalProto()
+        opt.ParseFromString(data)
+        return numpy_helper.to_optional(opt)
+    return numpy_helper.to_array(onnx.load_tensor(str(path)))
+
+
+def assert_same_value(got, want, what):
+    if isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), what
+        for g, w in zip(got, want):
+            assert_same_value(g, w, what)
+        return
+    if want is None:
+        assert got is None, what
+        return
+    assert got.dtype == want.dtype and got.shape == want.shape, what
+    assert np.array_equal(got, want, equal_nan=got.dtype.kind == "f"), what
+
+
 @pytest.mark.skipif(not NODE_TESTS.is_dir(), reason="libonnx-testdata is not installed")
 def test_node_test_sample_equals_omrun(gs, tmp_path):
     compared = 0
@@ -196,14 +224,11 @@ def test_node_test_sample_equals_omrun(gs, tmp_path):
         if r.returncode != 0:
             continue  # an operator the runtime does not run (reported by the C++ node tests)
         s = gs.Session(om, threads=1)
-        feeds = {}
-        for info, path in zip(s.inputs, inputs):
-            feeds[info.name] = numpy_helper.to_array(onnx.load_tensor(str(path)))
+        feeds = {info.name: load_value(path, info.kind) for info, path in zip(s.inputs, inputs)}
         got = s.run(feeds)
-        for i, y in enumerate(got):
-            want = numpy_helper.to_array(onnx.load_tensor(str(out_dir / f"output_{i}.pb")))
-            assert y.dtype == want.dtype and y.shape == want.shape, case.name
-            assert np.array_equal(y, want, equal_nan=y.dtype.kind == "f"), f"{case.name}: output {i}"
+        for i, (y, info) in enumerate(zip(got, s.outputs)):
+            want = load_value(out_dir / f"output_{i}.pb", info.kind)
+            assert_same_value(y, want, f"{case.name}: output {i}")
         compared += 1
     print(f"{compared} node tests compared")
     assert compared >= 30, f"only {compared} node tests compared"
@@ -228,3 +253,49 @@ def test_an_output_that_is_the_input_is_a_copy(gs):
     assert np.array_equal(y, a) and not np.shares_memory(y, a)
     a[0] = 42
     assert y[0] == 0
+
+
+def sequence_model():
+    """x [4,2] split into a sequence of rows (output 0); the sequence input s gets x's first row inserted at
+    the front, and its length and concatenation are outputs 1 and 2; o (optional) says whether it is set."""
+    seq = helper.make_tensor_sequence_value_info
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 2])
+    s = seq("s", TensorProto.FLOAT, None)
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(TensorProto.FLOAT, [2]))
+    o = helper.make_value_info("o", opt_type)
+    nodes = [
+        helper.make_node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+        helper.make_node("SequenceAt", ["rows", "zero"], ["first"]),
+        helper.make_node("SequenceInsert", ["s", "first", "zero"], ["s2"]),
+        helper.make_node("SequenceLength", ["s2"], ["n"]),
+        helper.make_node("ConcatFromSequence", ["s2"], ["cat"], axis=0),
+        helper.make_node("OptionalHasElement", ["o"], ["has"]),
+    ]
+    zero = helper.make_tensor("zero", TensorProto.INT64, [], [0])
+    outs = [seq("rows", TensorProto.FLOAT, None), helper.make_tensor_value_info("n", TensorProto.INT64, []),
+            helper.make_tensor_value_info("cat", TensorProto.FLOAT, None),
+            helper.make_tensor_value_info("has", TensorProto.BOOL, [])]
+    g = helper.make_graph(nodes, "seq", [x, s, o], outs, initializer=[zero])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def test_sequences_and_optionals_in_and_out(gs):
+    s = gs.Session(gs.compile(sequence_model()))
+    assert [i.kind for i in s.inputs] == ["tensor", "sequence", "optional"]
+    x = np.arange(8, dtype=np.float32).reshape(4, 2)
+    parts = [np.full(2, 7, np.float32), np.full(2, 9, np.float32)]
+    rows, n, cat, has = s.run({"x": x, "s": parts, "o": None})
+    assert isinstance(rows, list) and len(rows) == 4
+    assert all(np.array_equal(r, x[k]) for k, r in enumerate(rows))
+    assert n == 3 and not has
+    assert np.array_equal(cat, np.concatenate([x[0], parts[0], parts[1]]))
+    assert s.run({"x": x, "s": [], "o": np.zeros(2, np.float32)})[3]
+
+
+def test_a_sequence_input_needs_a_list(gs):
+    s = gs.Session(gs.compile(sequence_model()))
+    x = np.zeros((4, 2), np.float32)
+    with pytest.raises(ValueError, match="input 's' is a sequence: pass a list of numpy.ndarray"):
+        s.run({"x": x, "s": np.zeros(2, np.float32), "o": None})
+    with pytest.raises(ValueError, match="input 's': the model takes float32, got numpy int64"):
+        s.run({"x": x, "s": [np.zeros(2, np.int64)], "o": None})

@@ -156,6 +156,32 @@ std::shared_ptr<Session> open_session(const std::shared_ptr<Model>& model, const
   return s;
 }
 
+sdk::Tensor array_feed(const py::object& v, const RuntimeIo& io, std::atomic<uint64_t>* copies) {
+  if (!py::isinstance<py::array>(v)) raise_value("input '" + io.name + "' must be a numpy.ndarray");
+  return from_numpy(v.cast<py::array>(), io.name, io.desc.dtype, copies);
+}
+
+// A sequence input takes a list (or tuple) of arrays; an optional one an array, a list, or None (empty).
+sdk::Tensor feed_value(const py::object& v, const RuntimeIo& io, std::atomic<uint64_t>* copies) {
+  const auto sequence = [&](const py::object& items) {
+    if (!py::isinstance<py::list>(items) && !py::isinstance<py::tuple>(items))
+      raise_value("input '" + io.name + "' is a sequence: pass a list of numpy.ndarray");
+    std::vector<sdk::Tensor> elements;
+    for (py::handle e : items)
+      elements.push_back(array_feed(py::reinterpret_borrow<py::object>(e), io, copies));
+    return sdk::Tensor::sequence(io.desc.dtype, std::move(elements));
+  };
+  if (io.desc.kind == sdk::ValueKind::kSequence) return sequence(v);
+  if (io.desc.kind == sdk::ValueKind::kOptional) {
+    if (v.is_none()) return sdk::Tensor::optional(sdk::ValueKind::kTensor, io.desc.dtype, nullptr);
+    const bool seq = py::isinstance<py::list>(v) || py::isinstance<py::tuple>(v);
+    const sdk::Tensor element = seq ? sequence(v) : array_feed(v, io, copies);
+    return sdk::Tensor::optional(seq ? sdk::ValueKind::kSequence : sdk::ValueKind::kTensor, io.desc.dtype,
+                                 &element);
+  }
+  return array_feed(v, io, copies);
+}
+
 std::vector<sdk::Tensor> gather_feeds(const std::vector<RuntimeIo>& ios, const py::dict& feeds,
                                       std::atomic<uint64_t>* copies) {
   std::string names;
@@ -170,22 +196,36 @@ std::vector<sdk::Tensor> gather_feeds(const std::vector<RuntimeIo>& ios, const p
   for (const RuntimeIo& io : ios) {
     if (!feeds.contains(io.name))
       raise_lookup("input '" + io.name + "' is missing (the model takes: " + names + ")");
-    py::object v = feeds[py::str(io.name)];
-    if (!py::isinstance<py::array>(v)) raise_value("input '" + io.name + "' must be a numpy.ndarray");
-    inputs.push_back(from_numpy(v.cast<py::array>(), io.name, io.desc.dtype, copies));
+    inputs.push_back(feed_value(feeds[py::str(io.name)], io, copies));
   }
   return inputs;
 }
 
+bool aliases(const sdk::Tensor& t, const std::vector<sdk::Tensor>& inputs) {
+  for (const sdk::Tensor& in : inputs) {
+    if (t.shares_storage_with(in)) return true;
+    if (in.is_container() && aliases(t, in.elements())) return true;
+  }
+  return false;
+}
+
+// A tensor as an array (copied when it is a model input's memory: the caller gets its own), a sequence as a
+// list, an optional as its element or None.
+py::object output_value(const sdk::Tensor& t, const std::vector<sdk::Tensor>& inputs) {
+  if (t.is_container() && t.desc().kind == sdk::ValueKind::kOptional)
+    return t.elements().empty() ? py::none() : output_value(t.elements()[0], inputs);
+  if (t.is_container()) {
+    py::list items;
+    for (const sdk::Tensor& e : t.elements()) items.append(output_value(e, inputs));
+    return items;
+  }
+  py::object a = tensor_to_numpy(t);
+  return aliases(t, inputs) ? a.attr("copy")() : a;
+}
+
 py::list to_outputs(const std::vector<sdk::Tensor>& inputs, const std::vector<sdk::Tensor>& outputs) {
   py::list out;
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    bool aliases_input = false;  // a model output that is a model input: give the caller its own array
-    for (const sdk::Tensor& in : inputs) aliases_input = aliases_input || outputs[i].shares_storage_with(in);
-    py::object a = tensor_to_numpy(outputs[i]);
-    if (aliases_input) a = a.attr("copy")();
-    out.append(a);
-  }
+  for (const sdk::Tensor& t : outputs) out.append(output_value(t, inputs));
   return out;
 }
 

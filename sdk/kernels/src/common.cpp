@@ -309,6 +309,7 @@ struct Registry {
     register_recurrent(&entries);
     register_quantized(&entries);
     register_sequence(&entries);
+    register_strings(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;
     });

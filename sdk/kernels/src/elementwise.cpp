@@ -427,8 +427,7 @@ To convert(From v) {
 }
 
 Status cast_to(KernelContext& ctx, const Tensor& x, DataType to) {
-  if (dtype_of(x) == DataType::kString || to == DataType::kString)
-    return ctx.unsupported("Cast from or to string is not supported");
+  if (dtype_of(x) == DataType::kString || to == DataType::kString) return cast_string(ctx, x, to);
   return visit_numeric(dtype_of(x), [&](auto from_tag) {
     using From = decltype(from_tag);
     return visit_numeric(to, [&](auto to_tag) {

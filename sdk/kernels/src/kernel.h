@@ -141,6 +141,9 @@ void register_misc(std::vector<KernelEntry>* table);
 void register_recurrent(std::vector<KernelEntry>* table);
 void register_quantized(std::vector<KernelEntry>* table);
 void register_sequence(std::vector<KernelEntry>* table);
+void register_strings(std::vector<KernelEntry>* table);
+// Cast where either side is a string (strings.cpp).
+Status cast_string(KernelContext& ctx, const Tensor& x, DataType to);
 KernelFn find_kernel(std::string_view op_type, std::string_view domain);
 // The graph's ai.onnx opset (its `_onnx_opset_import`, else its root's; 17 when neither says).
 int onnx_opset_of(const sdk::Graph& graph);

@@ -166,7 +166,9 @@ TEST(EnginePlaceTest, ExcludedEnginesAreSkippedWithAReason) {
   EXPECT_EQ(engine_of(*h, "relu"), "DNN_VM_AICPU");
 
   EXPECT_EQ(place(*h, "", {{"ge.exec.exclude_engines", "AiCorr"}}).message(),
-            "pipeline entry 1 (pass placement.engine_place) (libgsplugin_placement.so 0.1.0, SDK ABI 1.2) "
+            "pipeline entry 1 (pass placement.engine_place) (libgsplugin_placement.so 0.1.0, SDK "
+            "ABI " GS_SDK_ABI_STRING
+            ") "
             "failed: E10001: "
             "ge.exec.exclude_engines names 'AiCorr', which is not an engine; use AiCore, AiCpu, AiCpuAscend, "
             "AiVector, "
