@@ -310,6 +310,8 @@ struct Registry {
     register_quantized(&entries);
     register_sequence(&entries);
     register_strings(&entries);
+    register_random(&entries);
+    register_training(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;
     });

@@ -506,9 +506,12 @@ Status Identity(KernelContext& ctx) {
 }
 
 Status Dropout(KernelContext& ctx) {
-  // Training mode drops at random; only inference (the identity) is reproducible.
-  if (ctx.has_input(2) && ctx.in(2).size_bytes() > 0 && ctx.in(2).data()[0] != 0)
-    return ctx.unsupported("training_mode = true is random and is not supported");
+  if (ctx.has_input(2) && ctx.in(2).size_bytes() > 0 && ctx.in(2).data()[0] != 0) {
+    const double ratio = ctx.has_input(1) && num_elements(dims_of(ctx.in(1))) >= 1
+                             ? scalar_as_double(ctx.in(1))
+                             : (ctx.opset < 12 ? ctx.attr_float("ratio", 0.5f) : 0.5);
+    return dropout_training(ctx, ratio);
+  }
   ctx.set_output_copy(0, ctx.in(0), dims_of(ctx.in(0)));
   if (ctx.num_outputs() > 1) {
     bool* mask = ctx.allocate_as<bool>(1, DataType::kBool, dims_of(ctx.in(0)));

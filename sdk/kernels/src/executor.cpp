@@ -81,6 +81,7 @@ struct Step {
   std::vector<int> in_slots;   // -1: omitted optional input
   std::vector<int> out_slots;  // -1: output nobody reads
   std::vector<int> release;    // slots whose last reader is this step
+  mutable uint64_t calls = 0;  // KernelContext::call
 };
 
 thread_local const KernelObserver* kernel_observer = nullptr;
@@ -122,6 +123,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
     for (const Step& step : steps) {
       ctx.node = step.node;
       ctx.opset = step.opset;
+      ctx.call = step.calls++;
       ctx.inputs.assign(step.in_slots.size(), nullptr);
       for (size_t i = 0; i < step.in_slots.size(); ++i) {
         if (step.in_slots[i] >= 0) ctx.inputs[i] = &values[step.in_slots[i]];

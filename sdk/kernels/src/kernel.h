@@ -76,6 +76,8 @@ struct KernelContext {
   std::vector<Tensor>* outputs = nullptr;
   OutputAllocator* allocator = nullptr;
   int64_t max_tensor_bytes = 0;  // 0: no limit
+  // How many times this executable called the node before: random generators draw anew on each call.
+  uint64_t call = 0;
   // Per output, from the operator's shape rule; nullptr when the operator has no rule (control flow).
   const std::vector<RuleShape>* rule = nullptr;
   // False in the inner context of a kernel that computes in a wider type (QLinearConv through a double Conv):
@@ -142,6 +144,10 @@ void register_recurrent(std::vector<KernelEntry>* table);
 void register_quantized(std::vector<KernelEntry>* table);
 void register_sequence(std::vector<KernelEntry>* table);
 void register_strings(std::vector<KernelEntry>* table);
+void register_random(std::vector<KernelEntry>* table);
+void register_training(std::vector<KernelEntry>* table);
+// Dropout in training mode (random.cpp).
+Status dropout_training(KernelContext& ctx, double ratio);
 // Cast where either side is a string (strings.cpp).
 Status cast_string(KernelContext& ctx, const Tensor& x, DataType to);
 KernelFn find_kernel(std::string_view op_type, std::string_view domain);

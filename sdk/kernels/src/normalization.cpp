@@ -17,11 +17,55 @@ Status check_per_channel(KernelContext& ctx, size_t first, size_t last, int64_t 
   return Status::ok();
 }
 
+// Training mode: normalise with the batch's own per-channel mean and (population) variance, and return the
+// running statistics blended with them by `momentum`.
+Status batch_norm_training(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  const double eps = ctx.attr_float("epsilon", 1e-5f), momentum = ctx.attr_float("momentum", 0.9f);
+  const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
+  GS_RETURN_IF_ERROR(check_per_channel(ctx, 1, 4, C));
+  const std::vector<double> v = to_doubles(x);
+  std::vector<double> mean(C, 0.0), var(C, 0.0);
+  const double count = static_cast<double>(N * inner);
+  for (int64_t c = 0; c < C; ++c) {
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) mean[c] += v[(n * C + c) * inner + i];
+    mean[c] /= count;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < inner; ++i) var[c] += std::pow(v[(n * C + c) * inner + i] - mean[c], 2);
+    var[c] /= count;
+  }
+  return visit_float(dtype_of(x), [&](auto tag) {
+    using T = decltype(tag);
+    using Cm = Compute<T>;
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
+    for (int64_t c = 0; c < C; ++c) {
+      const double a = scalar_as_double(ctx.in(1), c) / std::sqrt(var[c] + eps);
+      const double b = scalar_as_double(ctx.in(2), c) - mean[c] * a;
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t i = 0; i < inner; ++i) {
+          const int64_t k = (n * C + c) * inner + i;
+          py[k] = T(static_cast<Cm>(v[k] * a + b));
+        }
+    }
+    for (size_t o = 1; o <= 2 && o < ctx.num_outputs(); ++o) {
+      const Tensor& running = ctx.in(o + 2);
+      T* out = ctx.allocate_as<T>(o, dtype_of(running), {C});
+      for (int64_t c = 0; c < C; ++c) {
+        const double batch = o == 1 ? mean[c] : var[c];
+        out[c] = T(static_cast<Cm>(scalar_as_double(running, c) * momentum + batch * (1 - momentum)));
+      }
+    }
+    return Status::ok();
+  });
+}
+
 Status BatchNormalization(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
   if (xd.size() < 2) return ctx.error("input must have rank >= 2");
-  if (ctx.attr_int("training_mode", 0) != 0) return ctx.unsupported("training_mode is not supported");
+  if (ctx.attr_int("training_mode", 0) != 0) return batch_norm_training(ctx);
   const float eps = ctx.attr_float("epsilon", 1e-5f);
   const int64_t N = xd[0], C = xd[1], inner = num_elements(Dims(xd.begin() + 2, xd.end()));
   GS_RETURN_IF_ERROR(check_per_channel(ctx, 1, 4, C));

@@ -146,6 +146,12 @@ Status concat_from_sequence(InferContext& ctx) {
   return Status::ok();
 }
 
+// The input's shape, and the `dtype` attribute's type when it has one (EyeLike, the random Like forms).
+Status like_with_dtype(InferContext& ctx) {
+  ctx.set_like(0, 0, static_cast<DataType>(ctx.attrs.attr_int("dtype", 0)));
+  return Status::ok();
+}
+
 // Identity-like operators also carry the values through.
 Status pass_through(InferContext& ctx) {
   GS_RETURN_IF_ERROR(same_shape(ctx));
@@ -355,9 +361,6 @@ constexpr const char* kSameShape[] = {"Abs",
                                       "Scatter",
                                       "ScatterElements",
                                       "ScatterND",
-                                      "Bernoulli",
-                                      "RandomNormalLike",
-                                      "RandomUniformLike",
                                       "GroupNormalization",
                                       "RMSNormalization",
                                       "RotaryEmbedding",
@@ -378,6 +381,8 @@ Status det(InferContext& ctx) {
 void register_elementwise_rules(std::vector<RuleEntry>* t) {
   for (const char* op : kSameShape) t->push_back({op, same_shape});
   t->push_back({"Identity", pass_through});
+  for (const char* op : {"Bernoulli", "RandomNormalLike", "RandomUniformLike"})
+    t->push_back({op, like_with_dtype});
   t->push_back({"SequenceAt", element_of});
   t->push_back({"OptionalGetElement", element_of});
   for (const char* op : {"SequenceConstruct", "SequenceInsert", "SequenceErase", "SplitToSequence"})
