@@ -312,6 +312,7 @@ struct Registry {
     register_strings(&entries);
     register_random(&entries);
     register_training(&entries);
+    register_signal(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;
     });
