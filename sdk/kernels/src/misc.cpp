@@ -217,11 +217,60 @@ Status Trilu(KernelContext& ctx) {
   return Status::ok();
 }
 
+// Replaces "..." by letters the equation does not use, one per broadcast dimension, right-aligned across the
+// terms as numpy does; an implicit output lists them first. `broadcast` receives those letters.
+Status expand_ellipsis(const KernelContext& ctx, std::string* eq, std::string* broadcast) {
+  if (eq->find("...") == std::string::npos) return Status::ok();
+  std::string free_letters;
+  for (char c : std::string("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    if (eq->find(c) == std::string::npos) free_letters += c;
+  const auto arrow = eq->find("->");
+  std::string lhs = eq->substr(0, arrow), out;
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const auto comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ctx.num_inputs()) return ctx.error("equation and inputs differ in count");
+  size_t widest = 0;
+  std::vector<size_t> spans(terms.size(), 0);
+  for (size_t t = 0; t < terms.size(); ++t) {
+    if (terms[t].find("...") == std::string::npos) continue;
+    const size_t named = terms[t].size() - 3, rank = dims_of(ctx.in(t)).size();
+    if (rank < named) return ctx.error("term '" + terms[t] + "' has more indices than its input's rank");
+    spans[t] = rank - named;
+    widest = std::max(widest, spans[t]);
+  }
+  if (widest > free_letters.size()) return ctx.error("too many broadcast dimensions");
+  *broadcast = free_letters.substr(0, widest);
+  std::string expanded;
+  for (size_t t = 0; t < terms.size(); ++t) {
+    const auto at = terms[t].find("...");
+    if (at != std::string::npos) terms[t].replace(at, 3, broadcast->substr(widest - spans[t]));
+    expanded += (t ? "," : "") + terms[t];
+  }
+  if (arrow != std::string::npos) {
+    out = eq->substr(arrow + 2);
+    if (const auto at = out.find("..."); at != std::string::npos) out.replace(at, 3, *broadcast);
+  } else {
+    std::map<char, int> count;
+    for (const std::string& t : terms)
+      for (char c : t) ++count[c];
+    out = *broadcast;
+    for (auto& [c, n] : count)
+      if (n == 1 && broadcast->find(c) == std::string::npos) out += c;
+  }
+  *eq = expanded + "->" + out;
+  return Status::ok();
+}
+
 // Einsum by direct summation over every index combination: fine for the small operands it is used on.
 Status Einsum(KernelContext& ctx) {
-  std::string eq = ctx.attr_string("equation");
+  std::string eq = ctx.attr_string("equation"), broadcast;
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
-  if (eq.find("...") != std::string::npos) return ctx.unsupported("ellipsis in Einsum is not supported");
+  GS_RETURN_IF_ERROR(expand_ellipsis(ctx, &eq, &broadcast));
   const auto arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow), rhs;
   std::vector<std::string> terms;
@@ -242,8 +291,11 @@ Status Einsum(KernelContext& ctx) {
       return ctx.error("term '" + terms[t] + "' does not match its input rank");
     for (size_t i = 0; i < d.size(); ++i) {
       const char c = terms[t][i];
-      if (size.count(c) && size[c] != d[i]) return ctx.error(std::string("dimension '") + c + "' differs");
-      size[c] = d[i];
+      const bool stretch =
+          broadcast.find(c) != std::string::npos && size.count(c) && (size[c] == 1 || d[i] == 1);
+      if (size.count(c) && size[c] != d[i] && !stretch)
+        return ctx.error(std::string("dimension '") + c + "' differs");
+      size[c] = size.count(c) ? std::max(size[c], d[i]) : d[i];
       ++count[c];
     }
   }
@@ -271,7 +323,11 @@ Status Einsum(KernelContext& ctx) {
     const int64_t total = num_elements(full);
     Dims idx(full.size(), 0);
     std::vector<Dims> st;
-    for (size_t t = 0; t < terms.size(); ++t) st.push_back(strides_of(dims_of(ctx.in(t))));
+    for (size_t t = 0; t < terms.size(); ++t) {
+      st.push_back(strides_of(dims_of(ctx.in(t))));
+      for (size_t i = 0; i < terms[t].size(); ++i)  // a broadcast dimension of 1 repeats its one element
+        if (dims_of(ctx.in(t))[i] == 1) st[t][i] = 0;
+    }
     const Dims os = strides_of(out);
     for (int64_t it = 0; it < total; ++it) {
       C prod = C(1);

@@ -572,6 +572,14 @@ PoolResult pool_one(const T* plane, const Window& w, const Dims& oidx, Dims& kid
   return r;
 }
 
+// MaxPool also takes 8-bit integers (opset 12); averages are floating point only.
+template <class F>
+Status visit_pool_type(DataType dtype, bool max, F&& f) {
+  if (max && dtype == DataType::kInt8) return f(int8_t{});
+  if (max && dtype == DataType::kUint8) return f(uint8_t{});
+  return visit_float(dtype, f);
+}
+
 Status pool(KernelContext& ctx, bool max) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
@@ -584,7 +592,7 @@ Status pool(KernelContext& ctx, bool max) {
   const bool row_major_indices = ctx.attr_int("storage_order", 0) == 0;
   Dims out = {xd[0], xd[1]};
   out.insert(out.end(), w.out.begin(), w.out.end());
-  return visit_float(dtype_of(x), [&](auto tag) {
+  return visit_pool_type(dtype_of(x), max, [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
     const T* px = data_as<T>(x);
