@@ -48,6 +48,7 @@ struct Step {
   Segment* segment = nullptr;  // an engine segment, or
   const Node* node = nullptr;  // a control-flow node run here
   ControlKind control = ControlKind::kUnsupported;
+  bool scan8 = false;  // Scan before opset 9: batched, input 0 is sequence_lens
   std::vector<const GraphPlan*> subplans;
   std::vector<int> in_slots;   // -1: omitted optional input
   std::vector<int> out_slots;  // one per output
@@ -114,6 +115,7 @@ struct Runtime::Impl {
   Status run_case(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_loop(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_scan(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
+  Status run_scan8(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_sequence_map(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   // "<source>: node 'x' (Loop) in graph 'g': <what>", the one prefix of every run-time error about a node.
   Status node_error(sdk::StatusCode code, const Node& n, const std::string& what) const;

@@ -146,6 +146,16 @@ std::vector<int64_t> ints_attr(const Node& n, const char* key) {
   return v && v->as_ints() ? *v->as_ints() : std::vector<int64_t>{};
 }
 
+// An int32 or int64 tensor's values.
+std::vector<int64_t> kernels_lengths(const Tensor& t) {
+  std::vector<int64_t> v;
+  const int64_t n = static_cast<int64_t>(t.size_bytes()) / sdk::element_size(t.desc().dtype);
+  for (int64_t i = 0; i < n; ++i)
+    v.push_back(t.desc().dtype == sdk::DataType::kInt32 ? reinterpret_cast<const int32_t*>(t.data())[i]
+                                                        : reinterpret_cast<const int64_t*>(t.data())[i]);
+  return v;
+}
+
 // Slice `index` of `t` along `axis` (rank drops by one).
 Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
   const auto& d = t.desc().shape.dims();
@@ -365,9 +375,77 @@ Status Runtime::Impl::scan_length(const Node& n, const std::vector<const Tensor*
   return Status::ok();
 }
 
+// Scan before opset 9: input 0 is sequence_lens (optional), every input has a batch axis 0 and the scan axis
+// 1; the body runs over each batch row in turn (states, then one slice of each scan input), and the rows'
+// results are stacked again. Every row must use the whole sequence.
+Status Runtime::Impl::run_scan8(const Step& step, const std::vector<const Tensor*>& in,
+                                std::vector<Tensor>* out) {
+  const Node& n = *step.node;
+  const GraphPlan& body = *step.subplans.at(0);
+  const auto invalid = [&](const std::string& what) {
+    return node_error(sdk::StatusCode::kInvalidArgument, n, what);
+  };
+  const int64_t m = n.attrs().get_int("num_scan_inputs", 0);
+  const size_t formal = n.num_inputs() - captured_inputs(n);
+  if (m <= 0 || static_cast<size_t>(m) + 1 > formal) return invalid("bad num_scan_inputs");
+  const size_t n_state = formal - 1 - static_cast<size_t>(m);
+  const std::vector<int64_t> dirs = ints_attr(n, "directions");
+  for (size_t i = 1; i < formal; ++i) {
+    GS_RETURN_IF_ERROR(need_input(n, in, i));
+    if (in[i]->desc().shape.rank() < (i > n_state ? 2u : 1u))
+      return invalid("input " + std::to_string(i) + " lacks the batch axis");
+  }
+  const int64_t batch = in[1]->desc().shape.dims()[0];
+  const int64_t length = in[1 + n_state]->desc().shape.dims()[1];
+  for (size_t i = 1; i < formal; ++i)
+    if (in[i]->desc().shape.dims()[0] != batch || (i > n_state && in[i]->desc().shape.dims()[1] != length))
+      return invalid("inputs differ in batch size or sequence length");
+  if (in[0] && in[0]->size_bytes() > 0)
+    for (int64_t len : kernels_lengths(*in[0]))
+      if (len != length)
+        return node_error(sdk::StatusCode::kUnsupported, n,
+                          "sequence_lens shorter than the sequence is not supported");
+  std::vector<std::vector<Tensor>> rows(body.results.size());
+  std::vector<const Tensor*> body_in(in.begin(), in.end());
+  std::vector<Tensor> state(n_state), slices(static_cast<size_t>(m)), body_out;
+  for (int64_t b = 0; b < batch; ++b) {
+    for (size_t i = 0; i < n_state; ++i) state[i] = slice_along(*in[1 + i], 0, b);
+    std::vector<Tensor> seqs;
+    for (int64_t j = 0; j < m; ++j) seqs.push_back(slice_along(*in[1 + n_state + j], 0, b));
+    std::vector<std::vector<Tensor>> scans(body.results.size() - n_state);
+    for (int64_t t = 0; t < length; ++t) {
+      // The body's inputs keep the node's numbering: they start after sequence_lens.
+      for (size_t i = 0; i < n_state; ++i) body_in[1 + i] = &state[i];
+      for (int64_t j = 0; j < m; ++j) {
+        const bool reverse = j < static_cast<int64_t>(dirs.size()) && dirs[j] == 1;
+        slices[j] = slice_along(seqs[j], 0, reverse ? length - 1 - t : t);
+        body_in[1 + n_state + j] = &slices[j];
+      }
+      GS_RETURN_IF_ERROR(run_plan(body, body_in, &body_out));
+      for (size_t i = 0; i < n_state; ++i) state[i] = body_out[i];
+      for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(body_out[n_state + s]);
+    }
+    for (size_t i = 0; i < n_state; ++i) rows[i].push_back(state[i]);
+    for (size_t s = 0; s < scans.size(); ++s) {
+      Tensor stacked;
+      if (Status st = stack_along(scans[s], 0, sdk::TensorDesc{}, &stacked); !st.is_ok())
+        return invalid(st.message());
+      rows[n_state + s].push_back(stacked);
+    }
+  }
+  out->clear();
+  for (auto& r : rows) {
+    Tensor stacked;
+    if (Status st = stack_along(r, 0, sdk::TensorDesc{}, &stacked); !st.is_ok()) return invalid(st.message());
+    out->push_back(stacked);
+  }
+  return Status::ok();
+}
+
 Status Runtime::Impl::run_scan(const Step& step, const std::vector<const Tensor*>& in,
                                std::vector<Tensor>* out) {
   const Node& n = *step.node;
+  if (step.scan8) return run_scan8(step, in, out);
   const GraphPlan& body = *step.subplans.at(0);
   const int64_t m = n.attrs().get_int("num_scan_inputs", 0);
   const size_t formal = n.num_inputs() - captured_inputs(n);

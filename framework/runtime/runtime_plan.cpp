@@ -211,11 +211,9 @@ Status Runtime::Impl::plan_inputs(const Graph& g, std::vector<Node*>* order, Slo
 // A control-flow node, run by the interpreter, with the plans of its subgraphs.
 Status Runtime::Impl::plan_control(Node* n, const EngineLookup& engines, Slots* slots) {
   const std::string& type = n->type();
-  if (type == sdk::op::kScan && onnx_opset(*root) < 9)
-    return Status::unsupported(source + ": " + describe(*n) +
-                               ": Scan before opset 9 (batched, with sequence_lens) is not supported");
   Step step;
   step.node = n;
+  step.scan8 = type == sdk::op::kScan && onnx_opset(*root) < 9;
   step.control = control_kind(type);
   step.in_slots = slots->inputs_of(n);
   for (size_t o = 0; o < n->num_outputs(); ++o) step.out_slots.push_back(slots->add(n, static_cast<int>(o)));
