@@ -313,6 +313,7 @@ struct Registry {
     register_random(&entries);
     register_training(&entries);
     register_signal(&entries);
+    register_ops18(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;
     });

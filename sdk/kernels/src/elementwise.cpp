@@ -62,6 +62,7 @@ GS_UNARY_FLOAT(Erf, std::erf(v))
 GS_UNARY_FLOAT(Tanh, std::tanh(v))
 GS_UNARY_FLOAT(Softsign, v / (1 + std::abs(v)))
 GS_UNARY_FLOAT(Softplus, v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)))
+GS_UNARY_FLOAT(Mish, v* std::tanh(v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v))))
 #undef GS_UNARY_FLOAT
 
 Status Sigmoid(KernelContext& ctx) {
@@ -277,6 +278,43 @@ Status Or(KernelContext& ctx) {
 }
 Status Xor(KernelContext& ctx) {
   return logic(ctx, [](bool x, bool y) { return x != y; });
+}
+
+// BitwiseAnd/Or/Xor (opset 18): integers only, broadcast.
+template <class Op>
+Status bitwise(KernelContext& ctx, Op op) {
+  return binary<void>(ctx, DataType::kUndefined, [&](auto x, auto y, Status* s) -> decltype(x) {
+    using C = decltype(x);
+    if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+      return static_cast<C>(op(x, y));
+    } else {
+      *s = Status::invalid_argument("bitwise operators take integer tensors");
+      return x;
+    }
+  });
+}
+Status BitwiseAnd(KernelContext& ctx) {
+  return bitwise(ctx, [](auto x, auto y) { return x & y; });
+}
+Status BitwiseOr(KernelContext& ctx) {
+  return bitwise(ctx, [](auto x, auto y) { return x | y; });
+}
+Status BitwiseXor(KernelContext& ctx) {
+  return bitwise(ctx, [](auto x, auto y) { return x ^ y; });
+}
+Status BitwiseNot(KernelContext& ctx) {
+  const Tensor& x = ctx.in(0);
+  return visit_numeric<false>(dtype_of(x), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T>) {
+      const T* in = data_as<T>(x);
+      T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));
+      for (int64_t i = 0, n = num_elements(dims_of(x)); i < n; ++i) out[i] = static_cast<T>(~in[i]);
+      return Status::ok();
+    } else {
+      return ctx.error("BitwiseNot takes integer tensors");
+    }
+  });
 }
 
 Status BitShift(KernelContext& ctx) {
@@ -534,6 +572,11 @@ void register_elementwise(std::vector<KernelEntry>* t) {
                           {"Atan", Atan},
                           {"Atanh", Atanh},
                           {"BitShift", BitShift},
+                          {"BitwiseAnd", BitwiseAnd},
+                          {"BitwiseNot", BitwiseNot},
+                          {"BitwiseOr", BitwiseOr},
+                          {"BitwiseXor", BitwiseXor},
+                          {"Mish", Mish},
                           {"Cast", Cast},
                           {"CastLike", CastLike},
                           {"Ceil", Ceil},

@@ -147,6 +147,7 @@ void register_strings(std::vector<KernelEntry>* table);
 void register_random(std::vector<KernelEntry>* table);
 void register_training(std::vector<KernelEntry>* table);
 void register_signal(std::vector<KernelEntry>* table);
+void register_ops18(std::vector<KernelEntry>* table);
 // Dropout in training mode (random.cpp).
 Status dropout_training(KernelContext& ctx, double ratio);
 // Cast where either side is a string (strings.cpp).

@@ -1,0 +1,171 @@
+"""Each new operator in a one-node model: compiled by atc, run by omrun, compared with ONNX Runtime on the same
+inputs (float: within 1e-4 relative, 1e-5 absolute; integers exactly)."""
+import subprocess
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import pytest
+from onnx import TensorProto, helper
+
+from conftest import helpers
+
+NP = {TensorProto.FLOAT: np.float32, TensorProto.INT32: np.int32, TensorProto.UINT8: np.uint8,
+      TensorProto.INT64: np.int64}
+
+
+def one_node_model(op, inputs, outputs, opset, consts=None, **attrs):
+    """inputs/outputs: (name, elem_type, dims); consts: name -> array given as initializers."""
+    consts = consts or {}
+    node = helper.make_node(op, [i[0] for i in inputs] + list(consts), [o[0] for o in outputs], **attrs)
+    g = helper.make_graph([node], op.lower(), [helper.make_tensor_value_info(*i) for i in inputs],
+                          [helper.make_tensor_value_info(*o) for o in outputs],
+                          initializer=[onnx.numpy_helper.from_array(v, k) for k, v in consts.items()])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+
+
+def run_graphsplit(model, feeds, work):
+    work.mkdir(parents=True, exist_ok=True)
+    path = work / "model.onnx"
+    onnx.save(model, str(path))
+    helpers.atc(f"--model={path}", f"--output={work / 'model'}")
+    out = work / "out"
+    helpers.run([helpers.OMRUN, f"--model={work / 'model.om'}", "--input=" + helpers.write_inputs(feeds, work / "in"),
+                 f"--output={out}", "--threads=1"])
+    results = []
+    for k in range(len(model.graph.output)):
+        t = onnx.TensorProto()
+        t.ParseFromString((out / f"output_{k}.pb").read_bytes())
+        results.append(onnx.numpy_helper.to_array(t))
+    return results, path
+
+
+def assert_like_ort(model, feeds, work):
+    got, path = run_graphsplit(model, feeds, work)
+    want = helpers.ort_run(path, feeds, work / "ort")
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape, (g.dtype, g.shape, w.dtype, w.shape)
+        if np.issubdtype(g.dtype, np.floating):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+        else:
+            np.testing.assert_array_equal(g, w)
+    return got
+
+
+RNG = np.random.default_rng(16)
+
+
+def test_mish(tmp_path):
+    x = RNG.uniform(-4, 4, (3, 5)).astype(np.float32)
+    m = one_node_model("Mish", [("x", TensorProto.FLOAT, [3, 5])], [("y", TensorProto.FLOAT, [3, 5])], 18)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("op", ["BitwiseAnd", "BitwiseOr", "BitwiseXor"])
+@pytest.mark.parametrize("elem", [TensorProto.INT32, TensorProto.UINT8])
+def test_bitwise_binary_broadcasts(tmp_path, op, elem):
+    a = RNG.integers(0, 200, (2, 4)).astype(NP[elem])
+    b = RNG.integers(0, 200, (4,)).astype(NP[elem])
+    m = one_node_model(op, [("a", elem, [2, 4]), ("b", elem, [4])], [("y", elem, [2, 4])], 18)
+    assert_like_ort(m, {"a": a, "b": b}, tmp_path)
+
+
+def test_bitwise_not(tmp_path):
+    x = RNG.integers(-100, 100, (6,)).astype(np.int32)
+    m = one_node_model("BitwiseNot", [("x", TensorProto.INT32, [6])], [("y", TensorProto.INT32, [6])], 18)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("opset,per", [(18, "group"), (21, "channel")])
+def test_group_normalization(tmp_path, opset, per):
+    x = RNG.normal(size=(2, 6, 3, 3)).astype(np.float32)
+    n = 3 if per == "group" else 6
+    consts = {"scale": RNG.normal(size=n).astype(np.float32), "bias": RNG.normal(size=n).astype(np.float32)}
+    m = one_node_model("GroupNormalization", [("x", TensorProto.FLOAT, [2, 6, 3, 3])],
+                       [("y", TensorProto.FLOAT, [2, 6, 3, 3])], opset, consts, num_groups=3, epsilon=1e-3)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def test_col2im(tmp_path):
+    x = RNG.normal(size=(1, 2 * 4, 9)).astype(np.float32)  # C=2, block 2x2, a 4x4 image at stride 1: 3x3 blocks
+    consts = {"image_shape": np.array([4, 4], np.int64), "block_shape": np.array([2, 2], np.int64)}
+    m = one_node_model("Col2Im", [("x", TensorProto.FLOAT, [1, 8, 9])], [("y", TensorProto.FLOAT, None)], 18,
+                       consts)
+    y = assert_like_ort(m, {"x": x}, tmp_path)[0]
+    assert y.shape == (1, 2, 4, 4)
+
+
+@pytest.mark.parametrize("target", [[3, 7], [6, 2]])
+def test_center_crop_pad(tmp_path, target):
+    x = RNG.normal(size=(5, 4, 2)).astype(np.float32)
+    m = one_node_model("CenterCropPad", [("x", TensorProto.FLOAT, [5, 4, 2])], [("y", TensorProto.FLOAT, None)],
+                       18, {"shape": np.array(target, np.int64)}, axes=[0, 1])
+    assert assert_like_ort(m, {"x": x}, tmp_path)[0].shape == (target[0], target[1], 2)
+
+
+@pytest.mark.parametrize("size,align", [([2, 3, 4, 5], 0), ([2, 3, 4, 5], 1), ([1, 1, 2, 3, 4], 0)])
+def test_affine_grid(tmp_path, size, align):
+    s = len(size) - 2
+    theta = RNG.normal(size=(size[0], s, s + 1)).astype(np.float32)
+    m = one_node_model("AffineGrid", [("theta", TensorProto.FLOAT, [size[0], s, s + 1])],
+                       [("grid", TensorProto.FLOAT, None)], 20, {"size": np.array(size, np.int64)},
+                       align_corners=align)
+    assert assert_like_ort(m, {"theta": theta}, tmp_path)[0].shape == (size[0], *size[2:], s)
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_lp_normalization(tmp_path, p):
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    m = one_node_model("LpNormalization", [("x", TensorProto.FLOAT, [3, 4])], [("y", TensorProto.FLOAT, [3, 4])],
+                       17, axis=0, p=p)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def test_global_lp_pool(tmp_path):
+    x = RNG.normal(size=(2, 3, 4, 4)).astype(np.float32)
+    m = one_node_model("GlobalLpPool", [("x", TensorProto.FLOAT, [2, 3, 4, 4])], [("y", TensorProto.FLOAT, None)],
+                       17, p=3)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def test_dft_opset20_axis_input(tmp_path):
+    x = RNG.normal(size=(2, 6, 5, 1)).astype(np.float32)
+    m = one_node_model("DFT", [("x", TensorProto.FLOAT, [2, 6, 5, 1])], [("y", TensorProto.FLOAT, None)], 20,
+                       {"dft_length": np.array(8, np.int64), "axis": np.array(-2, np.int64)}, onesided=1)
+    y = assert_like_ort(m, {"x": x}, tmp_path)[0]
+    np.testing.assert_allclose(y[..., 0] + 1j * y[..., 1], np.fft.rfft(x[..., 0], 8, axis=2), rtol=1e-4, atol=1e-4)
+
+
+def test_rms_normalization_opset23(tmp_path):
+    """Past ONNX Runtime 1.20: against the specification's formula."""
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    scale = RNG.normal(size=(4,)).astype(np.float32)
+    m = one_node_model("RMSNormalization", [("x", TensorProto.FLOAT, [2, 3, 4])], [("y", TensorProto.FLOAT, None)],
+                       23, {"scale": scale}, axis=-1, epsilon=1e-5)
+    y = run_graphsplit(m, {"x": x}, tmp_path)[0][0]
+    want = x / np.sqrt(np.mean(x.astype(np.float64) ** 2, axis=-1, keepdims=True) + 1e-5) * scale
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+
+
+def test_strings_opset20(tmp_path):
+    """StringConcat, StringSplit and RegexFullMatch (RE2) against Python's own string functions."""
+    s = TensorProto.STRING
+    nodes = [helper.make_node("StringConcat", ["a", "b"], ["cat"]),
+             helper.make_node("StringSplit", ["cat"], ["parts", "count"], delimiter="-"),
+             helper.make_node("RegexFullMatch", ["cat"], ["match"], pattern=r"[a-z]+-\d+")]
+    g = helper.make_graph(nodes, "strings", [helper.make_tensor_value_info("a", s, [3]),
+                                             helper.make_tensor_value_info("b", s, [3])],
+                          [helper.make_tensor_value_info("parts", s, None),
+                           helper.make_tensor_value_info("count", TensorProto.INT64, None),
+                           helper.make_tensor_value_info("match", TensorProto.BOOL, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 20)], ir_version=8)
+    a = np.array(["ab-", "x", "déjà-"], dtype=object)
+    b = np.array(["12", "-y-z", "vu"], dtype=object)
+    parts, count, match = run_graphsplit(m, {"a": a, "b": b}, tmp_path)[0]
+    joined = [x + y for x, y in zip(a, b)]
+    want = [j.split("-") for j in joined]
+    width = max(len(w) for w in want)
+    assert count.tolist() == [len(w) for w in want]
+    assert [[v if isinstance(v, str) else v.decode() for v in row] for row in parts] == [w + [""] * (width - len(w)) for w in want]
+    assert match.tolist() == [True, False, False]
