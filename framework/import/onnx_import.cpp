@@ -852,6 +852,10 @@ Status parse_tensor_proto(std::string_view bytes, const std::string& source, sdk
                                     ": not an ONNX TensorProto (no data type; a sequence or map .pb?)");
   if (t.data_location() == onnx::TensorProto::EXTERNAL)
     return Status::invalid_argument(source + ": external tensor data is not supported in input files");
+  // Field 3 is a segment here but a SequenceProto's elements and an OptionalProto's value.
+  if (t.has_segment())
+    return Status::invalid_argument(
+        source + ": not a tensor (a sequence or optional .pb where a tensor is expected?)");
   TensorReader reader(source, {});
   GS_RETURN_IF_ERROR(reader.read(t, "tensor '" + t.name() + "'", out));
   if (name) *name = t.name();

@@ -92,6 +92,11 @@ Status parse_message(std::string_view bytes, const std::string& source, const ch
   if (bytes.size() > static_cast<size_t>(INT_MAX) ||
       !m->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return Status::invalid_argument(source + ": not an ONNX " + what + " (protobuf parse failed)");
+  // A TensorProto parses as either message too, leaving its data among the unknown fields.
+  if (!m->GetReflection()->GetUnknownFields(*m).empty())
+    return Status::invalid_argument(source + ": not an ONNX " + what + " (a tensor .pb where a " +
+                                    (std::string_view(what) == "SequenceProto" ? "sequence" : "optional") +
+                                    " is expected?)");
   return Status::ok();
 }
 
