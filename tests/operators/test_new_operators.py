@@ -169,3 +169,67 @@ def test_strings_opset20(tmp_path):
     assert count.tolist() == [len(w) for w in want]
     assert [[v if isinstance(v, str) else v.decode() for v in row] for row in parts] == [w + [""] * (width - len(w)) for w in want]
     assert match.tolist() == [True, False, False]
+
+
+# ---- operators whose semantics changed in opsets 18-21
+@pytest.mark.parametrize("mode", ["constant", "reflect", "edge", "wrap"])
+def test_pad_opset19_axes_and_modes(tmp_path, mode):
+    x = RNG.normal(size=(3, 4, 5)).astype(np.float32)
+    m = one_node_model("Pad", [("x", TensorProto.FLOAT, [3, 4, 5])], [("y", TensorProto.FLOAT, None)], 19,
+                       {"pads": np.array([1, 2, 2, 1], np.int64), "value": np.array(0.5, np.float32),
+                        "axes": np.array([0, -1], np.int64)}, mode=mode)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax", "ReduceSumSquare", "ReduceL2", "ReduceLogSumExp"])
+def test_reductions_opset18_axes_input(tmp_path, op):
+    x = RNG.normal(size=(2, 3, 4)).astype(np.float32)
+    m = one_node_model(op, [("x", TensorProto.FLOAT, [2, 3, 4])], [("y", TensorProto.FLOAT, None)], 18,
+                       {"axes": np.array([0, 2], np.int64)}, keepdims=0)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def test_split_opset18_num_outputs(tmp_path):
+    x = RNG.normal(size=(7, 2)).astype(np.float32)
+    m = one_node_model("Split", [("x", TensorProto.FLOAT, [7, 2])],
+                       [(n, TensorProto.FLOAT, None) for n in ("a", "b", "c")], 18, axis=0, num_outputs=3)
+    assert [y.shape[0] for y in assert_like_ort(m, {"x": x}, tmp_path)] == [3, 3, 1]
+
+
+@pytest.mark.parametrize("reduction", ["max", "min"])
+def test_scatter_elements_opset18_min_max(tmp_path, reduction):
+    x = RNG.normal(size=(3, 3)).astype(np.float32)
+    upd = RNG.normal(size=(2, 3)).astype(np.float32)
+    m = one_node_model("ScatterElements", [("x", TensorProto.FLOAT, [3, 3]), ("u", TensorProto.FLOAT, [2, 3])],
+                       [("y", TensorProto.FLOAT, None)], 18,
+                       {"idx": np.array([[1, 0, 2], [0, 2, 1]], np.int64)}, axis=0, reduction=reduction)
+    m.graph.node[0].input[:] = ["x", "idx", "u"]
+    assert_like_ort(m, {"x": x, "u": upd}, tmp_path)
+
+
+@pytest.mark.parametrize("policy", ["stretch", "not_larger", "not_smaller"])
+def test_resize_opset18_keep_aspect_ratio(tmp_path, policy):
+    x = RNG.normal(size=(1, 1, 4, 6)).astype(np.float32)
+    m = one_node_model("Resize", [("x", TensorProto.FLOAT, [1, 1, 4, 6])], [("y", TensorProto.FLOAT, None)], 18,
+                       {"roi": np.array([], np.float32), "scales": np.array([], np.float32),
+                        "sizes": np.array([5, 5], np.int64)}, mode="linear", axes=[2, 3],
+                       keep_aspect_ratio_policy=policy)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def test_resize_opset18_antialias(tmp_path):
+    x = RNG.normal(size=(1, 1, 8, 8)).astype(np.float32)
+    m = one_node_model("Resize", [("x", TensorProto.FLOAT, [1, 1, 8, 8])], [("y", TensorProto.FLOAT, None)], 18,
+                       {"roi": np.array([], np.float32), "scales": np.array([1, 1, 0.5, 0.5], np.float32)},
+                       mode="linear", antialias=1)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("mode,scales", [("linear", [1, 1, 0.5, 0.5]), ("cubic", [1, 1, 0.6, 0.35]),
+                                         ("linear", [1, 1, 0.7, 1.5])])
+def test_resize_opset18_antialias_modes(tmp_path, mode, scales):
+    x = RNG.normal(size=(1, 2, 9, 8)).astype(np.float32)
+    m = one_node_model("Resize", [("x", TensorProto.FLOAT, [1, 2, 9, 8])], [("y", TensorProto.FLOAT, None)], 18,
+                       {"roi": np.array([], np.float32), "scales": np.array(scales, np.float32)},
+                       mode=mode, antialias=1)
+    assert_like_ort(m, {"x": x}, tmp_path)

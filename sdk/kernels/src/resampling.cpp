@@ -89,6 +89,33 @@ void cubic_taps(double src, int64_t in, double A, bool exclude_outside, std::vec
   }
 }
 
+// Antialiased downsampling (opset 18): the linear or cubic filter stretched by 1 / scale, so that every input
+// sample under the output's footprint contributes; weights normalised to 1, indices past an edge repeat it.
+void antialias_taps(double src, int64_t in, double scale, bool cubic, double A, bool exclude_outside,
+                    std::vector<Tap>* t) {
+  const double base = std::floor(src), ratio = src - base;
+  const auto start = static_cast<int64_t>(std::floor((cubic ? -2.0 : -1.0) / scale) + 1);
+  const int64_t end = 2 - start;  // [start, end): symmetric around the sample
+  const auto filter = [&](double z) {
+    z = std::abs(z);
+    if (!cubic) return std::clamp(1 - z, 0.0, 1.0);
+    if (z <= 1) return ((A + 2) * z - (A + 3)) * z * z + 1;
+    if (z < 2) return ((A * z - 5 * A) * z + 8 * A) * z - 4 * A;
+    return 0.0;
+  };
+  std::vector<Tap> taps;
+  double sum = 0;
+  for (int64_t i = start; i < end; ++i) {
+    const auto at = static_cast<int64_t>(base) + i;
+    const double w =
+        (exclude_outside && (at < 0 || at >= in)) ? 0.0 : filter(scale * (static_cast<double>(i) - ratio));
+    taps.push_back({std::clamp<int64_t>(at, 0, in - 1), w});
+    sum += w;
+  }
+  for (Tap& tap : taps)
+    if (tap.weight != 0) t->push_back({tap.index, sum != 0 ? tap.weight / sum : 0});
+}
+
 // One axis of a separable resize: every output index the weighted sum of its taps.
 std::vector<double> resample_axis(const std::vector<double>& cur, const Dims& cd, size_t a, int64_t out,
                                   const std::vector<std::vector<Tap>>& taps) {
@@ -118,7 +145,7 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
   const double cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
   const bool exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
   const double extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
-  if (ctx.attr_int("antialias", 0) != 0) return ctx.unsupported("antialias is not supported");
+  const bool antialias = ctx.attr_int("antialias", 0) != 0;
   if (mode != "nearest" && mode != "linear" && mode != "cubic" && mode != "bilinear")
     return ctx.unsupported("mode '" + mode + "' is not supported");
   std::vector<double> roi;
@@ -154,6 +181,8 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
       }
       if (mode == "nearest")
         t.push_back({nearest_index(src, nearest, in), 1.0});
+      else if (antialias && scale < 1)
+        antialias_taps(src, in, scale, mode == "cubic", cubic_a, exclude_outside, &t);
       else if (mode == "linear" || mode == "bilinear")
         linear_taps(src, in, &t);
       else
