@@ -16,22 +16,6 @@ namespace graphsplit::kernels {
 
 namespace {
 
-Status read_strings(const KernelContext& ctx, size_t i, std::vector<std::string>* out) {
-  if (dtype_of(ctx.in(i)) != DataType::kString)
-    return ctx.error("input " + std::to_string(i) + " must be string");
-  if (!ctx.in(i).strings(out) || static_cast<int64_t>(out->size()) != num_elements(dims_of(ctx.in(i))))
-    return ctx.error("input " + std::to_string(i) + " holds corrupt strings");
-  return Status::ok();
-}
-
-void set_strings(KernelContext& ctx, size_t i, const Dims& dims, const std::vector<std::string>& values) {
-  ctx.check_rule(i, DataType::kString, dims);
-  sdk::TensorDesc desc;
-  desc.shape = sdk::Shape(dims);
-  if (ctx.outputs->size() <= i) ctx.outputs->resize(i + 1);
-  (*ctx.outputs)[i] = Tensor::from_strings(desc, values);
-}
-
 // ONNX's spellings of the special values (Cast: "NaN", "INF", "-INF").
 template <class C>
 std::string number_text(C v) {
@@ -53,6 +37,22 @@ bool parse_number(const std::string& text, double* out) {
 }
 
 }  // namespace
+
+Status read_strings(const KernelContext& ctx, size_t i, std::vector<std::string>* out) {
+  if (dtype_of(ctx.in(i)) != DataType::kString)
+    return ctx.error("input " + std::to_string(i) + " must be string");
+  if (!ctx.in(i).strings(out) || static_cast<int64_t>(out->size()) != num_elements(dims_of(ctx.in(i))))
+    return ctx.error("input " + std::to_string(i) + " holds corrupt strings");
+  return Status::ok();
+}
+
+void set_strings(KernelContext& ctx, size_t i, const Dims& dims, const std::vector<std::string>& values) {
+  ctx.check_rule(i, DataType::kString, dims);
+  sdk::TensorDesc desc;
+  desc.shape = sdk::Shape(dims);
+  if (ctx.outputs->size() <= i) ctx.outputs->resize(i + 1);
+  (*ctx.outputs)[i] = Tensor::from_strings(desc, values);
+}
 
 Status cast_string(KernelContext& ctx, const Tensor& x, DataType to) {
   const Dims& dims = dims_of(x);
