@@ -151,7 +151,8 @@ void register_ops18(std::vector<KernelEntry>* table);
 void register_ml(std::vector<KernelEntry>* table);
 // Dropout in training mode (random.cpp).
 Status dropout_training(KernelContext& ctx, double ratio);
-// Input i's strings (an error for a non-string or corrupt input), and output i as these strings (strings.cpp).
+// Input i's strings (an error for a non-string or corrupt input), and output i as these strings
+// (strings.cpp).
 Status read_strings(const KernelContext& ctx, size_t i, std::vector<std::string>* out);
 void set_strings(KernelContext& ctx, size_t i, const Dims& dims, const std::vector<std::string>& values);
 // Cast where either side is a string (strings.cpp).
