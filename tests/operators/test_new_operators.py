@@ -233,3 +233,92 @@ def test_resize_opset18_antialias_modes(tmp_path, mode, scales):
                        {"roi": np.array([], np.float32), "scales": np.array(scales, np.float32)},
                        mode=mode, antialias=1)
     assert_like_ort(m, {"x": x}, tmp_path)
+
+
+# ---- opset 23, past ONNX Runtime 1.20: against numpy written from the specification
+def sdpa_reference(q, k, v, mask=None, causal=False, scale=None, softcap=0.0):
+    """q [B, Hq, Sq, D], k/v [B, Hkv, T, D]: scores, bias, softcap, softmax, weighted values."""
+    group = q.shape[1] // k.shape[1]
+    k = np.repeat(k, group, axis=1).astype(np.float64)
+    v = np.repeat(v, group, axis=1).astype(np.float64)
+    scale = 1 / np.sqrt(q.shape[-1]) if scale is None else scale
+    s = q.astype(np.float64) @ np.swapaxes(k, -1, -2) * scale
+    if mask is not None:
+        s = s + (np.where(mask, 0, -np.inf) if mask.dtype == bool else mask)
+    if causal:
+        s = s + np.triu(np.full(s.shape[-2:], -np.inf), k=1)
+    if softcap > 0:
+        s = softcap * np.tanh(s / softcap)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v
+
+
+def test_attention_gqa_with_past_and_bool_mask(tmp_path):
+    B, Hq, Hkv, S, P, D = 2, 4, 2, 3, 2, 8
+    q = RNG.normal(size=(B, Hq, S, D)).astype(np.float32)
+    k = RNG.normal(size=(B, Hkv, S, D)).astype(np.float32)
+    v = RNG.normal(size=(B, Hkv, S, D)).astype(np.float32)
+    pk = RNG.normal(size=(B, Hkv, P, D)).astype(np.float32)
+    pv = RNG.normal(size=(B, Hkv, P, D)).astype(np.float32)
+    mask = RNG.uniform(size=(S, S + P)) > 0.3
+    mask[:, 0] = True
+    f = TensorProto.FLOAT
+    node = helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"], ["y", "present_k", "present_v"])
+    g = helper.make_graph([node], "attention",
+                          [helper.make_tensor_value_info(n, f, a.shape) for n, a in
+                           [("q", q), ("k", k), ("v", v), ("pk", pk), ("pv", pv)]] +
+                          [helper.make_tensor_value_info("mask", TensorProto.BOOL, mask.shape)],
+                          [helper.make_tensor_value_info(n, f, None) for n in ("y", "present_k", "present_v")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+    y, present_k, present_v = run_graphsplit(m, {"q": q, "k": k, "v": v, "pk": pk, "pv": pv, "mask": mask},
+                                             tmp_path)[0]
+    ks, vs = np.concatenate([pk, k], axis=2), np.concatenate([pv, v], axis=2)
+    np.testing.assert_array_equal(present_k, ks)
+    np.testing.assert_array_equal(present_v, vs)
+    np.testing.assert_allclose(y, sdpa_reference(q, ks, vs, mask=mask), rtol=1e-5, atol=1e-6)
+
+
+def test_attention_3d_causal_softcap(tmp_path):
+    B, H, S, D = 1, 2, 5, 4
+    q = RNG.normal(size=(B, S, H * D)).astype(np.float32)
+    k = RNG.normal(size=(B, S, H * D)).astype(np.float32)
+    v = RNG.normal(size=(B, S, H * D)).astype(np.float32)
+    f = TensorProto.FLOAT
+    node = helper.make_node("Attention", ["q", "k", "v"], ["y"], q_num_heads=H, kv_num_heads=H, is_causal=1,
+                            softcap=2.0, scale=0.3)
+    g = helper.make_graph([node], "attention", [helper.make_tensor_value_info(n, f, [B, S, H * D]) for n in "qkv"],
+                          [helper.make_tensor_value_info("y", f, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+    y = run_graphsplit(m, {"q": q, "k": k, "v": v}, tmp_path)[0][0]
+    heads = lambda a: a.reshape(B, S, H, D).transpose(0, 2, 1, 3)  # noqa: E731
+    want = sdpa_reference(heads(q), heads(k), heads(v), causal=True, scale=0.3, softcap=2.0)
+    np.testing.assert_allclose(y, want.transpose(0, 2, 1, 3).reshape(B, S, H * D), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+def test_rotary_embedding(tmp_path, interleaved):
+    B, H, S, D, rot = 2, 2, 3, 8, 6
+    x = RNG.normal(size=(B, H, S, D)).astype(np.float32)
+    angles = RNG.uniform(0, 3, size=(10, rot // 2))
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    pos = RNG.integers(0, 10, size=(B, S)).astype(np.int64)
+    node = helper.make_node("RotaryEmbedding", ["x", "cos", "sin", "pos"], ["y"], interleaved=interleaved,
+                            rotary_embedding_dim=rot)
+    f = TensorProto.FLOAT
+    g = helper.make_graph([node], "rope", [helper.make_tensor_value_info("x", f, x.shape),
+                                           helper.make_tensor_value_info("pos", TensorProto.INT64, pos.shape)],
+                          [helper.make_tensor_value_info("y", f, None)],
+                          initializer=[onnx.numpy_helper.from_array(cos, "cos"),
+                                       onnx.numpy_helper.from_array(sin, "sin")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 23)], ir_version=10)
+    y = run_graphsplit(m, {"x": x, "pos": pos}, tmp_path)[0][0]
+    c, s = cos[pos][:, None], sin[pos][:, None]  # [B, 1, S, rot/2]
+    r = x[..., :rot].astype(np.float64)
+    a, b = (r[..., 0::2], r[..., 1::2]) if interleaved else (r[..., : rot // 2], r[..., rot // 2:])
+    out_a, out_b = a * c - b * s, b * c + a * s
+    want = x.astype(np.float64).copy()
+    if interleaved:
+        want[..., 0:rot:2], want[..., 1:rot:2] = out_a, out_b
+    else:
+        want[..., : rot // 2], want[..., rot // 2: rot] = out_a, out_b
+    np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)

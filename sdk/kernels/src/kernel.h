@@ -149,6 +149,7 @@ void register_training(std::vector<KernelEntry>* table);
 void register_signal(std::vector<KernelEntry>* table);
 void register_ops18(std::vector<KernelEntry>* table);
 void register_ml(std::vector<KernelEntry>* table);
+void register_attention(std::vector<KernelEntry>* table);
 // Dropout in training mode (random.cpp).
 Status dropout_training(KernelContext& ctx, double ratio);
 // Input i's strings (an error for a non-string or corrupt input), and output i as these strings

@@ -242,6 +242,166 @@ Status AffineGrid(KernelContext& ctx) {
   });
 }
 
+// A [B, H, S, D] view of a 4-D tensor, or of a 3-D [B, S, H*D] one split into `heads` heads.
+struct Heads {
+  int64_t B = 0, H = 0, S = 0, D = 0;
+  bool packed = false;  // 3-D
+  std::vector<double> v;
+  double at(int64_t b, int64_t h, int64_t s, int64_t d) const {
+    return packed ? v[((b * S + s) * H + h) * D + d] : v[((b * H + h) * S + s) * D + d];
+  }
+};
+
+Status heads_of(const KernelContext& ctx, size_t i, int64_t heads, Heads* out) {
+  const Dims& d = dims_of(ctx.in(i));
+  out->v = to_doubles(ctx.in(i));
+  if (d.size() == 4) {
+    *out = Heads{d[0], d[1], d[2], d[3], false, std::move(out->v)};
+    return Status::ok();
+  }
+  if (d.size() != 3 || heads < 1 || d[2] % heads != 0)
+    return ctx.error("input " + std::to_string(i) +
+                     " must be [B, H, S, D], or [B, S, H*D] with its head count set");
+  *out = Heads{d[0], heads, d[1], d[2] / heads, true, std::move(out->v)};
+  return Status::ok();
+}
+
+// Past and new keys (or values) along the sequence: [B, H, past + S, D].
+Heads concat_past(const KernelContext& ctx, size_t past, const Heads& now) {
+  if (!ctx.has_input(past)) return now;
+  const Dims& p = dims_of(ctx.in(past));
+  const std::vector<double> pv = to_doubles(ctx.in(past));
+  Heads all{now.B, now.H, p[2] + now.S, now.D, false, {}};
+  all.v.resize(static_cast<size_t>(all.B * all.H * all.S * all.D));
+  for (int64_t b = 0; b < all.B; ++b)
+    for (int64_t h = 0; h < all.H; ++h)
+      for (int64_t s = 0; s < all.S; ++s)
+        for (int64_t d = 0; d < all.D; ++d)
+          all.v[((b * all.H + h) * all.S + s) * all.D + d] =
+              s < p[2] ? pv[((b * all.H + h) * p[2] + s) * all.D + d] : now.at(b, h, s - p[2], d);
+  return all;
+}
+
+// The additive bias for score (b, h, i, j): the mask (bool: false masks out; float: added), broadcast from
+// the right over [B, H, Sq, T].
+double mask_bias(const KernelContext& ctx, const std::vector<double>& mask, int64_t b, int64_t h, int64_t i,
+                 int64_t j) {
+  if (mask.empty()) return 0;
+  const Dims& md = dims_of(ctx.in(3));
+  const Dims idx = {b, h, i, j};
+  int64_t at = 0, stride = 1;
+  for (size_t k = 0; k < md.size(); ++k) {
+    const size_t a = md.size() - 1 - k, f = 3 - k;
+    at += (md[a] == 1 ? 0 : idx[f]) * stride;
+    stride *= md[a];
+  }
+  if (dtype_of(ctx.in(3)) == DataType::kBool) return mask[at] != 0 ? 0 : -INFINITY;
+  return mask[at];
+}
+
+// Scaled dot-product attention (opset 23): Q [B, Hq, Sq, D] (or 3-D), K/V with Hkv heads shared by groups of
+// query heads, past keys and values prepended, mask and causal bias, softcap, softmax; outputs Y, present
+// key and value, and the scores at the stage qk_matmul_output_mode names.
+Status Attention(KernelContext& ctx) {
+  Heads q, k, v;
+  GS_RETURN_IF_ERROR(heads_of(ctx, 0, ctx.attr_int("q_num_heads", 0), &q));
+  GS_RETURN_IF_ERROR(heads_of(ctx, 1, ctx.attr_int("kv_num_heads", 0), &k));
+  GS_RETURN_IF_ERROR(heads_of(ctx, 2, ctx.attr_int("kv_num_heads", 0), &v));
+  if (k.H < 1 || q.H % k.H != 0 || k.D != q.D || v.H != k.H || v.S != k.S || q.B != k.B)
+    return ctx.error("Q, K and V do not agree in batch, heads, sequence or head size");
+  const Heads keys = concat_past(ctx, 4, k), values = concat_past(ctx, 5, v);
+  const int64_t T = keys.S, group = q.H / k.H, Dv = v.D;
+  const double scale = ctx.attr_float("scale", 0.0f) != 0 ? ctx.attr_float("scale", 0.0f)
+                                                          : 1 / std::sqrt(static_cast<double>(q.D));
+  const double softcap = ctx.attr_float("softcap", 0.0f);
+  const bool causal = ctx.attr_int("is_causal", 0) != 0;
+  const int64_t mode = ctx.attr_int("qk_matmul_output_mode", 0);
+  const std::vector<double> mask = ctx.has_input(3) ? to_doubles(ctx.in(3)) : std::vector<double>{};
+  std::vector<double> y(static_cast<size_t>(q.B * q.H * q.S * Dv)),
+      qk(static_cast<size_t>(q.B * q.H * q.S * T));
+  std::vector<double> row(static_cast<size_t>(T));
+  for (int64_t b = 0; b < q.B; ++b)
+    for (int64_t h = 0; h < q.H; ++h)
+      for (int64_t i = 0; i < q.S; ++i) {
+        double* trace = qk.data() + ((b * q.H + h) * q.S + i) * T;
+        for (int64_t j = 0; j < T; ++j) {
+          double dot = 0;
+          for (int64_t d = 0; d < q.D; ++d) dot += q.at(b, h, i, d) * keys.at(b, h / group, j, d);
+          row[j] = dot * scale;
+          if (mode == 0) trace[j] = row[j];
+          row[j] += mask_bias(ctx, mask, b, h, i, j) + (causal && j > i ? -INFINITY : 0.0);
+          if (mode == 1) trace[j] = row[j];
+          if (softcap > 0) row[j] = softcap * std::tanh(row[j] / softcap);
+          if (mode == 2) trace[j] = row[j];
+        }
+        const double top = *std::max_element(row.begin(), row.end());
+        double sum = 0;
+        for (double& r : row) sum += (r = std::isinf(top) ? 0.0 : std::exp(r - top));
+        for (int64_t j = 0; j < T; ++j) {
+          row[j] = sum > 0 ? row[j] / sum : 0.0;
+          if (mode == 3) trace[j] = row[j];
+        }
+        for (int64_t d = 0; d < Dv; ++d) {
+          double acc = 0;
+          for (int64_t j = 0; j < T; ++j) acc += row[j] * values.at(b, h / group, j, d);
+          y[q.packed ? ((b * q.S + i) * q.H + h) * Dv + d : ((b * q.H + h) * q.S + i) * Dv + d] = acc;
+        }
+      }
+  const DataType dt = dtype_of(ctx.in(0));
+  const Dims yd = q.packed ? Dims{q.B, q.S, q.H * Dv} : Dims{q.B, q.H, q.S, Dv};
+  const auto emit = [&](size_t o, const Dims& dims, const std::vector<double>& data) {
+    return visit_float(dt, [&](auto tag) {
+      using TT = decltype(tag);
+      TT* out = ctx.allocate_as<TT>(o, dt, dims);
+      for (size_t n = 0; n < data.size(); ++n) out[n] = TT(static_cast<Compute<TT>>(data[n]));
+      return Status::ok();
+    });
+  };
+  GS_RETURN_IF_ERROR(emit(0, yd, y));
+  if (ctx.wants_output(1)) GS_RETURN_IF_ERROR(emit(1, {keys.B, keys.H, keys.S, keys.D}, keys.v));
+  if (ctx.wants_output(2)) GS_RETURN_IF_ERROR(emit(2, {values.B, values.H, values.S, values.D}, values.v));
+  if (ctx.wants_output(3)) GS_RETURN_IF_ERROR(emit(3, {q.B, q.H, q.S, T}, qk));
+  return Status::ok();
+}
+
+// Rotary position embedding (opset 23) on X [B, H, S, D] or [B, S, H*D]: the first rotary_embedding_dim
+// values of each head rotated by the angles of the cos/sin caches at each position (position_ids, or the
+// caches given per batch and position), as halves or as interleaved pairs.
+Status RotaryEmbedding(KernelContext& ctx) {
+  Heads x;
+  GS_RETURN_IF_ERROR(heads_of(ctx, 0, ctx.attr_int("num_heads", 0), &x));
+  const std::vector<double> cos = to_doubles(ctx.in(1)), sin = to_doubles(ctx.in(2));
+  const Dims& cd = dims_of(ctx.in(1));
+  const int64_t rot =
+      ctx.attr_int("rotary_embedding_dim", 0) > 0 ? ctx.attr_int("rotary_embedding_dim", 0) : x.D;
+  const int64_t half = rot / 2;
+  const bool interleaved = ctx.attr_int("interleaved", 0) != 0;
+  if (rot > x.D || rot % 2 != 0 || cd.empty() || cd.back() < half)
+    return ctx.error("rotary_embedding_dim does not fit the head size and caches");
+  const std::vector<int64_t> pos = ctx.has_input(3) ? to_int64s(ctx.in(3)) : std::vector<int64_t>{};
+  std::vector<double> y(x.v.size());
+  for (int64_t b = 0; b < x.B; ++b)
+    for (int64_t h = 0; h < x.H; ++h)
+      for (int64_t s = 0; s < x.S; ++s) {
+        // Row of the caches: the position id, or (caches [B, S, half]) this batch row and position.
+        const int64_t r = pos.empty() ? b * x.S + s : pos[b * x.S + s];
+        if (r < 0 || (r + 1) * cd.back() > static_cast<int64_t>(cos.size()))
+          return ctx.error("position " + std::to_string(r) + " is outside the caches");
+        const auto out_at = [&](int64_t d) {
+          return x.packed ? ((b * x.S + s) * x.H + h) * x.D + d : ((b * x.H + h) * x.S + s) * x.D + d;
+        };
+        for (int64_t d = rot; d < x.D; ++d) y[out_at(d)] = x.at(b, h, s, d);
+        for (int64_t k = 0; k < half; ++k) {
+          const double c = cos[r * cd.back() + k], sn = sin[r * cd.back() + k];
+          const int64_t i1 = interleaved ? 2 * k : k, i2 = interleaved ? 2 * k + 1 : k + half;
+          const double a = x.at(b, h, s, i1), e = x.at(b, h, s, i2);
+          y[out_at(i1)] = a * c - e * sn;
+          y[out_at(i2)] = e * c + a * sn;
+        }
+      }
+  return write_doubles(ctx, dtype_of(ctx.in(0)), dims_of(ctx.in(0)), [&](int64_t i) { return y[i]; });
+}
+
 }  // namespace
 
 void register_ops18(std::vector<KernelEntry>* t) {
@@ -252,6 +412,10 @@ void register_ops18(std::vector<KernelEntry>* t) {
                        {"GroupNormalization", GroupNormalization},
                        {"LpNormalization", LpNormalization},
                        {"RMSNormalization", RMSNormalization}});
+}
+
+void register_attention(std::vector<KernelEntry>* t) {
+  t->insert(t->end(), {{"Attention", Attention}, {"RotaryEmbedding", RotaryEmbedding}});
 }
 
 }  // namespace graphsplit::kernels
