@@ -241,6 +241,10 @@ Status visit_float(DataType dtype, F&& f) {
                                  " is not supported (floating point only)");
   }
 }
+// Output `o` of a floating-point type, element i computed in double by value(i).
+template <class F>
+Status write_float_output(KernelContext& ctx, size_t o, DataType dtype, const Dims& dims, F value);
+
 template <class T>
 constexpr bool is_floatish() {
   return std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
@@ -252,5 +256,15 @@ inline bool is_floatish_type(DataType t) {
 // The type computations are done in: float for the 16-bit floats, T otherwise.
 template <class T>
 using Compute = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
+
+template <class F>
+Status write_float_output(KernelContext& ctx, size_t o, DataType dtype, const Dims& dims, F value) {
+  return visit_float(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* out = ctx.allocate_as<T>(o, dtype, dims);
+    for (int64_t i = 0, n = num_elements(dims); i < n; ++i) out[i] = T(static_cast<Compute<T>>(value(i)));
+    return Status::ok();
+  });
+}
 
 }  // namespace graphsplit::kernels

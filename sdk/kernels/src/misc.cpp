@@ -217,6 +217,17 @@ Status Trilu(KernelContext& ctx) {
   return Status::ok();
 }
 
+// "ij,jk" -> {"ij", "jk"}.
+std::vector<std::string> einsum_terms(const std::string& lhs) {
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const auto comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma - start));
+    if (comma == std::string::npos) return terms;
+    start = comma + 1;
+  }
+}
+
 // Replaces "..." by letters the equation does not use, one per broadcast dimension, right-aligned across the
 // terms as numpy does; an implicit output lists them first. `broadcast` receives those letters.
 Status expand_ellipsis(const KernelContext& ctx, std::string* eq, std::string* broadcast) {
@@ -226,13 +237,7 @@ Status expand_ellipsis(const KernelContext& ctx, std::string* eq, std::string* b
     if (eq->find(c) == std::string::npos) free_letters += c;
   const auto arrow = eq->find("->");
   std::string lhs = eq->substr(0, arrow), out;
-  std::vector<std::string> terms;
-  for (size_t start = 0;;) {
-    const auto comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string> terms = einsum_terms(lhs);
   if (terms.size() != ctx.num_inputs()) return ctx.error("equation and inputs differ in count");
   size_t widest = 0;
   std::vector<size_t> spans(terms.size(), 0);
@@ -273,13 +278,7 @@ Status Einsum(KernelContext& ctx) {
   GS_RETURN_IF_ERROR(expand_ellipsis(ctx, &eq, &broadcast));
   const auto arrow = eq.find("->");
   std::string lhs = eq.substr(0, arrow), rhs;
-  std::vector<std::string> terms;
-  for (size_t start = 0;;) {
-    const auto comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
+  std::vector<std::string> terms = einsum_terms(lhs);
   if (terms.size() != ctx.num_inputs()) return ctx.error("equation and inputs differ in count");
   for (size_t t = 0; t < terms.size(); ++t)
     if (dtype_of(ctx.in(t)) != dtype_of(ctx.in(0))) return ctx.error("inputs differ in type");

@@ -9,16 +9,6 @@
 namespace graphsplit::kernels {
 namespace {
 
-template <class F>
-Status write_doubles(KernelContext& ctx, DataType dtype, const Dims& dims, F value) {
-  return visit_float(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T* out = ctx.allocate_as<T>(0, dtype, dims);
-    for (int64_t i = 0, n = num_elements(dims); i < n; ++i) out[i] = T(static_cast<Compute<T>>(value(i)));
-    return Status::ok();
-  });
-}
-
 // x [N, C, ...] in num_groups groups of C / num_groups channels; scale and bias per channel (opset 21) or
 // per group (opset 18).
 Status GroupNormalization(KernelContext& ctx) {
@@ -51,7 +41,7 @@ Status GroupNormalization(KernelContext& ctx) {
       }
     }
   }
-  return write_doubles(ctx, dtype_of(x), d, [&](int64_t i) { return y[i]; });
+  return write_float_output(ctx, 0, dtype_of(x), d, [&](int64_t i) { return y[i]; });
 }
 
 // x divided by the root mean square over the axes from `axis` on, times scale (broadcast over them).
@@ -74,7 +64,7 @@ Status RMSNormalization(KernelContext& ctx) {
     for (int64_t k = 0; k < inner; ++k)
       y[o * inner + k] = v[o * inner + k] * inv * scale[k % static_cast<int64_t>(scale.size())];
   }
-  return write_doubles(ctx, dtype_of(x), d, [&](int64_t i) { return y[i]; });
+  return write_float_output(ctx, 0, dtype_of(x), d, [&](int64_t i) { return y[i]; });
 }
 
 // x divided by its L1 or L2 norm along `axis`.
@@ -102,7 +92,7 @@ Status LpNormalization(KernelContext& ctx) {
         y[at] = norm == 0 ? 0 : v[at] / norm;
       }
     }
-  return write_doubles(ctx, dtype_of(x), d, [&](int64_t i) { return y[i]; });
+  return write_float_output(ctx, 0, dtype_of(x), d, [&](int64_t i) { return y[i]; });
 }
 
 // The p-norm of each spatial plane.
@@ -116,7 +106,7 @@ Status GlobalLpPool(KernelContext& ctx) {
   Dims od(d.size(), 1);
   od[0] = d[0];
   od[1] = d[1];
-  return write_doubles(ctx, dtype_of(x), od, [&](int64_t plane) {
+  return write_float_output(ctx, 0, dtype_of(x), od, [&](int64_t plane) {
     double acc = 0;
     for (int64_t k = 0; k < inner; ++k) acc += std::pow(std::abs(v[plane * inner + k]), p);
     return std::pow(acc, 1 / p);
@@ -200,7 +190,7 @@ Status Col2Im(KernelContext& ctx) {
         }
   Dims od = {N, C};
   od.insert(od.end(), image.begin(), image.end());
-  return write_doubles(ctx, dtype_of(x), od, [&](int64_t i) { return y[i]; });
+  return write_float_output(ctx, 0, dtype_of(x), od, [&](int64_t i) { return y[i]; });
 }
 
 // theta [N, 2, 3] (2-D) or [N, 3, 4] (3-D) applied to the normalised coordinates of every output position.
@@ -225,7 +215,7 @@ Status AffineGrid(KernelContext& ctx) {
   od.insert(od.end(), spatial.begin(), spatial.end());
   od.push_back(static_cast<int64_t>(s));
   const Dims ss = strides_of(spatial);
-  return write_doubles(ctx, dtype_of(theta), od, [&](int64_t flat) {
+  return write_float_output(ctx, 0, dtype_of(theta), od, [&](int64_t flat) {
     const int64_t comp = flat % static_cast<int64_t>(s), rest = flat / static_cast<int64_t>(s);
     const int64_t n = rest / points, at = rest % points;
     // Input coordinates in (x, y[, z]) order: the last spatial axis is x.
@@ -350,12 +340,7 @@ Status Attention(KernelContext& ctx) {
   const DataType dt = dtype_of(ctx.in(0));
   const Dims yd = q.packed ? Dims{q.B, q.S, q.H * Dv} : Dims{q.B, q.H, q.S, Dv};
   const auto emit = [&](size_t o, const Dims& dims, const std::vector<double>& data) {
-    return visit_float(dt, [&](auto tag) {
-      using TT = decltype(tag);
-      TT* out = ctx.allocate_as<TT>(o, dt, dims);
-      for (size_t n = 0; n < data.size(); ++n) out[n] = TT(static_cast<Compute<TT>>(data[n]));
-      return Status::ok();
-    });
+    return write_float_output(ctx, o, dt, dims, [&](int64_t n) { return data[n]; });
   };
   GS_RETURN_IF_ERROR(emit(0, yd, y));
   if (ctx.wants_output(1)) GS_RETURN_IF_ERROR(emit(1, {keys.B, keys.H, keys.S, keys.D}, keys.v));
@@ -399,7 +384,7 @@ Status RotaryEmbedding(KernelContext& ctx) {
           y[out_at(i2)] = e * c + a * sn;
         }
       }
-  return write_doubles(ctx, dtype_of(ctx.in(0)), dims_of(ctx.in(0)), [&](int64_t i) { return y[i]; });
+  return write_float_output(ctx, 0, dtype_of(ctx.in(0)), dims_of(ctx.in(0)), [&](int64_t i) { return y[i]; });
 }
 
 }  // namespace

@@ -31,16 +31,6 @@ std::mt19937_64 node_generator(const KernelContext& ctx) {
 
 namespace {
 
-template <class Draw>
-Status fill_random(KernelContext& ctx, DataType dtype, const Dims& dims, Draw draw) {
-  return visit_float(dtype, [&](auto tag) {
-    using T = decltype(tag);
-    T* out = ctx.allocate_as<T>(0, dtype, dims);
-    for (int64_t i = 0, n = num_elements(dims); i < n; ++i) out[i] = T(static_cast<Compute<T>>(draw(i)));
-    return Status::ok();
-  });
-}
-
 // The output type: the `dtype` attribute, else the input's (Like forms), else float.
 DataType output_type(const KernelContext& ctx) {
   const int64_t dt = ctx.attr_int("dtype", 0);
@@ -68,7 +58,7 @@ Status RandomUniform(KernelContext& ctx) {
   if (!(low <= high)) return ctx.error("low must not exceed high");
   auto rng = node_generator(ctx);
   std::uniform_real_distribution<double> dist(low, high);
-  return fill_random(ctx, output_type(ctx), dims, [&](int64_t) { return dist(rng); });
+  return write_float_output(ctx, 0, output_type(ctx), dims, [&](int64_t) { return dist(rng); });
 }
 
 Status RandomNormal(KernelContext& ctx) {
@@ -78,7 +68,7 @@ Status RandomNormal(KernelContext& ctx) {
   if (!(scale > 0)) return ctx.error("scale must be positive");
   auto rng = node_generator(ctx);
   std::normal_distribution<double> dist(mean, scale);
-  return fill_random(ctx, output_type(ctx), dims, [&](int64_t) { return dist(rng); });
+  return write_float_output(ctx, 0, output_type(ctx), dims, [&](int64_t) { return dist(rng); });
 }
 
 // 1 with the input's probability, per element.
