@@ -205,8 +205,8 @@ std::string kind_name(const Tensor& t) {
 // A user input against the model's declaration: kind, data type, rank, static dimensions, byte count.
 Status check_input(const std::string& who, const sdk::TensorDesc& want, const Tensor& input) {
   const sdk::TensorDesc& got = input.desc();
-  const bool want_container =
-      want.kind == sdk::ValueKind::kSequence || want.kind == sdk::ValueKind::kOptional;
+  const bool want_container = want.kind == sdk::ValueKind::kSequence ||
+                              want.kind == sdk::ValueKind::kOptional || want.kind == sdk::ValueKind::kMap;
   if (want_container != input.is_container() || (want_container && want.kind != got.kind))
     return Status::invalid_argument(who + " must be a " +
                                     (want_container ? std::string(sdk::to_string(want.kind)) : "tensor") +

@@ -176,10 +176,10 @@ Status Runtime::Impl::check_value_kinds(const std::vector<Node*>& order) const {
   for (const Node* n : order) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       const sdk::ValueKind kind = n->output_desc(o).kind;
-      if (kind == sdk::ValueKind::kMap || kind == sdk::ValueKind::kSparseTensor)
+      if (kind == sdk::ValueKind::kSparseTensor)
         return Status::unsupported(source + ": " + describe(*n) + " produces a " +
                                    std::string(sdk::to_string(kind)) +
-                                   " value; the runtime executes tensors, sequences and optionals");
+                                   " value; the runtime executes tensors, sequences, optionals and maps");
     }
   }
   return Status::ok();

@@ -64,8 +64,8 @@ Tensor Tensor::sequence(DataType dtype, std::vector<Tensor> elements) {
   TensorDesc desc;
   desc.kind = ValueKind::kSequence;
   desc.dtype = dtype;
-  const ValueKind element_kind = !elements.empty() && elements.front().desc().kind == ValueKind::kSequence
-                                     ? ValueKind::kSequence
+  const ValueKind element_kind = !elements.empty() && elements.front().is_container()
+                                     ? elements.front().desc().kind
                                      : ValueKind::kTensor;
   return make_container(std::move(desc), element_kind, std::move(elements));
 }
@@ -77,6 +77,13 @@ Tensor Tensor::optional(ValueKind element_kind, DataType dtype, const Tensor* el
   std::vector<Tensor> items;
   if (element) items.push_back(*element);
   return make_container(std::move(desc), element_kind, std::move(items));
+}
+
+Tensor Tensor::map(Tensor keys, Tensor values) {
+  TensorDesc desc;
+  desc.kind = ValueKind::kMap;
+  desc.dtype = values.desc().dtype;
+  return make_container(std::move(desc), ValueKind::kTensor, {std::move(keys), std::move(values)});
 }
 
 bool Tensor::is_container() const {

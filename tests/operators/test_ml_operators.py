@@ -74,3 +74,55 @@ def test_array_feature_extractor_one_hot_linear_regressor(tmp_path):
     m = ml_model("LinearRegressor", [("x", F, [3, 5])], [("y", F, None)], targets=2,
                  coefficients=RNG.normal(size=10).tolist(), intercepts=[0.5, -1.0])
     assert assert_like_ort(m, {"x": x}, tmp_path / "lr")[0].shape == (3, 2)
+
+
+@pytest.mark.parametrize("labels,transform", [([0, 1], "NONE"), ([3, 7], "LOGISTIC"), ([1, 2, 3], "SOFTMAX"),
+                                              ([1, 2, 3], "NONE")])
+def test_linear_classifier(tmp_path, labels, transform):
+    x = RNG.normal(size=(5, 4)).astype(np.float32)
+    rows = 1 if len(labels) == 2 else len(labels)
+    m = ml_model("LinearClassifier", [("x", F, [5, 4])], [("label", I, None), ("scores", F, None)], 1,
+                 coefficients=RNG.normal(size=rows * 4).tolist(), intercepts=RNG.normal(size=rows).tolist(),
+                 classlabels_ints=labels, post_transform=transform)
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def test_zip_map_gives_a_sequence_of_maps(tmp_path):
+    """LinearClassifier's scores zipped with string labels, as skl2onnx writes classifiers: omrun writes a
+    SequenceProto of MapProto that onnx reads back, and the Python API returns a list of dicts."""
+    import graphsplit as gs
+    x = RNG.normal(size=(3, 2)).astype(np.float32)
+    names = ["cat", "dog", "émeu"]
+    coef = RNG.normal(size=6).tolist()
+    nodes = [helper.make_node("LinearClassifier", ["x"], ["label", "scores"], domain="ai.onnx.ml",
+                              coefficients=coef, classlabels_strings=names, post_transform="SOFTMAX"),
+             helper.make_node("ZipMap", ["scores"], ["probs"], domain="ai.onnx.ml", classlabels_strings=names)]
+    map_type = onnx.TypeProto()
+    map_type.map_type.key_type = TensorProto.STRING
+    map_type.map_type.value_type.CopyFrom(helper.make_tensor_type_proto(F, []))
+    seq_of_maps = helper.make_sequence_type_proto(map_type)
+    g = helper.make_graph(nodes, "clf", [helper.make_tensor_value_info("x", F, [3, 2])],
+                          [helper.make_tensor_value_info("label", TensorProto.STRING, None),
+                           helper.make_value_info("probs", seq_of_maps)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 1)],
+                          ir_version=8)
+    scores = x.astype(np.float64) @ np.array(coef).reshape(3, 2).T
+    probs = np.exp(scores - scores.max(1, keepdims=True))
+    probs /= probs.sum(1, keepdims=True)
+    work = tmp_path / "om"
+    work.mkdir()
+    onnx.save(m, str(work / "m.onnx"))
+    helpers.atc(f"--model={work / 'm.onnx'}", f"--output={work / 'm'}")
+    helpers.run([helpers.OMRUN, f"--model={work / 'm.om'}", "--input=" + helpers.write_inputs({"x": x}, work / "in"),
+                 f"--output={work / 'out'}"])
+    seq = onnx.SequenceProto()
+    seq.ParseFromString((work / "out" / "output_1.pb").read_bytes())
+    assert seq.elem_type == onnx.SequenceProto.MAP and len(seq.map_values) == 3
+    for n, mp in enumerate(seq.map_values):
+        assert [k.decode() for k in mp.string_keys] == names
+        got = [onnx.numpy_helper.to_array(t) for t in mp.values.tensor_values]
+        np.testing.assert_allclose(got, probs[n], rtol=1e-5)
+    label, maps = gs.Session(work / "m.om").run({"x": x})
+    assert [str(v) for v in label] == [names[k] for k in probs.argmax(1)]
+    assert isinstance(maps, list) and all(isinstance(d, dict) and list(d) == names for d in maps)
+    np.testing.assert_allclose([[d[k] for k in names] for d in maps], probs, rtol=1e-5)

@@ -214,6 +214,13 @@ bool aliases(const sdk::Tensor& t, const std::vector<sdk::Tensor>& inputs) {
 py::object output_value(const sdk::Tensor& t, const std::vector<sdk::Tensor>& inputs) {
   if (t.is_container() && t.desc().kind == sdk::ValueKind::kOptional)
     return t.elements().empty() ? py::none() : output_value(t.elements()[0], inputs);
+  if (t.is_container() && t.desc().kind == sdk::ValueKind::kMap) {
+    py::dict d;
+    py::list keys = output_value(t.elements()[0], inputs).attr("tolist")();
+    py::list values = output_value(t.elements()[1], inputs).attr("tolist")();
+    for (size_t i = 0; i < keys.size(); ++i) d[keys[i]] = values[i];
+    return d;
+  }
   if (t.is_container()) {
     py::list items;
     for (const sdk::Tensor& e : t.elements()) items.append(output_value(e, inputs));

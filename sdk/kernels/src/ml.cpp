@@ -1,6 +1,7 @@
-// ai.onnx.ml operators on tensors: LabelEncoder, CategoryMapper, OneHotEncoder, Binarizer, Scaler,
-// Normalizer, Imputer, ArrayFeatureExtractor, FeatureVectorizer, LinearRegressor. (ZipMap and DictVectorizer
-// take or give maps, which the runtime does not carry.)
+// ai.onnx.ml operators: LabelEncoder, CategoryMapper, OneHotEncoder, Binarizer, Scaler, Normalizer, Imputer,
+// ArrayFeatureExtractor, FeatureVectorizer, LinearRegressor, LinearClassifier and ZipMap (rows of scores as a
+// sequence of maps from class label to score).
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -326,6 +327,127 @@ Status LinearRegressor(KernelContext& ctx) {
   return Status::ok();
 }
 
+// Class labels as a 1-D tensor: classlabels_strings, else classlabels_int64s (or classlabels_ints).
+Tensor class_labels(const KernelContext& ctx, int64_t* count) {
+  sdk::TensorDesc d;
+  if (auto names = strings_attr(ctx, "classlabels_strings"); !names.empty()) {
+    *count = static_cast<int64_t>(names.size());
+    d.shape = sdk::Shape({*count});
+    return Tensor::from_strings(d, names);
+  }
+  std::vector<int64_t> ids =
+      ctx.attr_ints("classlabels_int64s")
+          .value_or(ctx.attr_ints("classlabels_ints").value_or(std::vector<int64_t>{}));
+  *count = static_cast<int64_t>(ids.size());
+  d.dtype = DataType::kInt64;
+  d.shape = sdk::Shape({*count});
+  return Tensor(d, std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * 8));
+}
+
+Status ZipMap(KernelContext& ctx) {
+  const Dims& d = dims_of(ctx.in(0));
+  int64_t classes = 0;
+  const Tensor keys = class_labels(ctx, &classes);
+  if (d.size() != 2 || d[1] != classes)
+    return ctx.error("the input must be [N, " + std::to_string(classes) + "] (one score per class label)");
+  const std::vector<double> v = to_doubles(ctx.in(0));
+  std::vector<Tensor> rows;
+  sdk::TensorDesc vd;
+  vd.dtype = DataType::kFloat;
+  vd.shape = sdk::Shape({classes});
+  for (int64_t n = 0; n < d[0]; ++n) {
+    std::vector<float> row(v.begin() + n * classes, v.begin() + (n + 1) * classes);
+    std::string bytes(reinterpret_cast<const char*>(row.data()), row.size() * 4);
+    rows.push_back(Tensor::map(keys, Tensor(vd, std::move(bytes))));
+  }
+  if (ctx.outputs->empty()) ctx.outputs->resize(1);
+  (*ctx.outputs)[0] = Tensor::sequence(DataType::kFloat, std::move(rows));
+  return Status::ok();
+}
+
+// erf^-1 by Newton's method from Giles' single-precision start; PROBIT is rare and never hot.
+double inverse_erf(double x) {
+  if (x <= -1) return -INFINITY;
+  if (x >= 1) return INFINITY;
+  const double w = -std::log((1 - x) * (1 + x));
+  double y =
+      w < 5 ? x * (1.50140941 + 0.246640727 * (w - 2.5)) : x * (2.83297682 + 1.00167406 * (std::sqrt(w) - 3));
+  for (int k = 0; k < 4; ++k) y -= (std::erf(y) - x) / (2 / std::sqrt(M_PI) * std::exp(-y * y));
+  return y;
+}
+
+// ai.onnx.ml's post_transform of one row of scores.
+Status post_transform(const KernelContext& ctx, std::vector<double>& row) {
+  const std::string t = ctx.attr_string("post_transform", "NONE");
+  if (t == "NONE") return Status::ok();
+  if (t == "LOGISTIC") {
+    for (double& r : row) r = 1 / (1 + std::exp(-r));
+  } else if (t == "SOFTMAX" || t == "SOFTMAX_ZERO") {
+    const double top = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (double& r : row) sum += (r = (t == "SOFTMAX_ZERO" && r == 0) ? 0.0 : std::exp(r - top));
+    for (double& r : row) r = sum > 0 ? r / sum : 0;
+  } else if (t == "PROBIT") {
+    for (double& r : row) r = std::sqrt(2.0) * inverse_erf(2 * r - 1);
+  } else {
+    return ctx.error("post_transform '" + t +
+                     "' is not one of NONE, SOFTMAX, LOGISTIC, SOFTMAX_ZERO, PROBIT");
+  }
+  return Status::ok();
+}
+
+// Y: each row's label (from the best score; for a binary classifier the second label when s > 0).
+Status write_labels(KernelContext& ctx, const Tensor& names, const std::vector<int64_t>& best) {
+  const auto N = static_cast<int64_t>(best.size());
+  if (names.desc().dtype == DataType::kString) {
+    std::vector<std::string> text, out;
+    names.strings(&text);
+    for (int64_t k : best) out.push_back(text[k]);
+    set_strings(ctx, 0, {N}, out);
+    return Status::ok();
+  }
+  auto* y = ctx.allocate_as<int64_t>(0, DataType::kInt64, {N});
+  for (int64_t n = 0; n < N; ++n) y[n] = reinterpret_cast<const int64_t*>(names.data())[best[n]];
+  return Status::ok();
+}
+
+// X [N, C] against one coefficient row per class (scores Z [N, classes]). A single row with two labels is a
+// binary classifier: ONNX Runtime scores it [1 - s, s] without the post transform, and so does this kernel
+// (the specification does not say; skl2onnx writes two rows for binary classifiers anyway).
+Status LinearClassifier(KernelContext& ctx) {
+  const Dims& d = dims_of(ctx.in(0));
+  const int64_t C = d.empty() ? 1 : d.back(), N = num_elements(d) / std::max<int64_t>(C, 1);
+  const std::vector<float> w = ctx.attr_floats("coefficients").value_or(std::vector<float>{});
+  const std::vector<float> b = ctx.attr_floats("intercepts").value_or(std::vector<float>{});
+  int64_t labels = 0;
+  const Tensor names = class_labels(ctx, &labels);
+  if (w.empty() || w.size() % static_cast<size_t>(C) != 0)
+    return ctx.error("coefficients must hold classes x features values");
+  const auto E = static_cast<int64_t>(w.size()) / C;
+  const bool binary = E == 1 && labels == 2;
+  if (!binary && E != labels)
+    return ctx.error("coefficients give " + std::to_string(E) + " classes but there are " +
+                     std::to_string(labels) + " labels");
+  const std::vector<double> v = to_doubles(ctx.in(0));
+  const int64_t cols = binary ? 2 : E;
+  float* scores = ctx.allocate_as<float>(1, DataType::kFloat, {N, cols});
+  std::vector<int64_t> best(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    std::vector<double> row(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) {
+      row[e] = b.empty() ? 0 : b[static_cast<size_t>(e) % b.size()];
+      for (int64_t c = 0; c < C; ++c) row[e] += v[n * C + c] * w[e * C + c];
+    }
+    best[n] = binary ? (row[0] > 0 ? 1 : 0) : std::max_element(row.begin(), row.end()) - row.begin();
+    if (binary)
+      row = {1 - row[0], row[0]};  // as ONNX Runtime scores it, whatever the post transform
+    else
+      GS_RETURN_IF_ERROR(post_transform(ctx, row));
+    for (int64_t k = 0; k < cols; ++k) scores[n * cols + k] = static_cast<float>(row[k]);
+  }
+  return write_labels(ctx, names, best);
+}
+
 }  // namespace
 
 void register_ml(std::vector<KernelEntry>* t) {
@@ -335,10 +457,12 @@ void register_ml(std::vector<KernelEntry>* t) {
                        {"ai.onnx.ml::FeatureVectorizer", FeatureVectorizer},
                        {"ai.onnx.ml::Imputer", Imputer},
                        {"ai.onnx.ml::LabelEncoder", LabelEncoder},
+                       {"ai.onnx.ml::LinearClassifier", LinearClassifier},
                        {"ai.onnx.ml::LinearRegressor", LinearRegressor},
                        {"ai.onnx.ml::Normalizer", Normalizer},
                        {"ai.onnx.ml::OneHotEncoder", OneHotEncoder},
-                       {"ai.onnx.ml::Scaler", Scaler}});
+                       {"ai.onnx.ml::Scaler", Scaler},
+                       {"ai.onnx.ml::ZipMap", ZipMap}});
 }
 
 }  // namespace graphsplit::kernels

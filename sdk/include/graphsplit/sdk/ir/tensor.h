@@ -4,9 +4,10 @@
 // copies weights. Storage is little-endian, dense, row-major. STRING tensors store each element as a 4-byte
 // little-endian length followed by its bytes.
 //
-// A Tensor can also hold an ONNX sequence or optional value (desc().kind kSequence / kOptional, dtype the
-// innermost element type): its elements are shared and immutable like bytes, and it has no bytes of its own.
-// Only sequence() and optional() make one, so a tensor's kind never changes what its bytes mean.
+// A Tensor can also hold an ONNX sequence, optional or map value (desc().kind kSequence / kOptional / kMap,
+// dtype the innermost element type): its elements are shared and immutable like bytes, and it has no bytes of
+// its own. Only sequence(), optional() and map() make one, so a tensor's kind never changes what its bytes
+// mean.
 #pragma once
 
 #include <memory>
@@ -35,6 +36,9 @@ class GS_SDK_API Tensor {
   // An optional value: `element` (a tensor or a sequence), or none when it is nullptr; `element_kind` and
   // `dtype` give the type an empty optional still has.
   static Tensor optional(ValueKind element_kind, DataType dtype, const Tensor* element);
+  // A map (ai.onnx.ml's ZipMap gives sequences of them): elements() are the 1-D keys (int64 or string) and
+  // the 1-D values of the same length; dtype is the values' type.
+  static Tensor map(Tensor keys, Tensor values);
 
   const TensorDesc& desc() const { return desc_; }
   TensorDesc& mutable_desc() { return desc_; }
