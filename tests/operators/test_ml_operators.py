@@ -126,3 +126,46 @@ def test_zip_map_gives_a_sequence_of_maps(tmp_path):
     assert [str(v) for v in label] == [names[k] for k in probs.argmax(1)]
     assert isinstance(maps, list) and all(isinstance(d, dict) and list(d) == names for d in maps)
     np.testing.assert_allclose([[d[k] for k in names] for d in maps], probs, rtol=1e-5)
+
+
+def tree_attrs(prefix, n_out, seed):
+    """Two trees of depth 2 over 3 features (modes, NaN tracking and leaf weights varied)."""
+    rng = np.random.default_rng(seed)
+    a = {"nodes_treeids": [], "nodes_nodeids": [], "nodes_featureids": [], "nodes_values": [], "nodes_modes": [],
+         "nodes_truenodeids": [], "nodes_falsenodeids": [], "nodes_missing_value_tracks_true": [],
+         f"{prefix}_treeids": [], f"{prefix}_nodeids": [], f"{prefix}_ids": [], f"{prefix}_weights": []}
+    for tree, mode in ((0, "BRANCH_LEQ"), (1, "BRANCH_GT")):
+        for node, (kind, yes, no) in enumerate([(mode, 1, 2), ("BRANCH_LT", 3, 4), ("LEAF", 0, 0),
+                                                ("LEAF", 0, 0), ("LEAF", 0, 0)]):
+            a["nodes_treeids"].append(tree)
+            a["nodes_nodeids"].append(node)
+            a["nodes_featureids"].append(int(rng.integers(0, 3)))
+            a["nodes_values"].append(float(rng.normal()))
+            a["nodes_modes"].append(kind)
+            a["nodes_truenodeids"].append(yes)
+            a["nodes_falsenodeids"].append(no)
+            a["nodes_missing_value_tracks_true"].append(node % 2)
+            if kind == "LEAF":
+                for k in range(n_out):
+                    a[f"{prefix}_treeids"].append(tree)
+                    a[f"{prefix}_nodeids"].append(node)
+                    a[f"{prefix}_ids"].append(k)
+                    a[f"{prefix}_weights"].append(float(rng.uniform(0, 1)))
+    return a
+
+
+@pytest.mark.parametrize("aggregate", ["SUM", "AVERAGE", "MIN", "MAX"])
+def test_tree_ensemble_regressor(tmp_path, aggregate):
+    x = RNG.normal(size=(8, 3)).astype(np.float32)
+    x[2, 0] = np.nan
+    m = ml_model("TreeEnsembleRegressor", [("x", F, [8, 3])], [("y", F, None)], n_targets=2,
+                 aggregate_function=aggregate, base_values=[0.5, -0.5], **tree_attrs("target", 2, 3))
+    assert_like_ort(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("transform", ["NONE", "SOFTMAX"])
+def test_tree_ensemble_classifier(tmp_path, transform):
+    x = RNG.normal(size=(8, 3)).astype(np.float32)
+    m = ml_model("TreeEnsembleClassifier", [("x", F, [8, 3])], [("label", I, None), ("scores", F, None)],
+                 classlabels_int64s=[4, 5, 6], post_transform=transform, **tree_attrs("class", 3, 4))
+    assert_like_ort(m, {"x": x}, tmp_path)

@@ -316,6 +316,7 @@ struct Registry {
     register_ops18(&entries);
     register_ml(&entries);
     register_attention(&entries);
+    register_trees(&entries);
     std::sort(entries.begin(), entries.end(), [](const KernelEntry& a, const KernelEntry& b) {
       return std::string_view(a.op_type) < b.op_type;
     });

@@ -150,12 +150,18 @@ void register_signal(std::vector<KernelEntry>* table);
 void register_ops18(std::vector<KernelEntry>* table);
 void register_ml(std::vector<KernelEntry>* table);
 void register_attention(std::vector<KernelEntry>* table);
+void register_trees(std::vector<KernelEntry>* table);
 // Dropout in training mode (random.cpp).
 Status dropout_training(KernelContext& ctx, double ratio);
 // Input i's strings (an error for a non-string or corrupt input), and output i as these strings
 // (strings.cpp).
 Status read_strings(const KernelContext& ctx, size_t i, std::vector<std::string>* out);
 void set_strings(KernelContext& ctx, size_t i, const Dims& dims, const std::vector<std::string>& values);
+// ai.onnx.ml's shared pieces (ml.cpp): the class labels as a 1-D tensor (int64 or string), a row's
+// post_transform, and output 0 as the labels of each row's best class.
+Tensor class_label_tensor(const KernelContext& ctx, int64_t* count);
+Status ml_post_transform(const KernelContext& ctx, std::vector<double>& row);
+Status write_class_labels(KernelContext& ctx, const Tensor& names, const std::vector<int64_t>& best);
 // Cast where either side is a string (strings.cpp).
 Status cast_string(KernelContext& ctx, const Tensor& x, DataType to);
 KernelFn find_kernel(std::string_view op_type, std::string_view domain);

@@ -328,7 +328,9 @@ Status LinearRegressor(KernelContext& ctx) {
 }
 
 // Class labels as a 1-D tensor: classlabels_strings, else classlabels_int64s (or classlabels_ints).
-Tensor class_labels(const KernelContext& ctx, int64_t* count) {
+}  // namespace
+
+Tensor class_label_tensor(const KernelContext& ctx, int64_t* count) {
   sdk::TensorDesc d;
   if (auto names = strings_attr(ctx, "classlabels_strings"); !names.empty()) {
     *count = static_cast<int64_t>(names.size());
@@ -344,10 +346,12 @@ Tensor class_labels(const KernelContext& ctx, int64_t* count) {
   return Tensor(d, std::string(reinterpret_cast<const char*>(ids.data()), ids.size() * 8));
 }
 
+namespace {
+
 Status ZipMap(KernelContext& ctx) {
   const Dims& d = dims_of(ctx.in(0));
   int64_t classes = 0;
-  const Tensor keys = class_labels(ctx, &classes);
+  const Tensor keys = class_label_tensor(ctx, &classes);
   if (d.size() != 2 || d[1] != classes)
     return ctx.error("the input must be [N, " + std::to_string(classes) + "] (one score per class label)");
   const std::vector<double> v = to_doubles(ctx.in(0));
@@ -376,8 +380,10 @@ double inverse_erf(double x) {
   return y;
 }
 
+}  // namespace
+
 // ai.onnx.ml's post_transform of one row of scores.
-Status post_transform(const KernelContext& ctx, std::vector<double>& row) {
+Status ml_post_transform(const KernelContext& ctx, std::vector<double>& row) {
   const std::string t = ctx.attr_string("post_transform", "NONE");
   if (t == "NONE") return Status::ok();
   if (t == "LOGISTIC") {
@@ -397,7 +403,7 @@ Status post_transform(const KernelContext& ctx, std::vector<double>& row) {
 }
 
 // Y: each row's label (from the best score; for a binary classifier the second label when s > 0).
-Status write_labels(KernelContext& ctx, const Tensor& names, const std::vector<int64_t>& best) {
+Status write_class_labels(KernelContext& ctx, const Tensor& names, const std::vector<int64_t>& best) {
   const auto N = static_cast<int64_t>(best.size());
   if (names.desc().dtype == DataType::kString) {
     std::vector<std::string> text, out;
@@ -411,6 +417,8 @@ Status write_labels(KernelContext& ctx, const Tensor& names, const std::vector<i
   return Status::ok();
 }
 
+namespace {
+
 // X [N, C] against one coefficient row per class (scores Z [N, classes]). A single row with two labels is a
 // binary classifier: ONNX Runtime scores it [1 - s, s] without the post transform, and so does this kernel
 // (the specification does not say; skl2onnx writes two rows for binary classifiers anyway).
@@ -420,7 +428,7 @@ Status LinearClassifier(KernelContext& ctx) {
   const std::vector<float> w = ctx.attr_floats("coefficients").value_or(std::vector<float>{});
   const std::vector<float> b = ctx.attr_floats("intercepts").value_or(std::vector<float>{});
   int64_t labels = 0;
-  const Tensor names = class_labels(ctx, &labels);
+  const Tensor names = class_label_tensor(ctx, &labels);
   if (w.empty() || w.size() % static_cast<size_t>(C) != 0)
     return ctx.error("coefficients must hold classes x features values");
   const auto E = static_cast<int64_t>(w.size()) / C;
@@ -442,10 +450,10 @@ Status LinearClassifier(KernelContext& ctx) {
     if (binary)
       row = {1 - row[0], row[0]};  // as ONNX Runtime scores it, whatever the post transform
     else
-      GS_RETURN_IF_ERROR(post_transform(ctx, row));
+      GS_RETURN_IF_ERROR(ml_post_transform(ctx, row));
     for (int64_t k = 0; k < cols; ++k) scores[n * cols + k] = static_cast<float>(row[k]);
   }
-  return write_labels(ctx, names, best);
+  return write_class_labels(ctx, names, best);
 }
 
 }  // namespace
