@@ -322,3 +322,12 @@ def test_rotary_embedding(tmp_path, interleaved):
     else:
         want[..., : rot // 2], want[..., rot // 2: rot] = out_a, out_b
     np.testing.assert_allclose(y, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("opset,attrs", [(17, {"p": 2}), (18, {"p": 3, "strides": [2, 2], "pads": [1, 0, 1, 1]}),
+                                         (18, {"p": 1, "dilations": [2, 1], "ceil_mode": 1, "strides": [2, 2]})])
+def test_lp_pool(tmp_path, opset, attrs):
+    x = RNG.normal(size=(1, 2, 7, 6)).astype(np.float32)
+    m = one_node_model("LpPool", [("x", TensorProto.FLOAT, [1, 2, 7, 6])], [("y", TensorProto.FLOAT, None)], opset,
+                       kernel_shape=[3, 2], **attrs)
+    assert_like_ort(m, {"x": x}, tmp_path)

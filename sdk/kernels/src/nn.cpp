@@ -534,8 +534,8 @@ struct PoolResult {
   int64_t count = 0, arg = -1;
 };
 template <class T, class C>
-PoolResult pool_one(const T* plane, const Window& w, const Dims& oidx, Dims& kidx, bool max,
-                    bool include_pad) {
+PoolResult pool_one(const T* plane, const Window& w, const Dims& oidx, Dims& kidx, bool max, bool include_pad,
+                    double lp) {
   PoolResult r;
   if (max) r.acc = -std::numeric_limits<double>::infinity();
   const size_t s = w.spatial;
@@ -565,7 +565,7 @@ PoolResult pool_one(const T* plane, const Window& w, const Dims& oidx, Dims& kid
         r.arg = at;
       }
     } else {
-      r.acc += v;
+      r.acc += lp > 0 ? std::pow(std::abs(v), lp) : v;
       ++r.count;
     }
   }
@@ -580,7 +580,8 @@ Status visit_pool_type(DataType dtype, bool max, F&& f) {
   return visit_float(dtype, f);
 }
 
-Status pool(KernelContext& ctx, bool max) {
+// `lp` > 0: LpPool, the lp-norm of each window.
+Status pool(KernelContext& ctx, bool max, double lp = 0) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
   if (xd.size() < 3) return ctx.error("input must have rank >= 3");
@@ -604,9 +605,9 @@ Status pool(KernelContext& ctx, bool max) {
     for (int64_t p = 0; p < planes; ++p) {
       std::fill(oidx.begin(), oidx.end(), 0);
       for (int64_t o = 0; o < outs; ++o) {
-        const PoolResult r = pool_one<T, C>(px + p * ins, w, oidx, kidx, max, include_pad);
-        py[p * outs + o] =
-            T(static_cast<C>(max ? r.acc : (r.count ? r.acc / static_cast<double>(r.count) : 0.0)));
+        const PoolResult r = pool_one<T, C>(px + p * ins, w, oidx, kidx, max, include_pad, lp);
+        const double avg = r.count ? r.acc / static_cast<double>(r.count) : 0.0;
+        py[p * outs + o] = T(static_cast<C>(max ? r.acc : (lp > 0 ? std::pow(r.acc, 1 / lp) : avg)));
         if (pi) {
           const int64_t index =
               !row_major_indices && r.arg >= 0 ? column_major_index(r.arg, in_strides, w.in) : r.arg;
@@ -626,6 +627,11 @@ Status MaxPool(KernelContext& ctx) {
 }
 Status AveragePool(KernelContext& ctx) {
   return pool(ctx, false);
+}
+Status LpPool(KernelContext& ctx) {
+  const int64_t p = ctx.attr_int("p", 2);
+  if (p < 1) return ctx.error("p must be positive, got " + std::to_string(p));
+  return pool(ctx, false, static_cast<double>(p));
 }
 
 Status global_pool(KernelContext& ctx, bool max) {
@@ -678,6 +684,7 @@ void register_nn(std::vector<KernelEntry>* t) {
                           {"GlobalAveragePool", GlobalAveragePool},
                           {"GlobalMaxPool", GlobalMaxPool},
                           {"MatMul", MatMul},
+                          {"LpPool", LpPool},
                           {"MaxPool", MaxPool},
                       });
 }
