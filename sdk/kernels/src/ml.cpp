@@ -429,7 +429,7 @@ Status LinearClassifier(KernelContext& ctx) {
   const std::vector<float> b = ctx.attr_floats("intercepts").value_or(std::vector<float>{});
   int64_t labels = 0;
   const Tensor names = class_label_tensor(ctx, &labels);
-  if (w.empty() || w.size() % static_cast<size_t>(C) != 0)
+  if (C < 1 || w.empty() || w.size() % static_cast<size_t>(C) != 0)
     return ctx.error("coefficients must hold classes x features values");
   const auto E = static_cast<int64_t>(w.size()) / C;
   const bool binary = E == 1 && labels == 2;

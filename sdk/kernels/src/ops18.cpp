@@ -164,6 +164,9 @@ Status Col2Im(KernelContext& ctx) {
   const std::vector<int64_t> pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * s, 0));
   if (dil.size() != s || str.size() != s || pads.size() != 2 * s)
     return ctx.error("attribute lengths do not match");
+  for (size_t a = 0; a < s; ++a)
+    if (block[a] < 1 || str[a] < 1 || dil[a] < 1 || image[a] < 0)
+      return ctx.error("block_shape, strides and dilations must be positive");
   const int64_t kernel = num_elements(block);
   if (kernel == 0 || d[1] % kernel != 0)
     return ctx.error("the channel dimension is not a multiple of the block");

@@ -97,7 +97,7 @@ Status build_forest(const KernelContext& ctx, const std::string& prefix, Forest*
 const TreeNode& leaf_of(const Forest& f, int64_t root, const double* x, int64_t features) {
   const TreeNode* t = &f.nodes[root];
   for (size_t steps = 0; t->mode != Mode::kLeaf && steps <= f.nodes.size(); ++steps) {
-    const double v = t->feature < features ? x[t->feature] : NAN;
+    const double v = t->feature >= 0 && t->feature < features ? x[t->feature] : NAN;
     bool go;
     if (std::isnan(v)) {
       go = t->missing_goes_yes;
