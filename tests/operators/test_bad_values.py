@@ -98,3 +98,33 @@ def test_omrun_writes_sequences_and_optionals_as_onnx_reads_them(tmp_path):
     o.ParseFromString((out / "output_1.pb").read_bytes())
     assert o.elem_type == onnx.OptionalProto.SEQUENCE
     assert all(np.array_equal(r, x[k]) for k, r in enumerate(onnx.numpy_helper.to_list(o.sequence_value)))
+
+
+def test_hostile_attributes_are_errors_not_crashes(tmp_path):
+    """Col2Im with a zero stride (a division by zero) and a tree whose node reads feature -1 (out of bounds)."""
+    f = TensorProto.FLOAT
+    g = helper.make_graph([helper.make_node("Col2Im", ["x", "image", "block"], ["y"], name="c2i", strides=[0, 1])],
+                          "c2i", [helper.make_tensor_value_info("x", f, [1, 4, 9])],
+                          [helper.make_tensor_value_info("y", f, None)],
+                          initializer=[onnx.numpy_helper.from_array(np.array([4, 4], np.int64), "image"),
+                                       onnx.numpy_helper.from_array(np.array([2, 2], np.int64), "block")])
+    om = compile_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8), tmp_path / "a")
+    x = save(tmp_path, "x.pb", onnx.numpy_helper.from_array(np.zeros((1, 4, 9), np.float32), "x"))
+    assert "node 'c2i' (Col2Im): block_shape, strides and dilations must be positive" in \
+        omrun_error(om, [x], tmp_path / "a")
+    tree = helper.make_node("TreeEnsembleRegressor", ["x"], ["y"], domain="ai.onnx.ml", name="tree",
+                            nodes_treeids=[0, 0, 0], nodes_nodeids=[0, 1, 2], nodes_featureids=[-1, 0, 0],
+                            nodes_values=[0.0, 0.0, 0.0], nodes_modes=["BRANCH_LEQ", "LEAF", "LEAF"],
+                            nodes_truenodeids=[1, 0, 0], nodes_falsenodeids=[2, 0, 0],
+                            nodes_missing_value_tracks_true=[1, 0, 0], target_treeids=[0, 0],
+                            target_nodeids=[1, 2], target_ids=[0, 0], target_weights=[5.0, 7.0], n_targets=1)
+    g = helper.make_graph([tree], "tree", [helper.make_tensor_value_info("x", f, [2, 2])],
+                          [helper.make_tensor_value_info("y", f, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("ai.onnx.ml", 3)])
+    om = compile_model(m, tmp_path / "b")
+    out = tmp_path / "b" / "out"
+    helpers.run([helpers.OMRUN, f"--model={om}", "--input=" + helpers.write_inputs(
+        {"x": np.ones((2, 2), np.float32)}, tmp_path / "b" / "in"), f"--output={out}"])
+    t = onnx.TensorProto()
+    t.ParseFromString((out / "output_0.pb").read_bytes())
+    assert onnx.numpy_helper.to_array(t).tolist() == [[5.0], [5.0]]  # feature -1 is missing: NaN goes left
