@@ -331,3 +331,80 @@ def test_lp_pool(tmp_path, opset, attrs):
     m = one_node_model("LpPool", [("x", TensorProto.FLOAT, [1, 2, 7, 6])], [("y", TensorProto.FLOAT, None)], opset,
                        kernel_shape=[3, 2], **attrs)
     assert_like_ort(m, {"x": x}, tmp_path)
+
+
+def deform_model(k, group, og, masked, shapes):
+    names = ["x", "w", "offset", "", "mask"] if masked else ["x", "w", "offset"]
+    node = helper.make_node("DeformConv", names, ["y"], kernel_shape=[k, k], pads=[1, 0, 1, 0], strides=[2, 2],
+                            group=group, offset_group=og)
+    g = helper.make_graph([node], "deform", [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(shapes[n]))
+                                             for n in names if n],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 19)], ir_version=9)
+
+
+def deform_reference(x, w, offset, mask, group, og):
+    """Loop-by-loop DeformConv: each tap's bilinear sample (zero outside) at its shifted position."""
+    N, C, H, W = x.shape
+    M, _, k, _ = w.shape
+    OH, OW = offset.shape[2:]
+    y = np.zeros((N, M, OH, OW))
+
+    def sample(plane, py, px):
+        if py <= -1 or py >= H or px <= -1 or px >= W:
+            return 0.0
+        y0, x0 = int(np.floor(py)), int(np.floor(px))
+        total = 0.0
+        for yy, wy in ((y0, 1 - (py - y0)), (y0 + 1, py - y0)):
+            for xx, wx in ((x0, 1 - (px - x0)), (x0 + 1, px - x0)):
+                if 0 <= yy < H and 0 <= xx < W:
+                    total += wy * wx * plane[yy, xx]
+        return total
+
+    for n in range(N):
+        for o in range(M):
+            g = o // (M // group)
+            for oh in range(OH):
+                for ow in range(OW):
+                    acc = 0.0
+                    for c in range(C // group):
+                        ch = g * (C // group) + c
+                        grp = ch // (C // og)
+                        for i in range(k):
+                            for j in range(k):
+                                t = i * k + j
+                                dy = offset[n, grp * 2 * k * k + 2 * t, oh, ow]
+                                dx = offset[n, grp * 2 * k * k + 2 * t + 1, oh, ow]
+                                m = 1.0 if mask is None else mask[n, grp * k * k + t, oh, ow]
+                                v = sample(x[n, ch], oh * 2 - 1 + i + dy, ow * 2 + j + dx)
+                                acc += w[o, c, i, j] * m * v
+                    y[n, o, oh, ow] = acc
+    return y
+
+
+def test_deform_conv_with_zero_offsets_is_conv(tmp_path):
+    """Against ONNX Runtime's Conv (ONNX Runtime 1.20 has no DeformConv): zero offsets sample the regular grid."""
+    x = RNG.normal(size=(1, 4, 6, 5)).astype(np.float32)
+    w = RNG.normal(size=(4, 2, 3, 3)).astype(np.float32)
+    offset = np.zeros((1, 2 * 9, 3, 2), np.float32)
+    got = run_graphsplit(deform_model(3, 2, 1, False, {"x": x.shape, "w": w.shape, "offset": offset.shape}),
+                         {"x": x, "w": w, "offset": offset}, tmp_path / "deform")[0][0]
+    conv = one_node_model("Conv", [("x", TensorProto.FLOAT, [1, 4, 6, 5])], [("y", TensorProto.FLOAT, None)], 17,
+                          {"w": w}, kernel_shape=[3, 3], pads=[1, 0, 1, 0], strides=[2, 2], group=2)
+    onnx.save(conv, str(tmp_path / "conv.onnx"))
+    want = helpers.ort_run(tmp_path / "conv.onnx", {"x": x}, tmp_path / "ort")[0]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("masked,groups", [(False, (1, 1)), (True, (2, 2))])
+def test_deform_conv_against_a_loop_reference(tmp_path, masked, groups):
+    group, og = groups
+    x = RNG.normal(size=(1, 4, 6, 5)).astype(np.float32)
+    w = RNG.normal(size=(4, 4 // group, 3, 3)).astype(np.float32)
+    feeds = {"x": x, "w": w, "offset": RNG.normal(scale=1.5, size=(1, og * 18, 3, 2)).astype(np.float32)}
+    if masked:
+        feeds["mask"] = RNG.uniform(size=(1, og * 9, 3, 2)).astype(np.float32)
+    m = deform_model(3, group, og, masked, {n: a.shape for n, a in feeds.items()})
+    got = run_graphsplit(m, feeds, tmp_path)[0][0]
+    want = deform_reference(x, w, feeds["offset"], feeds.get("mask"), group, og)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -622,6 +622,72 @@ Status pool(KernelContext& ctx, bool max, double lp = 0) {
     return Status::ok();
   });
 }
+// Bilinear sample of one plane at (y, x), zero outside (torchvision's deform_conv2d convention, which ONNX
+// follows).
+double bilinear_zero(const double* plane, int64_t H, int64_t W, double y, double x) {
+  if (y <= -1 || y >= static_cast<double>(H) || x <= -1 || x >= static_cast<double>(W)) return 0;
+  const auto y0 = static_cast<int64_t>(std::floor(y)), x0 = static_cast<int64_t>(std::floor(x));
+  const double fy = y - static_cast<double>(y0), fx = x - static_cast<double>(x0);
+  const auto at = [&](int64_t yy, int64_t xx) {
+    return yy < 0 || yy >= H || xx < 0 || xx >= W ? 0.0 : plane[yy * W + xx];
+  };
+  return (1 - fy) * ((1 - fx) * at(y0, x0) + fx * at(y0, x0 + 1)) +
+         fy * ((1 - fx) * at(y0 + 1, x0) + fx * at(y0 + 1, x0 + 1));
+}
+
+// 2-D deformable convolution (opset 19): each kernel tap samples X at its regular position plus a learned
+// (dy, dx) offset per output position, optionally scaled by a mask; offsets in offset_group channel groups.
+Status DeformConv(KernelContext& ctx) {
+  const Dims& xd = dims_of(ctx.in(0));
+  const Dims& wd = dims_of(ctx.in(1));
+  if (xd.size() != 4 || wd.size() != 4) return ctx.error("only 2-D deformable convolution is supported");
+  Window w;
+  GS_RETURN_IF_ERROR(conv_window(ctx, xd, {wd[2], wd[3]}, &w));
+  const int64_t N = xd[0], C = xd[1], H = xd[2], W = xd[3], M = wd[0], kh = wd[2], kw = wd[3];
+  const int64_t group = ctx.attr_int("group", 1), og = ctx.attr_int("offset_group", 1);
+  const int64_t OH = w.out[0], OW = w.out[1], K = kh * kw;
+  if (group < 1 || og < 1 || C % group != 0 || C % og != 0 || M % group != 0 || wd[1] != C / group)
+    return ctx.error("channels, group and offset_group do not agree");
+  if (dims_of(ctx.in(2)) != Dims{N, og * 2 * K, OH, OW})
+    return ctx.error("offset must be " + dims_string({N, og * 2 * K, OH, OW}) + ", got " +
+                     dims_string(dims_of(ctx.in(2))));
+  const bool masked = ctx.has_input(4);
+  if (masked && dims_of(ctx.in(4)) != Dims{N, og * K, OH, OW}) return ctx.error("mask has the wrong shape");
+  const std::vector<double> x = to_doubles(ctx.in(0)), wt = to_doubles(ctx.in(1)),
+                            off = to_doubles(ctx.in(2));
+  const std::vector<double> mask = masked ? to_doubles(ctx.in(4)) : std::vector<double>{};
+  const std::vector<double> bias = ctx.has_input(3) ? to_doubles(ctx.in(3)) : std::vector<double>(M, 0.0);
+  if (static_cast<int64_t>(bias.size()) != M)
+    return ctx.error("the bias must hold one value per output channel");
+  std::vector<double> y(static_cast<size_t>(N * M * OH * OW));
+  std::vector<double> cols(static_cast<size_t>(C * K));  // the sampled inputs of one output position
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        for (int64_t c = 0; c < C; ++c) {
+          const int64_t g = c / (C / og);
+          for (int64_t k = 0; k < K; ++k) {
+            const int64_t oc = ((n * og + g) * 2 * K + 2 * k) * OH * OW + oh * OW + ow;
+            const double py =
+                static_cast<double>(oh * w.strides[0] - w.pad_begin[0] + (k / kw) * w.dilations[0]) + off[oc];
+            const double px =
+                static_cast<double>(ow * w.strides[1] - w.pad_begin[1] + (k % kw) * w.dilations[1]) +
+                off[oc + OH * OW];
+            const double m = masked ? mask[((n * og + g) * K + k) * OH * OW + oh * OW + ow] : 1.0;
+            cols[c * K + k] = m * bilinear_zero(x.data() + (n * C + c) * H * W, H, W, py, px);
+          }
+        }
+        for (int64_t o = 0; o < M; ++o) {
+          const int64_t g = o / (M / group), cpg = C / group;
+          double acc = bias[o];
+          for (int64_t c = 0; c < cpg; ++c)
+            for (int64_t k = 0; k < K; ++k) acc += wt[(o * cpg + c) * K + k] * cols[(g * cpg + c) * K + k];
+          y[((n * M + o) * OH + oh) * OW + ow] = acc;
+        }
+      }
+  return write_float_output(ctx, 0, dtype_of(ctx.in(0)), {N, M, OH, OW}, [&](int64_t i) { return y[i]; });
+}
+
 Status MaxPool(KernelContext& ctx) {
   return pool(ctx, true);
 }
@@ -684,6 +750,7 @@ void register_nn(std::vector<KernelEntry>* t) {
                           {"GlobalAveragePool", GlobalAveragePool},
                           {"GlobalMaxPool", GlobalMaxPool},
                           {"MatMul", MatMul},
+                          {"DeformConv", DeformConv},
                           {"LpPool", LpPool},
                           {"MaxPool", MaxPool},
                       });
