@@ -169,3 +169,13 @@ def test_tree_ensemble_classifier(tmp_path, transform):
     m = ml_model("TreeEnsembleClassifier", [("x", F, [8, 3])], [("label", I, None), ("scores", F, None)],
                  classlabels_int64s=[4, 5, 6], post_transform=transform, **tree_attrs("class", 3, 4))
     assert_like_ort(m, {"x": x}, tmp_path)
+
+
+@pytest.mark.parametrize("kernel,params,one_class", [("LINEAR", [0.0, 0.0, 0.0], 0), ("RBF", [0.4, 0.0, 0.0], 0),
+                                                     ("POLY", [0.5, 1.0, 3.0], 0), ("SIGMOID", [0.3, 0.2, 0.0], 1)])
+def test_svm_regressor(tmp_path, kernel, params, one_class):
+    x = RNG.normal(size=(6, 3)).astype(np.float32)
+    m = ml_model("SVMRegressor", [("x", F, [6, 3])], [("y", F, None)], kernel_type=kernel, kernel_params=params,
+                 n_supports=4, support_vectors=RNG.normal(size=12).tolist(), coefficients=RNG.normal(size=4).tolist(),
+                 rho=[0.25], one_class=one_class)
+    assert assert_like_ort(m, {"x": x}, tmp_path)[0].shape == (6, 1)

@@ -456,6 +456,57 @@ Status LinearClassifier(KernelContext& ctx) {
   return write_class_labels(ctx, names, best);
 }
 
+// K(x, sv) for SVMRegressor's kernel_type with kernel_params [gamma, coef0, degree].
+double svm_kernel(const std::string& type, const std::vector<float>& p, const double* x, const float* sv,
+                  int64_t C) {
+  const double gamma = p.size() > 0 ? p[0] : 0, coef0 = p.size() > 1 ? p[1] : 0,
+               degree = p.size() > 2 ? p[2] : 0;
+  double dot = 0, dist = 0;
+  for (int64_t c = 0; c < C; ++c) {
+    dot += x[c] * sv[c];
+    dist += (x[c] - sv[c]) * (x[c] - sv[c]);
+  }
+  if (type == "POLY") return std::pow(gamma * dot + coef0, degree);
+  if (type == "RBF") return std::exp(-gamma * dist);
+  if (type == "SIGMOID") return std::tanh(gamma * dot + coef0);
+  return dot;
+}
+
+// y = sum_j coefficients[j] K(x, sv_j) + rho, or (no support vectors) a linear model; one_class gives +-1.
+Status SVMRegressor(KernelContext& ctx) {
+  const Dims& d = dims_of(ctx.in(0));
+  const int64_t C = d.empty() ? 1 : d.back(), N = num_elements(d) / std::max<int64_t>(C, 1);
+  const std::string type = ctx.attr_string("kernel_type", "LINEAR");
+  if (type != "LINEAR" && type != "POLY" && type != "RBF" && type != "SIGMOID")
+    return ctx.error("kernel_type must be LINEAR, POLY, RBF or SIGMOID, got '" + type + "'");
+  const std::vector<float> coef = ctx.attr_floats("coefficients").value_or(std::vector<float>{});
+  const std::vector<float> sv = ctx.attr_floats("support_vectors").value_or(std::vector<float>{});
+  const std::vector<float> params = ctx.attr_floats("kernel_params").value_or(std::vector<float>{});
+  const std::vector<float> rho = ctx.attr_floats("rho").value_or(std::vector<float>{0.0f});
+  const int64_t n_sv = ctx.attr_int("n_supports", 0);
+  if (C < 1 || n_sv < 0 || static_cast<int64_t>(sv.size()) != n_sv * C ||
+      static_cast<int64_t>(coef.size()) != (n_sv > 0 ? n_sv : C))
+    return ctx.error(
+        "support_vectors must be n_supports x features and coefficients one per support vector "
+        "(or per feature without support vectors)");
+  if (ctx.attr_string("post_transform", "NONE") != "NONE")
+    return ctx.unsupported("post_transform other than NONE is not supported");
+  const bool one_class = ctx.attr_int("one_class", 0) != 0;
+  const std::vector<double> x = to_doubles(ctx.in(0));
+  std::vector<double> y(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    double acc = rho.empty() ? 0 : rho[0];
+    if (n_sv == 0) {
+      for (int64_t c = 0; c < C; ++c) acc += x[n * C + c] * coef[c];
+    } else {
+      for (int64_t j = 0; j < n_sv; ++j)
+        acc += coef[j] * svm_kernel(type, params, x.data() + n * C, sv.data() + j * C, C);
+    }
+    y[n] = one_class ? (acc > 0 ? 1.0 : -1.0) : acc;
+  }
+  return write_float_output(ctx, 0, DataType::kFloat, {N, 1}, [&](int64_t i) { return y[i]; });
+}
+
 }  // namespace
 
 void register_ml(std::vector<KernelEntry>* t) {
@@ -469,6 +520,7 @@ void register_ml(std::vector<KernelEntry>* t) {
                        {"ai.onnx.ml::LinearRegressor", LinearRegressor},
                        {"ai.onnx.ml::Normalizer", Normalizer},
                        {"ai.onnx.ml::OneHotEncoder", OneHotEncoder},
+                       {"ai.onnx.ml::SVMRegressor", SVMRegressor},
                        {"ai.onnx.ml::Scaler", Scaler},
                        {"ai.onnx.ml::ZipMap", ZipMap}});
 }
