@@ -105,20 +105,18 @@ Status read_sequence(const onnx::SequenceProto& s, const std::string& source, in
   return Status::ok();
 }
 
+// An optional with no value is empty, whether or not it names its element type (onnx's writers do both).
 Status read_optional(const onnx::OptionalProto& o, const std::string& source, Tensor* out) {
   Tensor element;
-  if (o.elem_type() == kElemTensor) {
-    if (!o.has_tensor_value())
-      return Status::invalid_argument(source + ": an optional tensor without its value");
+  if (o.elem_type() == kElemTensor && o.has_tensor_value()) {
     GS_RETURN_IF_ERROR(read_tensor(o.tensor_value(), source, &element));
     *out = Tensor::optional(ValueKind::kTensor, element.desc().dtype, &element);
-  } else if (o.elem_type() == kElemSequence) {
-    if (!o.has_sequence_value())
-      return Status::invalid_argument(source + ": an optional sequence without its value");
+  } else if (o.elem_type() == kElemSequence && o.has_sequence_value()) {
     GS_RETURN_IF_ERROR(read_sequence(o.sequence_value(), source, 1, &element));
     *out = Tensor::optional(ValueKind::kSequence, element.desc().dtype, &element);
-  } else if (o.elem_type() == 0) {  // ONNX writes an empty optional with no element type
-    *out = Tensor::optional(ValueKind::kTensor, sdk::DataType::kFloat, nullptr);
+  } else if (o.elem_type() == 0 || o.elem_type() == kElemTensor || o.elem_type() == kElemSequence) {
+    const ValueKind kind = o.elem_type() == kElemSequence ? ValueKind::kSequence : ValueKind::kTensor;
+    *out = Tensor::optional(kind, sdk::DataType::kFloat, nullptr);
   } else {
     return unsupported_elem(source, "an optional", o.elem_type());
   }

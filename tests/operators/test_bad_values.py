@@ -128,3 +128,33 @@ def test_hostile_attributes_are_errors_not_crashes(tmp_path):
     t = onnx.TensorProto()
     t.ParseFromString((out / "output_0.pb").read_bytes())
     assert onnx.numpy_helper.to_array(t).tolist() == [[5.0], [5.0]]  # feature -1 is missing: NaN goes left
+
+
+def test_sequence_errors_name_the_node(tmp_path):
+    """An empty sequence concatenated, an empty optional read, SequenceMap over sequences of unequal lengths."""
+    f = TensorProto.FLOAT
+    seq = helper.make_tensor_sequence_value_info
+    opt_type = helper.make_optional_type_proto(helper.make_tensor_type_proto(f, [2]))
+    body = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"])], "body",
+                             [helper.make_tensor_value_info("a", f, None), helper.make_tensor_value_info("b", f, None)],
+                             [helper.make_tensor_value_info("c", f, None)])
+    nodes = [helper.make_node("ConcatFromSequence", ["s"], ["cat"], axis=0, name="concat"),
+             helper.make_node("OptionalGetElement", ["o"], ["e"], name="get"),
+             helper.make_node("SequenceMap", ["s", "t"], ["m"], body=body, name="map")]
+    cases = [(nodes[0], [seq("s", f, None)], [helper.make_tensor_value_info("cat", f, None)],
+              {"s": []}, "node 'concat' (ConcatFromSequence): cannot concatenate an empty sequence"),
+             (nodes[1], [helper.make_value_info("o", opt_type)], [helper.make_tensor_value_info("e", f, None)],
+              {"o": None}, "node 'get' (OptionalGetElement): the optional input is empty"),
+             (nodes[2], [seq("s", f, None), seq("t", f, None)], [seq("m", f, None)],
+              {"s": [np.zeros(2, np.float32)], "t": []}, ("node 'map' (SequenceMap)", "input 1 has 0 elements but input 0 has 1"))]
+    for k, (node, ins, outs, values, message) in enumerate(cases):
+        g = helper.make_graph([node], "g", ins, outs)
+        om = compile_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)], ir_version=8),
+                           tmp_path / str(k))
+        files = []
+        for name, v in values.items():
+            proto = onnx.numpy_helper.from_optional(v, name, onnx.OptionalProto.TENSOR) if name == "o" else \
+                onnx.numpy_helper.from_list(v, name, dtype=TensorProto.FLOAT)
+            files.append(save(tmp_path / str(k), f"{name}.pb", proto))
+        line = omrun_error(om, files, tmp_path / str(k))
+        assert all(part in line for part in ((message,) if isinstance(message, str) else message)), line

@@ -119,6 +119,11 @@ char* KernelContext::allocate(size_t i, DataType dtype, const Dims& dims) {
   return out;
 }
 
+void KernelContext::set_output(size_t i, Tensor value) {
+  if (outputs->size() <= i) outputs->resize(i + 1);
+  (*outputs)[i] = std::move(value);
+}
+
 void KernelContext::set_output_copy(size_t i, const Tensor& source, const Dims& dims) {
   if (sdk::element_size(dtype_of(source)) == 0) {
     // Strings have no fixed size, so no buffer can be allocated for them; they are immutable, so the output
@@ -126,10 +131,9 @@ void KernelContext::set_output_copy(size_t i, const Tensor& source, const Dims& 
     check_rule(i, dtype_of(source), dims);
     if (num_elements(dims) != num_elements(dims_of(source)))
       throw std::length_error("a string tensor cannot change its element count");
-    if (outputs->size() <= i) outputs->resize(i + 1);
     Tensor t = source;
     t.mutable_desc().shape = sdk::Shape(dims);
-    (*outputs)[i] = std::move(t);
+    set_output(i, std::move(t));
     return;
   }
   char* out = allocate(i, dtype_of(source), dims);

@@ -534,9 +534,8 @@ Status Where(KernelContext& ctx) {
 }
 
 Status Identity(KernelContext& ctx) {
-  if (ctx.in(0).is_container()) {  // sequences and optionals are immutable: share them
-    if (ctx.outputs->empty()) ctx.outputs->resize(1);
-    (*ctx.outputs)[0] = ctx.in(0);
+  if (ctx.in(0).is_container()) {  // sequences, optionals and maps are immutable: share them
+    ctx.set_output(0, ctx.in(0));
     return Status::ok();
   }
   ctx.set_output_copy(0, ctx.in(0), dims_of(ctx.in(0)));

@@ -110,6 +110,9 @@ struct KernelContext {
   const Dims& rule_dims(size_t i) const;
   // Throws RuleMismatch when output i of this type and dims is not what the rule said.
   void check_rule(size_t i, DataType dtype, const Dims& dims) const;
+  // Output i is `value` as it is: immutable values made whole (strings, sequences, optionals, maps) that no
+  // planned buffer can hold.
+  void set_output(size_t i, Tensor value);
   // Output i holds the given bytes (copied into place).
   void set_output_copy(size_t i, const Tensor& source, const Dims& dims);
 

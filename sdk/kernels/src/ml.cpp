@@ -364,8 +364,7 @@ Status ZipMap(KernelContext& ctx) {
     std::string bytes(reinterpret_cast<const char*>(row.data()), row.size() * 4);
     rows.push_back(Tensor::map(keys, Tensor(vd, std::move(bytes))));
   }
-  if (ctx.outputs->empty()) ctx.outputs->resize(1);
-  (*ctx.outputs)[0] = Tensor::sequence(DataType::kFloat, std::move(rows));
+  ctx.set_output(0, Tensor::sequence(DataType::kFloat, std::move(rows)));
   return Status::ok();
 }
 

@@ -19,11 +19,6 @@ Status need_kind(const KernelContext& ctx, size_t i, ValueKind kind) {
                    ", got a " + got);
 }
 
-void set_output(KernelContext& ctx, size_t i, Tensor value) {
-  if (ctx.outputs->size() <= i) ctx.outputs->resize(i + 1);
-  (*ctx.outputs)[i] = std::move(value);
-}
-
 // A position input (int32 or int64 scalar) checked against [-n, n) or, for insertion, [-n, n].
 Status position(const KernelContext& ctx, size_t input, int64_t n, bool inclusive_end, int64_t fallback,
                 int64_t* out) {
@@ -47,7 +42,7 @@ DataType dtype_attr(const KernelContext& ctx, DataType fallback) {
 }
 
 Status SequenceEmpty(KernelContext& ctx) {
-  set_output(ctx, 0, Tensor::sequence(dtype_attr(ctx, DataType::kFloat), {}));
+  ctx.set_output(0, Tensor::sequence(dtype_attr(ctx, DataType::kFloat), {}));
   return Status::ok();
 }
 
@@ -60,8 +55,8 @@ Status SequenceConstruct(KernelContext& ctx) {
                        std::string(sdk::to_string(dtype_of(ctx.in(i)))));
     items.push_back(ctx.in(i));
   }
-  set_output(ctx, 0,
-             Tensor::sequence(items.empty() ? DataType::kFloat : dtype_of(items[0]), std::move(items)));
+  ctx.set_output(0,
+                 Tensor::sequence(items.empty() ? DataType::kFloat : dtype_of(items[0]), std::move(items)));
   return Status::ok();
 }
 
@@ -70,7 +65,7 @@ Status SequenceAt(KernelContext& ctx) {
   const auto& items = ctx.in(0).elements();
   int64_t p = 0;
   GS_RETURN_IF_ERROR(position(ctx, 1, static_cast<int64_t>(items.size()), false, 0, &p));
-  set_output(ctx, 0, items[p]);
+  ctx.set_output(0, items[p]);
   return Status::ok();
 }
 
@@ -86,7 +81,7 @@ Status SequenceInsert(KernelContext& ctx) {
   int64_t p = 0;
   GS_RETURN_IF_ERROR(position(ctx, 2, n, true, n, &p));
   items.insert(items.begin() + p, ctx.in(1));
-  set_output(ctx, 0, Tensor::sequence(dtype_of(ctx.in(1)), std::move(items)));
+  ctx.set_output(0, Tensor::sequence(dtype_of(ctx.in(1)), std::move(items)));
   return Status::ok();
 }
 
@@ -96,7 +91,7 @@ Status SequenceErase(KernelContext& ctx) {
   int64_t p = 0;
   GS_RETURN_IF_ERROR(position(ctx, 1, static_cast<int64_t>(items.size()), false, -1, &p));
   items.erase(items.begin() + p);
-  set_output(ctx, 0, Tensor::sequence(ctx.in(0).desc().dtype, std::move(items)));
+  ctx.set_output(0, Tensor::sequence(ctx.in(0).desc().dtype, std::move(items)));
   return Status::ok();
 }
 
@@ -170,7 +165,7 @@ Status SplitToSequence(KernelContext& ctx) {
     items.push_back(slice_rows(x, axis, at, at + l, keep));
     at += l;
   }
-  set_output(ctx, 0, Tensor::sequence(dtype_of(x), std::move(items)));
+  ctx.set_output(0, Tensor::sequence(dtype_of(x), std::move(items)));
   return Status::ok();
 }
 
@@ -245,13 +240,13 @@ Status Optional(KernelContext& ctx) {
     if (x.is_container() && x.desc().kind == ValueKind::kOptional)
       return ctx.error("the input is already an optional");
     const ValueKind kind = x.is_container() ? ValueKind::kSequence : ValueKind::kTensor;
-    set_output(ctx, 0, Tensor::optional(kind, x.desc().dtype, &x));
+    ctx.set_output(0, Tensor::optional(kind, x.desc().dtype, &x));
     return Status::ok();
   }
   ValueKind kind;
   DataType dtype;
   parse_optional_type(ctx, &kind, &dtype);
-  set_output(ctx, 0, Tensor::optional(kind, dtype, nullptr));
+  ctx.set_output(0, Tensor::optional(kind, dtype, nullptr));
   return Status::ok();
 }
 
@@ -270,11 +265,11 @@ Status OptionalHasElement(KernelContext& ctx) {
 Status OptionalGetElement(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (!(x.is_container() && x.desc().kind == ValueKind::kOptional)) {
-    set_output(ctx, 0, x);
+    ctx.set_output(0, x);
     return Status::ok();
   }
   if (x.elements().empty()) return ctx.error("the optional input is empty");
-  set_output(ctx, 0, x.elements()[0]);
+  ctx.set_output(0, x.elements()[0]);
   return Status::ok();
 }
 

@@ -50,8 +50,7 @@ void set_strings(KernelContext& ctx, size_t i, const Dims& dims, const std::vect
   ctx.check_rule(i, DataType::kString, dims);
   sdk::TensorDesc desc;
   desc.shape = sdk::Shape(dims);
-  if (ctx.outputs->size() <= i) ctx.outputs->resize(i + 1);
-  (*ctx.outputs)[i] = Tensor::from_strings(desc, values);
+  ctx.set_output(i, Tensor::from_strings(desc, values));
 }
 
 Status cast_string(KernelContext& ctx, const Tensor& x, DataType to) {
@@ -266,9 +265,11 @@ Status StringSplit(KernelContext& ctx) {
   const std::string delimiter = ctx.attr_string("delimiter");
   const int64_t maxsplit = ctx.attr_int("maxsplit", -1);
   std::vector<std::vector<std::string>> pieces;
+  std::vector<int64_t> counts;
   size_t widest = 0;
   for (const std::string& s : in) {
     pieces.push_back(split_string(s, delimiter, maxsplit));
+    counts.push_back(static_cast<int64_t>(pieces.back().size()));
     widest = std::max(widest, pieces.back().size());
   }
   Dims od = dims_of(ctx.in(0));
@@ -279,11 +280,9 @@ Status StringSplit(KernelContext& ctx) {
     flat.insert(flat.end(), p.begin(), p.end());
   }
   set_strings(ctx, 0, od, flat);
-  if (ctx.wants_output(1)) {
-    auto* counts = ctx.allocate_as<int64_t>(1, DataType::kInt64, dims_of(ctx.in(0)));
-    for (size_t i = 0; i < in.size(); ++i)
-      counts[i] = static_cast<int64_t>(split_string(in[i], delimiter, maxsplit).size());
-  }
+  if (ctx.wants_output(1))
+    std::copy(counts.begin(), counts.end(),
+              ctx.allocate_as<int64_t>(1, DataType::kInt64, dims_of(ctx.in(0))));
   return Status::ok();
 }
 

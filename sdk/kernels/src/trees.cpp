@@ -60,7 +60,6 @@ Status build_forest(const KernelContext& ctx, const std::string& prefix, Forest*
   std::map<std::pair<int64_t, int64_t>, int64_t> index;
   for (size_t i = 0; i < n; ++i) index[{tree[i], id[i]}] = static_cast<int64_t>(i);
   f->nodes.resize(n);
-  std::map<int64_t, std::vector<bool>> is_child;
   for (size_t i = 0; i < n; ++i) {
     TreeNode& t = f->nodes[i];
     GS_RETURN_IF_ERROR(parse_mode(ctx, (*modes->as_strings())[i], &t.mode));
