@@ -16,36 +16,65 @@ inline Dims broadcast_strides(const Dims& in, size_t rank) {
   return s;
 }
 
-// Calls f(out_index, a_index, b_index) for every output element, innermost dimension in a tight loop.
-template <class F>
-void for_each_broadcast2(const Dims& out, const Dims& a, const Dims& b, F&& f) {
+// Calls row(out_index, a_index, a_step, b_index, b_step, count) for runs of output elements whose inputs
+// advance by a fixed step (1, or 0 where broadcast). Adjacent dimensions that both inputs walk alike are
+// merged first, so a per-channel operand against [N, C, H, W] gives rows of H * W and a same-shape pair one
+// row.
+template <class Row>
+void for_each_broadcast_row(const Dims& out, const Dims& a, const Dims& b, Row&& row) {
   const int64_t total = num_elements(out);
   if (total == 0) return;
   if (a == out && b == out) {
-    for (int64_t i = 0; i < total; ++i) f(i, i, i);
+    row(0, 0, 1, 0, 1, total);
     return;
   }
   const size_t rank = out.size();
   if (rank == 0) {
-    f(0, 0, 0);
+    row(0, 0, 0, 0, 0, 1);
     return;
   }
-  const Dims sa = broadcast_strides(a, rank), sb = broadcast_strides(b, rank);
-  const int64_t inner = out[rank - 1], ia = sa[rank - 1], ib = sb[rank - 1];
-  Dims idx(rank, 0);
+  const Dims sa0 = broadcast_strides(a, rank), sb0 = broadcast_strides(b, rank);
+  Dims shape, sa, sb;  // merged, outermost first
+  for (size_t d = 0; d < rank; ++d) {
+    if (out[d] == 1) continue;
+    if (!shape.empty() && sa.back() == sa0[d] * out[d] && sb.back() == sb0[d] * out[d]) {
+      shape.back() *= out[d];
+      sa.back() = sa0[d];
+      sb.back() = sb0[d];
+      continue;
+    }
+    shape.push_back(out[d]);
+    sa.push_back(sa0[d]);
+    sb.push_back(sb0[d]);
+  }
+  if (shape.empty()) {
+    row(0, 0, 0, 0, 0, 1);
+    return;
+  }
+  const size_t r = shape.size();
+  const int64_t inner = shape[r - 1];
+  Dims idx(r, 0);
   int64_t pa = 0, pb = 0;
   for (int64_t o = 0; o < total; o += inner) {
-    for (int64_t k = 0; k < inner; ++k) f(o + k, pa + k * ia, pb + k * ib);
-    for (size_t d = rank - 1; d-- > 0;) {  // odometer over the outer dimensions
+    row(o, pa, sa[r - 1], pb, sb[r - 1], inner);
+    for (size_t d = r - 1; d-- > 0;) {  // odometer over the outer dimensions
       ++idx[d];
       pa += sa[d];
       pb += sb[d];
-      if (idx[d] < out[d]) break;
-      pa -= sa[d] * out[d];
-      pb -= sb[d] * out[d];
+      if (idx[d] < shape[d]) break;
+      pa -= sa[d] * shape[d];
+      pb -= sb[d] * shape[d];
       idx[d] = 0;
     }
   }
+}
+
+// Calls f(out_index, a_index, b_index) for every output element, innermost dimension in a tight loop.
+template <class F>
+void for_each_broadcast2(const Dims& out, const Dims& a, const Dims& b, F&& f) {
+  for_each_broadcast_row(out, a, b, [&](int64_t o, int64_t i, int64_t ia, int64_t j, int64_t ib, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) f(o + k, i + k * ia, j + k * ib);
+  });
 }
 
 template <class F>

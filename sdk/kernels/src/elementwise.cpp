@@ -190,9 +190,27 @@ Status binary(KernelContext& ctx, DataType out_type, Op op) {
     const T* pb = data_as<T>(b);
     Out* out = ctx.allocate_as<Out>(0, std::is_same_v<R, void> ? dtype_of(a) : out_type, out_dims);
     Status status;
-    for_each_broadcast2(out_dims, dims_of(a), dims_of(b), [&](int64_t o, int64_t i, int64_t j) {
-      out[o] = static_cast<Out>(op(static_cast<C>(pa[i]), static_cast<C>(pb[j]), &status));
-    });
+    // Rows with unit or zero steps get their own loops so that the compiler vectorises them.
+    for_each_broadcast_row(out_dims, dims_of(a), dims_of(b),
+                           [&](int64_t o, int64_t i, int64_t ia, int64_t j, int64_t ib, int64_t n) {
+                             Out* __restrict y = out + o;
+                             const T* __restrict x0 = pa + i;
+                             const T* __restrict x1 = pb + j;
+                             auto f = [&](C u, C v) { return static_cast<Out>(op(u, v, &status)); };
+                             if (ia == 1 && ib == 1) {
+                               for (int64_t k = 0; k < n; ++k)
+                                 y[k] = f(static_cast<C>(x0[k]), static_cast<C>(x1[k]));
+                             } else if (ia == 1 && ib == 0) {
+                               const C v = static_cast<C>(x1[0]);
+                               for (int64_t k = 0; k < n; ++k) y[k] = f(static_cast<C>(x0[k]), v);
+                             } else if (ia == 0 && ib == 1) {
+                               const C u = static_cast<C>(x0[0]);
+                               for (int64_t k = 0; k < n; ++k) y[k] = f(u, static_cast<C>(x1[k]));
+                             } else {
+                               for (int64_t k = 0; k < n; ++k)
+                                 y[k] = f(static_cast<C>(x0[k * ia]), static_cast<C>(x1[k * ib]));
+                             }
+                           });
     return status;
   });
 }

@@ -78,10 +78,12 @@ struct Step {
   bool fixed = false;
   std::vector<Dims> fixed_dims;
   std::vector<RuleShape> fixed_shapes;
-  std::vector<int> in_slots;   // -1: omitted optional input
-  std::vector<int> out_slots;  // -1: output nobody reads
-  std::vector<int> release;    // slots whose last reader is this step
-  mutable uint64_t calls = 0;  // KernelContext::call
+  std::vector<int> in_slots;            // -1: omitted optional input
+  std::vector<int> out_slots;           // -1: output nobody reads
+  std::vector<int> release;             // slots whose last reader is this step
+  mutable uint64_t calls = 0;           // KernelContext::call
+  uint64_t constant_inputs = 0;         // KernelContext::constant_inputs
+  mutable std::shared_ptr<void> state;  // KernelContext::state
 };
 
 thread_local const KernelObserver* kernel_observer = nullptr;
@@ -124,6 +126,8 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
       ctx.node = step.node;
       ctx.opset = step.opset;
       ctx.call = step.calls++;
+      ctx.constant_inputs = step.constant_inputs;
+      ctx.state = &step.state;
       ctx.inputs.assign(step.in_slots.size(), nullptr);
       for (size_t i = 0; i < step.in_slots.size(); ++i) {
         if (step.in_slots[i] >= 0) ctx.inputs[i] = &values[step.in_slots[i]];
@@ -414,6 +418,8 @@ class Compiler {
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const sdk::OutPort p = n->input(i);
       step.in_slots.push_back(p.valid() ? slot_of_.at({p.node, p.index}) : -1);
+      if (i < 64 && step.in_slots.back() >= 0 && constant_of(step.in_slots.back()))
+        step.constant_inputs |= uint64_t{1} << i;
     }
     for (size_t o = 0; o < n->num_outputs(); ++o) step.out_slots.push_back(new_slot(n, static_cast<int>(o)));
     if (n->subgraphs().empty()) step.rule = infer::find_rule(n->type(), domain);

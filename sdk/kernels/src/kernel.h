@@ -7,6 +7,7 @@
 #include <cstring>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -83,8 +84,14 @@ struct KernelContext {
   // False in the inner context of a kernel that computes in a wider type (QLinearConv through a double Conv):
   // the dims still have to be the rule's, the type is converted afterwards.
   bool rule_checks_dtype = true;
+  // Bit i: input i is a constant of the graph, the same bytes on every call (a kernel may pack it once).
+  uint64_t constant_inputs = 0;
+  // The step's own state, kept across calls for as long as the executable lives (prepared oneDNN primitives);
+  // nullptr where there is no step (a kernel called by another kernel).
+  std::shared_ptr<void>* state = nullptr;
 
   size_t num_inputs() const { return inputs.size(); }
+  bool input_is_constant(size_t i) const { return i < 64 && (constant_inputs >> i & 1) != 0; }
   bool has_input(size_t i) const { return i < inputs.size() && inputs[i] != nullptr; }
   const Tensor& in(size_t i) const {
     if (i >= inputs.size() || !inputs[i]) throw MissingInput(i);

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "broadcast.h"
+#include "dnnl.h"
 #include "kernel.h"
 
 namespace graphsplit::kernels {
@@ -161,6 +162,14 @@ Status MatMulImpl(KernelContext& ctx) {
     T* pc = ctx.allocate_as<T>(0, dtype_of(a), out);
     const int64_t nb = num_elements(batch);
     if (nb == 0) return Status::ok();
+    if constexpr (std::is_same_v<T, float>) {
+      if (m > 0 && n > 0 && k > 0 && (ba == batch || num_elements(ba) == 1) &&
+          (bb == batch || num_elements(bb) == 1)) {
+        const dnnl_path::MatMulSpec spec{
+            nb, m, n, k, num_elements(ba) == 1 ? 0 : m * k, num_elements(bb) == 1 ? 0 : k * n};
+        if (dnnl_path::matmul_f32(ctx, spec, pa, pb, pc)) return Status::ok();
+      }
+    }
     // B shared by every batch of A: one GEMM with the batches stacked as rows.
     if (num_elements(bb) == 1 && ba == batch) {
       gemm<T>(false, false, nb * m, n, k, T(1), pa, k, pb, n, T(0), pc, n);
@@ -381,6 +390,14 @@ Status ConvImpl(KernelContext& ctx) {
     const T* px = data_as<T>(x);
     const T* pw = data_as<T>(wt);
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    if constexpr (std::is_same_v<T, float>) {
+      if (num_elements(out) > 0 && num_elements(xd) > 0) {
+        const dnnl_path::ConvSpec spec{xd,          wd,        out,   w.strides,       w.dilations,
+                                       w.pad_begin, w.pad_end, group, ctx.has_input(2)};
+        if (dnnl_path::conv_f32(ctx, spec, px, pw, ctx.has_input(2) ? data_as<T>(ctx.in(2)) : nullptr, py))
+          return Status::ok();
+      }
+    }
     const int64_t outs = num_elements(w.out), ks = num_elements(kernel), ins = num_elements(w.in);
     const int64_t cg = C / group, mg = M / group;
     if (cg == 1 && mg == 1 && w.spatial == 2) {
@@ -760,9 +777,11 @@ void register_nn(std::vector<KernelEntry>* t) {
 
 namespace graphsplit::kernels {
 
+// The budget goes to oneDNN, whose kernels split work over outputs; OpenBLAS stays on one thread, because its
+// threaded GEMM sums in an order that depends on the thread count.
 void set_blas_threads(int threads) {
-  static const int default_threads = openblas_get_num_threads();
-  openblas_set_num_threads(threads > 0 ? threads : default_threads);
+  openblas_set_num_threads(1);
+  dnnl_path::set_threads(threads);
 }
 
 }  // namespace graphsplit::kernels

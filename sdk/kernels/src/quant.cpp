@@ -55,6 +55,8 @@ Status centred(KernelContext& ctx, const Tensor& x, const Tensor* zp, int64_t ax
 Status run_double(KernelContext& ctx, Status (*fn)(KernelContext&), std::vector<Tensor> inputs, Tensor* out) {
   KernelContext inner = ctx;
   inner.rule_checks_dtype = false;
+  inner.constant_inputs = 0;  // the inputs are converted copies
+  inner.state = nullptr;
   std::vector<const Tensor*> ptrs;
   for (const Tensor& t : inputs)
     ptrs.push_back(t.data() || t.desc().dtype != DataType::kUndefined ? &t : nullptr);

@@ -93,19 +93,44 @@ struct Layer {
     return clip > 0 ? std::clamp(v, -static_cast<double>(clip), static_cast<double>(clip)) : v;
   }
 
-  // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate), for the input row at `xoff`.
-  void gate_inputs(int d, int gates, const Tensor& W, const Tensor& X, int64_t xoff, int64_t I,
-                   const double* h, std::vector<double>* gate) const {
-    for (int64_t j = 0; j < gates * H; ++j) {
-      double s = 0;
-      for (int64_t i = 0; i < I; ++i) s += val(W, (d * gates * H + j) * I + i) * val(X, xoff + i);
-      if (Bias) s += val(*Bias, d * 2 * gates * H + j);
-      if (!(cell == Cell::kGru && j >= 2 * H)) {
-        for (int64_t k = 0; k < H; ++k) s += val(*R, (d * gates * H + j) * H + k) * h[k];
-        if (Bias) s += val(*Bias, d * 2 * gates * H + gates * H + j);
+  // The weights as doubles, W and R transposed per direction ([I][gates * H], [H][gates * H]) so that the
+  // gate sums below run across gates in the inner loop, which vectorises; each gate's sum still adds its
+  // terms in input order.
+  std::vector<double> wt, rt, rd, bias;
+  void prepare(const Tensor& W, int dirs, int gates, int64_t I) {
+    const int64_t G = gates * H;
+    const std::vector<double> w = to_doubles(W);
+    rd = to_doubles(*R);
+    wt.assign(static_cast<size_t>(dirs * I * G), 0.0);
+    rt.assign(static_cast<size_t>(dirs * H * G), 0.0);
+    for (int64_t d = 0; d < dirs; ++d)
+      for (int64_t j = 0; j < G; ++j) {
+        for (int64_t i = 0; i < I; ++i) wt[(d * I + i) * G + j] = w[(d * G + j) * I + i];
+        for (int64_t k = 0; k < H; ++k) rt[(d * H + k) * G + j] = rd[(d * G + j) * H + k];
       }
-      (*gate)[j] = s;
+    if (Bias) bias = to_doubles(*Bias);
+  }
+
+  // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate) for one input row x.
+  void gate_inputs(int d, int gates, const double* x, int64_t I, const double* h,
+                   std::vector<double>* gate) const {
+    const int64_t G = gates * H, recurrent = cell == Cell::kGru ? 2 * H : G;
+    double* __restrict s = gate->data();
+    std::fill(s, s + G, 0.0);
+    for (int64_t i = 0; i < I; ++i) {
+      const double* __restrict row = wt.data() + (d * I + i) * G;
+      const double xi = x[i];
+      for (int64_t j = 0; j < G; ++j) s[j] += row[j] * xi;
     }
+    if (Bias)
+      for (int64_t j = 0; j < G; ++j) s[j] += bias[d * 2 * G + j];
+    for (int64_t k = 0; k < H; ++k) {
+      const double* __restrict row = rt.data() + (d * H + k) * G;
+      const double hk = h[k];
+      for (int64_t j = 0; j < recurrent; ++j) s[j] += row[j] * hk;
+    }
+    if (Bias)
+      for (int64_t j = 0; j < recurrent; ++j) s[j] += bias[d * 2 * G + G + j];
   }
 
   void lstm(int d, const Activation& f, const Activation& g, const Activation& hact,
@@ -135,8 +160,8 @@ struct Layer {
       const double z = f(clipped(gate[k])), r = f(clipped(gate[H + k]));
       double rh = 0;
       for (int64_t m = 0; m < H; ++m)
-        rh += val(*R, (d * 3 * H + 2 * H + k) * H + m) * (linear_before_reset ? 1.0 : r) * h[m];
-      if (Bias) rh += val(*Bias, d * 6 * H + 5 * H + k);
+        rh += rd[(d * 3 * H + 2 * H + k) * H + m] * (linear_before_reset ? 1.0 : r) * h[m];
+      if (Bias) rh += bias[d * 6 * H + 5 * H + k];
       if (linear_before_reset) rh *= r;
       const double ht = g(clipped(gate[2 * H + k] + rh));
       hn[k] = (1 - z) * ht + z * h[k];
@@ -168,7 +193,7 @@ Status recurrent(KernelContext& ctx, Cell cell) {
                                  dirs, &act));
   const size_t per = act.size() / static_cast<size_t>(dirs);
   auto opt = [&](size_t i) { return Layer::optional_input(ctx, i); };
-  const Layer layer(ctx, cell, R, H);
+  Layer layer(ctx, cell, R, H);
   const Tensor* lens = opt(4);
   const Tensor* h0 = opt(5);
   const Tensor* c0 = cell == Cell::kLstm ? opt(6) : nullptr;
@@ -180,6 +205,8 @@ Status recurrent(KernelContext& ctx, Cell cell) {
   if (lens) seq_len = to_int64s(*lens);
   for (int64_t& l : seq_len) l = std::clamp<int64_t>(l, 0, T);
   const auto val = Layer::val;
+  layer.prepare(W, dirs, gates, I);
+  const std::vector<double> x = to_doubles(X);
   std::vector<double> Y(static_cast<size_t>(T * dirs * B * H), 0.0), Yh(static_cast<size_t>(dirs * B * H)),
       Yc(static_cast<size_t>(dirs * B * H));
   for (int d = 0; d < dirs; ++d) {
@@ -199,7 +226,7 @@ Status recurrent(KernelContext& ctx, Cell cell) {
         if (step >= seq_len[b]) continue;
         const int64_t t = reverse ? seq_len[b] - 1 - step : step;
         const int64_t xoff = batch_first ? (b * T + t) * I : (t * B + b) * I;
-        layer.gate_inputs(d, gates, W, X, xoff, I, &h[b * H], &gate);
+        layer.gate_inputs(d, gates, x.data() + xoff, I, &h[b * H], &gate);
         if (cell == Cell::kLstm)
           layer.lstm(d, f, g, hact, gate, &h[b * H], &c[b * H]);
         else if (cell == Cell::kGru)

@@ -1,0 +1,308 @@
+// oneDNN behind the float Conv, MatMul and Gemm kernels. Why oneDNN: its JIT kernels use the machine's widest
+// vector units (AVX-512 here) where OpenBLAS is pinned to an older core type, and it is the library under
+// OpenVINO's and PyTorch's CPU paths. Primitives are created on a step's first call for a shape and kept in
+// the step's state, so a static segment's later runs only execute them.
+#include "dnnl.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace graphsplit::kernels::dnnl_path {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+std::atomic<int> thread_budget{0};
+
+const dnnl::engine& cpu() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& thread_stream() {
+  thread_local dnnl::stream stream(cpu());
+  return stream;
+}
+
+// Per-thread scratchpads: primitives run with user-managed scratchpads so that two threads executing the same
+// primitive never share one.
+char* thread_scratchpad(size_t bytes) {
+  thread_local std::vector<char> buffer;
+  if (buffer.size() < bytes) buffer.resize(bytes);
+  return buffer.data();
+}
+
+memory::desc plain(const Dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
+  return memory::desc(memory::dims(dims.begin(), dims.end()), memory::data_type::f32, strides);
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// oneDNN's threads follow the calling thread's OpenMP setting.
+void apply_threads(int want) {
+  if (want <= 0) want = omp_get_num_procs();
+  if (omp_get_max_threads() != want) omp_set_num_threads(want);
+}
+
+// ---- convolution
+
+struct ConvPlan {
+  ConvSpec spec;
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  memory::desc user_x, user_w, user_y;
+  bool reorder_x = false, reorder_w = false, reorder_y = false;
+  memory x_blocked, y_blocked, w_blocked;
+  dnnl::reorder to_x, to_w, from_y;
+  // The weight reordered once when it is a constant: the tensor is held so its bytes stay the ones packed.
+  Tensor packed_from;
+};
+
+struct ConvState {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<ConvPlan>> plans;  // most recent last; a few shapes per dynamic step
+};
+constexpr size_t kMaxPlans = 4;
+
+std::unique_ptr<ConvPlan> make_conv_plan(const ConvSpec& s) {
+  auto plan = std::make_unique<ConvPlan>();
+  plan->spec = s;
+  const size_t spatial = s.x.size() - 2;
+  Dims wdims = s.w;
+  if (s.group > 1) {
+    wdims[0] /= s.group;
+    wdims.insert(wdims.begin(), s.group);
+  }
+  plan->user_x = plain(s.x);
+  plan->user_w = plain(wdims);
+  plan->user_y = plain(s.y);
+  auto any = [](const Dims& d) {
+    return memory::desc(memory::dims(d.begin(), d.end()), memory::data_type::f32, Tag::any);
+  };
+  memory::dims strides(s.strides.begin(), s.strides.end()), dil(spatial),
+      pl(s.pad_begin.begin(), s.pad_begin.end()), pr(s.pad_end.begin(), s.pad_end.end());
+  for (size_t i = 0; i < spatial; ++i) dil[i] = s.dilations[i] - 1;
+  const memory::desc bias = s.bias ? plain({s.w[0]}) : memory::desc();
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                       dnnl::algorithm::convolution_direct, any(s.x), any(wdims), bias,
+                                       any(s.y), strides, dil, pl, pr);
+  plan->pd = dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu());
+  plan->prim = dnnl::convolution_forward(plan->pd);
+  plan->reorder_x = plan->pd.src_desc() != plan->user_x;
+  plan->reorder_w = plan->pd.weights_desc() != plan->user_w;
+  plan->reorder_y = plan->pd.dst_desc() != plan->user_y;
+  if (plan->reorder_x) {
+    plan->x_blocked = memory(plan->pd.src_desc(), cpu());
+    plan->to_x =
+        dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->user_x, cpu(), plan->pd.src_desc()));
+  }
+  if (plan->reorder_w) {
+    plan->w_blocked = memory(plan->pd.weights_desc(), cpu());
+    plan->to_w =
+        dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->user_w, cpu(), plan->pd.weights_desc()));
+  }
+  if (plan->reorder_y) {
+    plan->y_blocked = memory(plan->pd.dst_desc(), cpu());
+    plan->from_y =
+        dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->pd.dst_desc(), cpu(), plan->user_y));
+  }
+  return plan;
+}
+
+void run_reorder(const dnnl::reorder& r, memory from, memory to) {
+  r.execute(thread_stream(), from, to);
+}
+
+void run_conv(ConvPlan& plan, const KernelContext& ctx, const float* x, const float* w, const float* b,
+              float* y) {
+  auto& stream = thread_stream();
+  memory ux(plan.user_x, cpu(), const_cast<float*>(x));
+  memory uy(plan.user_y, cpu(), y);
+  memory src = ux, dst = uy, weights(plan.user_w, cpu(), const_cast<float*>(w));
+  if (plan.reorder_x) {
+    run_reorder(plan.to_x, ux, plan.x_blocked);
+    src = plan.x_blocked;
+  }
+  if (plan.reorder_w) {
+    const bool constant = ctx.input_is_constant(1);
+    if (!constant || plan.packed_from.data() != ctx.in(1).data()) {
+      run_reorder(plan.to_w, weights, plan.w_blocked);
+      plan.packed_from = constant ? ctx.in(1) : Tensor();
+    }
+    weights = plan.w_blocked;
+  }
+  if (plan.reorder_y) dst = plan.y_blocked;
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
+  if (b) args.emplace(DNNL_ARG_BIAS, memory(plain({plan.spec.w[0]}), cpu(), const_cast<float*>(b)));
+  const size_t pad = plan.pd.scratchpad_desc().get_size();
+  if (pad)
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan.pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
+  plan.prim.execute(stream, args);
+  if (plan.reorder_y) run_reorder(plan.from_y, plan.y_blocked, uy);
+  stream.wait();
+}
+
+// ---- matrix product
+
+constexpr int64_t kRowBlock = 64;
+constexpr int64_t kColBlock = 256;
+// Below this many multiply-adds a product is one call: cutting it would cost more than it saves.
+constexpr int64_t kBlockedWork = int64_t{1} << 20;
+
+struct MatMulPlan {
+  MatMulSpec spec;
+  int64_t rows = 0, cols = 0;  // block shape
+  // Primitives by (rows is the remainder, cols is the remainder).
+  dnnl::matmul::primitive_desc pd[2][2];
+  dnnl::matmul prim[2][2];
+};
+
+struct MatMulState {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<MatMulPlan>> plans;
+};
+
+dnnl::matmul::primitive_desc matmul_pd(int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
+  const auto f32 = memory::data_type::f32;
+  memory::desc a({m, k}, f32, memory::dims{k, 1});
+  memory::desc b({k, n}, f32, memory::dims{ldb, 1});
+  memory::desc c({m, n}, f32, memory::dims{ldc, 1});
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), user_scratchpad(), cpu());
+}
+
+std::unique_ptr<MatMulPlan> make_matmul_plan(const MatMulSpec& s) {
+  auto plan = std::make_unique<MatMulPlan>();
+  plan->spec = s;
+  const int64_t total_rows = s.stride_b == 0 ? s.batch * s.m : s.m;
+  const bool blocked = s.batch * s.m * s.n * s.k >= kBlockedWork;
+  plan->rows = blocked ? std::min(kRowBlock, total_rows) : total_rows;
+  plan->cols = blocked ? std::min(kColBlock, s.n) : s.n;
+  const int64_t rows[2] = {plan->rows, total_rows % plan->rows}, cols[2] = {plan->cols, s.n % plan->cols};
+  for (int r = 0; r < 2; ++r)
+    for (int c = 0; c < 2; ++c) {
+      if (rows[r] == 0 || cols[c] == 0) continue;
+      plan->pd[r][c] = matmul_pd(rows[r], cols[c], s.k, s.n, s.n);
+      plan->prim[r][c] = dnnl::matmul(plan->pd[r][c]);
+    }
+  return plan;
+}
+
+template <class State, class Plan, class Spec, class Make>
+Plan* find_plan(State& state, const Spec& spec, Make make) {
+  auto& plans = state.plans;
+  for (size_t i = plans.size(); i-- > 0;) {
+    if (plans[i]->spec == spec) {
+      std::rotate(plans.begin() + static_cast<int64_t>(i), plans.begin() + static_cast<int64_t>(i) + 1,
+                  plans.end());
+      return plans.back().get();
+    }
+  }
+  if (plans.size() >= kMaxPlans) plans.erase(plans.begin());
+  plans.push_back(make(spec));
+  return plans.back().get();
+}
+
+void run_matmul_block(const MatMulPlan& plan, int r, int c, const float* a, const float* b, float* y) {
+  const auto& pd = plan.pd[r][c];
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory(pd.src_desc(), cpu(), const_cast<float*>(a))},
+      {DNNL_ARG_WEIGHTS, memory(pd.weights_desc(), cpu(), const_cast<float*>(b))},
+      {DNNL_ARG_DST, memory(pd.dst_desc(), cpu(), y)}};
+  const size_t pad = pd.scratchpad_desc().get_size();
+  if (pad) args.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
+  auto& stream = thread_stream();
+  plan.prim[r][c].execute(stream, args);
+  stream.wait();
+}
+
+void run_matmul(const MatMulPlan& plan, const float* a, const float* b, float* c) {
+  const MatMulSpec& s = plan.spec;
+  const int64_t total_rows = s.stride_b == 0 ? s.batch * s.m : s.m;
+  const int64_t matrices = s.stride_b == 0 ? 1 : s.batch;
+  const int64_t row_blocks = (total_rows + plan.rows - 1) / plan.rows;
+  const int64_t col_blocks = (s.n + plan.cols - 1) / plan.cols;
+  const int64_t blocks = matrices * row_blocks * col_blocks;
+  auto block = [&](int64_t i) {
+    const int64_t mat = i / (row_blocks * col_blocks), rb = i / col_blocks % row_blocks, cb = i % col_blocks;
+    const int64_t r0 = rb * plan.rows, c0 = cb * plan.cols;
+    const int last_r = r0 + plan.rows > total_rows ? 1 : 0, last_c = c0 + plan.cols > s.n ? 1 : 0;
+    const float* pa = a + mat * s.stride_a + r0 * s.k;
+    const float* pb = b + mat * s.stride_b + c0;
+    float* pc = c + mat * total_rows * s.n + r0 * s.n + c0;
+    run_matmul_block(plan, last_r, last_c, pa, pb, pc);
+  };
+  const int want = threads() > 0 ? threads() : omp_get_num_procs();
+  if (blocks == 1 || want == 1) {
+    for (int64_t i = 0; i < blocks; ++i) block(i);
+    return;
+  }
+#pragma omp parallel for num_threads(want) schedule(static)
+  for (int64_t i = 0; i < blocks; ++i) block(i);
+}
+
+template <class State>
+State& state_of(KernelContext& ctx, std::unique_ptr<State>* local) {
+  if (!ctx.state) {
+    *local = std::make_unique<State>();
+    return **local;
+  }
+  if (!*ctx.state) *ctx.state = std::make_shared<State>();
+  return *static_cast<State*>(ctx.state->get());
+}
+
+}  // namespace
+
+void set_threads(int threads) {
+  thread_budget = threads;
+}
+int threads() {
+  return thread_budget;
+}
+
+bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
+              float* y) {
+  std::unique_ptr<ConvState> local;
+  ConvState& state = state_of(ctx, &local);
+  std::lock_guard lock(state.mutex);
+  ConvSpec key = spec;
+  key.threads = threads() > 0 ? threads() : omp_get_num_procs();
+  apply_threads(key.threads);
+  ConvPlan* plan = nullptr;
+  try {
+    plan = find_plan<ConvState, ConvPlan>(state, key, make_conv_plan);
+  } catch (const dnnl::error&) {
+    return false;  // no implementation for this geometry
+  }
+  run_conv(*plan, ctx, x, w, b, y);
+  return true;
+}
+
+bool matmul_f32(KernelContext& ctx, const MatMulSpec& spec, const float* a, const float* b, float* c) {
+  std::unique_ptr<MatMulState> local;
+  MatMulState& state = state_of(ctx, &local);
+  std::lock_guard lock(state.mutex);
+  apply_threads(1);  // every block is a single-threaded primitive; the blocks are what runs in parallel
+  MatMulPlan* plan = nullptr;
+  try {
+    plan = find_plan<MatMulState, MatMulPlan>(state, spec, make_matmul_plan);
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  run_matmul(*plan, a, b, c);
+  return true;
+}
+
+}  // namespace graphsplit::kernels::dnnl_path

@@ -1,0 +1,45 @@
+// The kernels' oneDNN path (Debian's libdnnl): float convolutions and matrix products on the library's JIT
+// kernels, primitives prepared once per step and shape. Internal to libgraphsplit_kernels; nothing of oneDNN
+// leaks into a header beyond this one.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernel.h"
+
+namespace graphsplit::kernels::dnnl_path {
+
+// A convolution in ONNX's conventions (dilation 1 = dense; the weight [M, C / group, k...]).
+struct ConvSpec {
+  Dims x, w, y;
+  Dims strides, dilations, pad_begin, pad_end;
+  int64_t group = 1;
+  bool bias = false;
+  // The thread budget the primitive is made for: oneDNN fixes a primitive's work split when it creates it.
+  int threads = 1;
+  bool operator==(const ConvSpec&) const = default;
+};
+
+// Runs a float convolution on oneDNN. False, with nothing written, when oneDNN has no implementation for this
+// geometry: the caller takes the reference path. The choice depends on the geometry alone, so the same node
+// gives the same bits whatever the segmenting.
+bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
+              float* y);
+
+// c[m, n] = a[m, k] * b[k, n], dense row-major, `batch` times; stride_a / stride_b are the element strides
+// between consecutive matrices (0: the same matrix for every batch). Rows are cut into blocks of a fixed
+// size, each a single-threaded oneDNN call, and the threads share out the blocks: every value is summed in
+// the same order whatever the thread count.
+struct MatMulSpec {
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  int64_t stride_a = 0, stride_b = 0;
+  bool operator==(const MatMulSpec&) const = default;
+};
+bool matmul_f32(KernelContext& ctx, const MatMulSpec& spec, const float* a, const float* b, float* c);
+
+// The thread budget of every oneDNN call (0: the machine's processors).
+void set_threads(int threads);
+int threads();
+
+}  // namespace graphsplit::kernels::dnnl_path
