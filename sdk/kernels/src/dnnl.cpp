@@ -60,8 +60,8 @@ void apply_threads(int want) {
 
 struct ConvPlan {
   ConvSpec spec;
-  dnnl::convolution_forward::primitive_desc pd;
-  dnnl::convolution_forward prim;
+  dnnl::primitive_desc pd;
+  dnnl::primitive prim;
   memory::desc user_x, user_w, user_y;
   bool reorder_x = false, reorder_w = false, reorder_y = false;
   memory x_blocked, y_blocked, w_blocked;
@@ -76,47 +76,70 @@ struct ConvState {
 };
 constexpr size_t kMaxPlans = 4;
 
+// oneDNN's weight dims ([G,] O, I, k...) over ONNX's bytes: Conv's [M, C / G, k...] is that layout already;
+// ConvTranspose's [C, M / G, k...] has I and O swapped, which strides express without a copy.
+memory::desc onnx_weights(const ConvSpec& s) {
+  const int64_t g = s.group;
+  const Dims k(s.w.begin() + 2, s.w.end());
+  const int64_t ks = num_elements(k);
+  const int64_t out_g = s.transposed ? s.w[1] : s.w[0] / g, in_g = s.transposed ? s.w[0] / g : s.w[1];
+  memory::dims dims, strides;
+  if (g > 1) {
+    dims.push_back(g);
+    strides.push_back(out_g * in_g * ks);
+  }
+  dims.push_back(out_g);
+  strides.push_back(s.transposed ? ks : in_g * ks);
+  dims.push_back(in_g);
+  strides.push_back(s.transposed ? out_g * ks : ks);
+  const Dims ks_strides = strides_of(k);
+  dims.insert(dims.end(), k.begin(), k.end());
+  strides.insert(strides.end(), ks_strides.begin(), ks_strides.end());
+  return memory::desc(dims, memory::data_type::f32, strides);
+}
+
 std::unique_ptr<ConvPlan> make_conv_plan(const ConvSpec& s) {
   auto plan = std::make_unique<ConvPlan>();
   plan->spec = s;
   const size_t spatial = s.x.size() - 2;
-  Dims wdims = s.w;
-  if (s.group > 1) {
-    wdims[0] /= s.group;
-    wdims.insert(wdims.begin(), s.group);
-  }
   plan->user_x = plain(s.x);
-  plan->user_w = plain(wdims);
+  plan->user_w = onnx_weights(s);
   plan->user_y = plain(s.y);
-  auto any = [](const Dims& d) {
-    return memory::desc(memory::dims(d.begin(), d.end()), memory::data_type::f32, Tag::any);
-  };
+  auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, Tag::any); };
   memory::dims strides(s.strides.begin(), s.strides.end()), dil(spatial),
       pl(s.pad_begin.begin(), s.pad_begin.end()), pr(s.pad_end.begin(), s.pad_end.end());
   for (size_t i = 0; i < spatial; ++i) dil[i] = s.dilations[i] - 1;
-  const memory::desc bias = s.bias ? plain({s.w[0]}) : memory::desc();
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
-                                       dnnl::algorithm::convolution_direct, any(s.x), any(wdims), bias,
-                                       any(s.y), strides, dil, pl, pr);
-  plan->pd = dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu());
-  plan->prim = dnnl::convolution_forward(plan->pd);
-  plan->reorder_x = plan->pd.src_desc() != plan->user_x;
-  plan->reorder_w = plan->pd.weights_desc() != plan->user_w;
-  plan->reorder_y = plan->pd.dst_desc() != plan->user_y;
+  const memory::desc bias = s.bias ? plain({s.y[1]}) : memory::desc();
+  const memory::desc x = any(plan->user_x.dims()), w = any(plan->user_w.dims()), y = any(plan->user_y.dims());
+  const auto inference = dnnl::prop_kind::forward_inference;
+  if (s.transposed) {
+    dnnl::deconvolution_forward::desc desc(inference, dnnl::algorithm::deconvolution_direct, x, w, bias, y,
+                                           strides, dil, pl, pr);
+    dnnl::deconvolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu());
+    plan->prim = dnnl::deconvolution_forward(pd);
+    plan->pd = pd;
+  } else {
+    dnnl::convolution_forward::desc desc(inference, dnnl::algorithm::convolution_direct, x, w, bias, y,
+                                         strides, dil, pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu());
+    plan->prim = dnnl::convolution_forward(pd);
+    plan->pd = pd;
+  }
+  const memory::desc px = plan->pd.src_desc(), pw = plan->pd.weights_desc(), py = plan->pd.dst_desc();
+  plan->reorder_x = px != plan->user_x;
+  plan->reorder_w = pw != plan->user_w;
+  plan->reorder_y = py != plan->user_y;
   if (plan->reorder_x) {
-    plan->x_blocked = memory(plan->pd.src_desc(), cpu());
-    plan->to_x =
-        dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->user_x, cpu(), plan->pd.src_desc()));
+    plan->x_blocked = memory(px, cpu());
+    plan->to_x = dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->user_x, cpu(), px));
   }
   if (plan->reorder_w) {
-    plan->w_blocked = memory(plan->pd.weights_desc(), cpu());
-    plan->to_w =
-        dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->user_w, cpu(), plan->pd.weights_desc()));
+    plan->w_blocked = memory(pw, cpu());
+    plan->to_w = dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->user_w, cpu(), pw));
   }
   if (plan->reorder_y) {
-    plan->y_blocked = memory(plan->pd.dst_desc(), cpu());
-    plan->from_y =
-        dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), plan->pd.dst_desc(), cpu(), plan->user_y));
+    plan->y_blocked = memory(py, cpu());
+    plan->from_y = dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), py, cpu(), plan->user_y));
   }
   return plan;
 }
@@ -146,13 +169,62 @@ void run_conv(ConvPlan& plan, const KernelContext& ctx, const float* x, const fl
   if (plan.reorder_y) dst = plan.y_blocked;
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (b) args.emplace(DNNL_ARG_BIAS, memory(plain({plan.spec.w[0]}), cpu(), const_cast<float*>(b)));
+  if (b) args.emplace(DNNL_ARG_BIAS, memory(plain({plan.spec.y[1]}), cpu(), const_cast<float*>(b)));
   const size_t pad = plan.pd.scratchpad_desc().get_size();
   if (pad)
     args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan.pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
   plan.prim.execute(stream, args);
   if (plan.reorder_y) run_reorder(plan.from_y, plan.y_blocked, uy);
   stream.wait();
+}
+
+// ---- one-input, one-output primitives on plain layouts (pooling, softmax)
+
+template <class Spec>
+struct SimplePlan {
+  Spec spec;
+  dnnl::primitive_desc pd;
+  dnnl::primitive prim;
+};
+
+template <class Spec>
+struct SimpleState {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<SimplePlan<Spec>>> plans;
+};
+
+template <class Pd, class Prim, class Spec>
+std::unique_ptr<SimplePlan<Spec>> simple_plan(const Spec& s, const typename Prim::desc& desc) {
+  auto plan = std::make_unique<SimplePlan<Spec>>();
+  plan->spec = s;
+  Pd pd(desc, user_scratchpad(), cpu());
+  plan->prim = Prim(pd);
+  plan->pd = pd;
+  return plan;
+}
+
+std::unique_ptr<SimplePlan<PoolSpec>> make_pool_plan(const PoolSpec& s) {
+  const size_t spatial = s.x.size() - 2;
+  memory::dims dil(spatial);
+  for (size_t i = 0; i < spatial; ++i) dil[i] = s.dilations[i] - 1;
+  const auto alg = s.max           ? dnnl::algorithm::pooling_max
+                   : s.include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                   : dnnl::algorithm::pooling_avg_exclude_padding;
+  dnnl::pooling_v2_forward::desc desc(
+      dnnl::prop_kind::forward_inference, alg, plain(s.x), plain(s.y),
+      memory::dims(s.strides.begin(), s.strides.end()), memory::dims(s.kernel.begin(), s.kernel.end()), dil,
+      memory::dims(s.pad_begin.begin(), s.pad_begin.end()), memory::dims(s.pad_end.begin(), s.pad_end.end()));
+  return simple_plan<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(s, desc);
+}
+
+std::unique_ptr<SimplePlan<SoftmaxSpec>> make_softmax_plan(const SoftmaxSpec& s) {
+  const auto inference = dnnl::prop_kind::forward_inference;
+  if (s.log) {
+    dnnl::logsoftmax_forward::desc desc(inference, plain(s.x), static_cast<int>(s.axis));
+    return simple_plan<dnnl::logsoftmax_forward::primitive_desc, dnnl::logsoftmax_forward>(s, desc);
+  }
+  dnnl::softmax_forward::desc desc(inference, plain(s.x), static_cast<int>(s.axis));
+  return simple_plan<dnnl::softmax_forward::primitive_desc, dnnl::softmax_forward>(s, desc);
 }
 
 // ---- matrix product
@@ -288,6 +360,39 @@ bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const fl
   }
   run_conv(*plan, ctx, x, w, b, y);
   return true;
+}
+
+template <class Spec, class Make>
+bool run_simple(KernelContext& ctx, Spec key, Make make, const float* x, float* y) {
+  std::unique_ptr<SimpleState<Spec>> local;
+  SimpleState<Spec>& state = state_of(ctx, &local);
+  std::lock_guard lock(state.mutex);
+  key.threads = threads() > 0 ? threads() : omp_get_num_procs();
+  apply_threads(key.threads);
+  SimplePlan<Spec>* plan = nullptr;
+  try {
+    plan = find_plan<SimpleState<Spec>, SimplePlan<Spec>>(state, key, make);
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory(plan->pd.src_desc(), cpu(), const_cast<float*>(x))},
+      {DNNL_ARG_DST, memory(plan->pd.dst_desc(), cpu(), y)}};
+  const size_t pad = plan->pd.scratchpad_desc().get_size();
+  if (pad)
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan->pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
+  auto& stream = thread_stream();
+  plan->prim.execute(stream, args);
+  stream.wait();
+  return true;
+}
+
+bool pool_f32(KernelContext& ctx, const PoolSpec& spec, const float* x, float* y) {
+  return run_simple(ctx, spec, make_pool_plan, x, y);
+}
+
+bool softmax_f32(KernelContext& ctx, const SoftmaxSpec& spec, const float* x, float* y) {
+  return run_simple(ctx, spec, make_softmax_plan, x, y);
 }
 
 bool matmul_f32(KernelContext& ctx, const MatMulSpec& spec, const float* a, const float* b, float* c) {

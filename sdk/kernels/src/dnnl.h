@@ -10,12 +10,15 @@
 
 namespace graphsplit::kernels::dnnl_path {
 
-// A convolution in ONNX's conventions (dilation 1 = dense; the weight [M, C / group, k...]).
+// A convolution in ONNX's conventions (dilation 1 = dense; the weight [M, C / group, k...]), or with
+// `transposed` a ConvTranspose (the weight [C, M / group, k...]; pads as oneDNN's deconvolution needs them
+// for y's size).
 struct ConvSpec {
   Dims x, w, y;
   Dims strides, dilations, pad_begin, pad_end;
   int64_t group = 1;
   bool bias = false;
+  bool transposed = false;
   // The thread budget the primitive is made for: oneDNN fixes a primitive's work split when it creates it.
   int threads = 1;
   bool operator==(const ConvSpec&) const = default;
@@ -26,6 +29,26 @@ struct ConvSpec {
 // gives the same bits whatever the segmenting.
 bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
               float* y);
+
+// Max or average pooling (NC + spatial, plain layout); pad_end as the rule's output size needs it (ceil
+// mode).
+struct PoolSpec {
+  Dims x, y, kernel, strides, dilations, pad_begin, pad_end;
+  bool max = true, include_pad = false;
+  int threads = 1;
+  bool operator==(const PoolSpec&) const = default;
+};
+bool pool_f32(KernelContext& ctx, const PoolSpec& spec, const float* x, float* y);
+
+// Softmax or LogSoftmax of x along `axis` (plain layout).
+struct SoftmaxSpec {
+  Dims x;
+  int64_t axis = 0;
+  bool log = false;
+  int threads = 1;
+  bool operator==(const SoftmaxSpec&) const = default;
+};
+bool softmax_f32(KernelContext& ctx, const SoftmaxSpec& spec, const float* x, float* y);
 
 // c[m, n] = a[m, k] * b[k, n], dense row-major, `batch` times; stride_a / stride_b are the element strides
 // between consecutive matrices (0: the same matrix for every batch). Rows are cut into blocks of a fixed

@@ -453,6 +453,20 @@ Status Conv(KernelContext& ctx) {
   return widened(ctx, ConvImpl);
 }
 
+// ConvTranspose on oneDNN's deconvolution when its padding is expressible there (no negative pads).
+bool dnnl_conv_transpose(KernelContext& ctx, const Window& w, const Dims& xd, const Dims& wd, const Dims& out,
+                         int64_t group, const float* px, const float* pw, float* py) {
+  if (num_elements(out) == 0 || num_elements(xd) == 0) return false;
+  dnnl_path::ConvSpec spec{xd,          wd,        out,   w.strides,        w.dilations,
+                           w.pad_begin, w.pad_end, group, ctx.has_input(2), true};
+  for (size_t i = 0; i < w.spatial; ++i) {
+    const int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    spec.pad_end[i] = (xd[2 + i] - 1) * w.strides[i] + eff - w.pad_begin[i] - out[2 + i];
+    if (spec.pad_begin[i] < 0 || spec.pad_end[i] < 0) return false;
+  }
+  return dnnl_path::conv_f32(ctx, spec, px, pw, ctx.has_input(2) ? data_as<float>(ctx.in(2)) : nullptr, py);
+}
+
 Status ConvTransposeImpl(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Tensor& wt = ctx.in(1);
@@ -510,6 +524,9 @@ Status ConvTransposeImpl(KernelContext& ctx) {
     const T* px = data_as<T>(x);
     const T* pw = data_as<T>(wt);
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    if constexpr (std::is_same_v<T, float>) {
+      if (dnnl_conv_transpose(ctx, w, xd, wd, out, group, px, pw, py)) return Status::ok();
+    }
     const int64_t ins = num_elements(w.out), ks = num_elements(kernel), outs = num_elements(w.in);
     const int64_t cg = C / group;
     std::fill(py, py + N * M * outs, T(0));
@@ -597,6 +614,24 @@ Status visit_pool_type(DataType dtype, bool max, F&& f) {
   return visit_float(dtype, f);
 }
 
+// Max and average pooling on oneDNN where its semantics are ONNX's: not LpPool, not MaxPool's Indices output,
+// and an average that counts padding only when no ceil-mode padding lies beyond the declared pads (oneDNN
+// would count it; ONNX does not).
+bool dnnl_pool(KernelContext& ctx, const Window& w, bool max, bool include_pad, double lp, const Dims& xd,
+               const Dims& out, const float* px, float* py) {
+  if (lp > 0 || (max && ctx.num_outputs() > 1) || num_elements(out) == 0) return false;
+  dnnl_path::PoolSpec spec{xd,          out,       w.kernel, w.strides,  w.dilations,
+                           w.pad_begin, w.pad_end, max,      include_pad};
+  for (size_t i = 0; i < w.spatial; ++i) {
+    const int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    spec.pad_end[i] = (w.out[i] - 1) * w.strides[i] + eff - w.in[i] - w.pad_begin[i];
+    if (spec.pad_end[i] < 0 || (!max && include_pad && spec.pad_end[i] != w.pad_end[i])) return false;
+    // A window wholly in the padding has no element: the reference path gives ONNX's value for it.
+    if ((w.out[i] - 1) * w.strides[i] - w.pad_begin[i] >= w.in[i] || w.pad_begin[i] >= eff) return false;
+  }
+  return dnnl_path::pool_f32(ctx, spec, px, py);
+}
+
 // `lp` > 0: LpPool, the lp-norm of each window.
 Status pool(KernelContext& ctx, bool max, double lp = 0) {
   const Tensor& x = ctx.in(0);
@@ -615,6 +650,9 @@ Status pool(KernelContext& ctx, bool max, double lp = 0) {
     using C = Compute<T>;
     const T* px = data_as<T>(x);
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    if constexpr (std::is_same_v<T, float>) {
+      if (dnnl_pool(ctx, w, max, include_pad, lp, xd, out, px, py)) return Status::ok();
+    }
     int64_t* pi = max && ctx.num_outputs() > 1 ? ctx.allocate_as<int64_t>(1, DataType::kInt64, out) : nullptr;
     const int64_t planes = xd[0] * xd[1], ins = num_elements(w.in), outs = num_elements(w.out);
     const size_t s = w.spatial;
@@ -731,12 +769,23 @@ Status global_pool(KernelContext& ctx, bool max) {
     const T* px = data_as<T>(x);
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
     for (int64_t p = 0; p < planes; ++p) {
-      double acc = max ? -std::numeric_limits<double>::infinity() : 0;
-      for (int64_t i = 0; i < ins; ++i) {
-        const double v = static_cast<double>(static_cast<C>(px[p * ins + i]));
-        acc = max ? std::max(acc, v) : acc + v;
+      const T* plane = px + p * ins;
+      if (max) {
+        double acc = -std::numeric_limits<double>::infinity();
+        for (int64_t i = 0; i < ins; ++i) acc = std::max(acc, static_cast<double>(static_cast<C>(plane[i])));
+        py[p] = T(static_cast<C>(acc));
+        continue;
       }
-      py[p] = T(static_cast<C>(max ? acc : acc / static_cast<double>(ins)));
+      // Eight running sums, combined in a fixed order: vectorisable, and the same bits on every run.
+      constexpr int64_t kLanes = 8;
+      double lanes[kLanes] = {};
+      int64_t i = 0;
+      for (; i + kLanes <= ins; i += kLanes)
+        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(static_cast<C>(plane[i + l]));
+      for (; i < ins; ++i) lanes[i % kLanes] += static_cast<double>(static_cast<C>(plane[i]));
+      const double acc =
+          ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+      py[p] = T(static_cast<C>(acc / static_cast<double>(ins)));
     }
     return Status::ok();
   });

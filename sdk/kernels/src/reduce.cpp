@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "dnnl.h"
 #include "kernel.h"
 
 namespace graphsplit::kernels {
@@ -220,6 +221,12 @@ Status softmax(KernelContext& ctx, SoftKind kind) {
     using C = Compute<T>;
     const T* in = data_as<T>(x);
     T* out = ctx.allocate_as<T>(0, dtype_of(x), d);
+    if constexpr (std::is_same_v<T, float>) {
+      if (kind != SoftKind::kHardmax && outer * n * inner > 0) {
+        const dnnl_path::SoftmaxSpec spec{{outer, n, inner}, 1, kind == SoftKind::kLogSoftmax};
+        if (dnnl_path::softmax_f32(ctx, spec, in, out)) return Status::ok();
+      }
+    }
     std::vector<C> row(static_cast<size_t>(n));
     for (int64_t r = 0; r < outer; ++r) {
       for (int64_t k = 0; k < inner; ++k) {

@@ -134,6 +134,46 @@ std::vector<double> resample_axis(const std::vector<double>& cur, const Dims& cd
   return next;
 }
 
+// Nearest-neighbour resizing is a gather (one tap of weight 1 per axis): the values are copied as they are,
+// without the weighted passes in double that the other modes need.
+Status gather_nearest(KernelContext& ctx, const Tensor& x, const Dims& out_dims,
+                      const std::vector<std::vector<std::vector<Tap>>>& taps) {
+  const Dims& xd = dims_of(x);
+  const size_t rank = xd.size();
+  const int64_t size = sdk::element_size(dtype_of(x));
+  if (size == 0 || x.desc().kind != sdk::ValueKind::kTensor)
+    return ctx.unsupported("data type " + std::string(sdk::to_string(dtype_of(x))) + " is not supported");
+  char* out = ctx.allocate(0, dtype_of(x), out_dims);
+  const int64_t total = num_elements(out_dims);
+  if (total == 0) return Status::ok();
+  const Dims in_strides = strides_of(xd);
+  // Per axis, the source offset (in elements) of each output index.
+  std::vector<Dims> offset(rank);
+  for (size_t a = 0; a < rank; ++a)
+    for (const auto& t : taps[a]) offset[a].push_back(t.at(0).index * in_strides[a]);
+  const char* in = x.data();
+  const int64_t inner = rank ? out_dims[rank - 1] : 1;
+  const Dims& last = rank ? offset[rank - 1] : Dims{0};
+  Dims idx(rank, 0);
+  for (int64_t o = 0; o < total; o += inner) {
+    int64_t base = 0;
+    for (size_t a = 0; a + 1 < rank; ++a) base += offset[a][idx[a]];
+    char* dst = out + o * size;
+    if (size == 4) {
+      auto* d = reinterpret_cast<uint32_t*>(dst);
+      const auto* src = reinterpret_cast<const uint32_t*>(in) + base;
+      for (int64_t k = 0; k < inner; ++k) d[k] = src[last[k]];
+    } else {
+      for (int64_t k = 0; k < inner; ++k) std::memcpy(dst + k * size, in + (base + last[k]) * size, size);
+    }
+    for (size_t a = rank - 1; a-- > 0;) {
+      if (++idx[a] < out_dims[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return Status::ok();
+}
+
 Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scales, Dims out_dims,
                    bool legacy) {
   const Dims& xd = dims_of(x);
@@ -189,6 +229,8 @@ Status resize_impl(KernelContext& ctx, const Tensor& x, std::vector<double> scal
         cubic_taps(src, in, cubic_a, exclude_outside, &t);
     }
   }
+  if (mode == "nearest" && coord != "tf_crop_and_resize" && rank > 0)
+    return gather_nearest(ctx, x, out_dims, taps);
   return visit_numeric(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
