@@ -1,7 +1,7 @@
 // atc + omrun end to end on the real models: partitioned output equals the unpartitioned output exactly, and
-// so do the expanded run and a stress compile (alternating engines, static subgraphs of one operator); gear
-// models pick the branch of the input's shape and equal the dynamic model, and bad input gets one clear line
-// and exit 1.
+// so do the expanded run, runs on one and on three threads, and a stress compile (alternating engines, static
+// subgraphs of one operator); gear models pick the branch of the input's shape and equal the dynamic model,
+// and bad input gets one clear line and exit 1.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -133,6 +133,14 @@ class OmrunTest : public ::testing::Test {
                       " --output=" + path("out_stress") + " --timing");
     EXPECT_EQ(r4.code, 0) << r4.err;
     Result r0 = omrun("--model=" + path("part.om") + " --input=" + inputs + " --timing");
+    // The thread budget changes who computes what, never a value: one thread and three (more than this
+    // machine's two cores) against the default, bit for bit.
+    Result t1 = omrun("--model=" + path("part.om") + " --input=" + inputs +
+                      " --threads=1 --output=" + path("out_t1"));
+    EXPECT_EQ(t1.code, 0) << t1.err;
+    Result t3 = omrun("--model=" + path("part.om") + " --input=" + inputs +
+                      " --threads=3 --output=" + path("out_t3"));
+    EXPECT_EQ(t3.code, 0) << t3.err;
     // More engine segments than the default compile (omrun's first line: "..., N engine segments)").
     EXPECT_GT(segments(r4.out), segments(r0.out)) << r4.out << "\n---\n" << r0.out;
     EXPECT_GT(segments(r0.out), 0) << r0.out;
@@ -146,6 +154,11 @@ class OmrunTest : public ::testing::Test {
                           << compare_tensors(p, f, 0, 0).detail;
       EXPECT_TRUE(p == e) << model << " output " << i
                           << ": expanded differs: " << compare_tensors(e, p, 0, 0).detail;
+      for (const char* run : {"out_t1", "out_t3"}) {
+        sdk::Tensor t = output(run, i);
+        EXPECT_TRUE(p == t) << model << " output " << i << ": " << run
+                            << " (another thread count) differs: " << compare_tensors(t, p, 0, 0).detail;
+      }
       result.push_back(p);
     }
     return result;

@@ -96,20 +96,53 @@ struct Layer {
   // The weights as doubles, W and R transposed per direction ([I][gates * H], [H][gates * H]) so that the
   // gate sums below run across gates in the inner loop, which vectorises; each gate's sum still adds its
   // terms in input order.
-  std::vector<double> wt, rt, rd, bias;
-  void prepare(const Tensor& W, int dirs, int gates, int64_t I) {
+  struct Prepared {
+    std::vector<double> wt, rt, rd, bias;
+    Tensor w, r, b;  // the constants prepared, held so their bytes stay the ones converted
+  };
+  const Prepared* prep = nullptr;
+
+  // Converts and transposes once per executable when W, R and B are constants, else on every call.
+  void prepare(KernelContext& ctx, const Tensor& W, int dirs, int gates, int64_t I) {
+    const bool constant =
+        ctx.input_is_constant(1) && ctx.input_is_constant(2) && (!Bias || ctx.input_is_constant(3));
+    std::shared_ptr<void> fresh;
+    std::shared_ptr<void>& slot = constant && ctx.state ? *ctx.state : fresh;
+    auto* p = static_cast<Prepared*>(slot.get());
+    if (p && p->w.data() == W.data() && p->r.data() == R->data() &&
+        p->b.data() == (Bias ? Bias->data() : nullptr)) {
+      prep = p;
+      return;
+    }
+    auto made = std::make_shared<Prepared>();
     const int64_t G = gates * H;
     const std::vector<double> w = to_doubles(W);
-    rd = to_doubles(*R);
-    wt.assign(static_cast<size_t>(dirs * I * G), 0.0);
-    rt.assign(static_cast<size_t>(dirs * H * G), 0.0);
-    for (int64_t d = 0; d < dirs; ++d)
-      for (int64_t j = 0; j < G; ++j) {
-        for (int64_t i = 0; i < I; ++i) wt[(d * I + i) * G + j] = w[(d * G + j) * I + i];
-        for (int64_t k = 0; k < H; ++k) rt[(d * H + k) * G + j] = rd[(d * G + j) * H + k];
-      }
-    if (Bias) bias = to_doubles(*Bias);
+    made->rd = to_doubles(*R);
+    made->wt = transposed(w, dirs, G, I);
+    made->rt = transposed(made->rd, dirs, G, H);
+    if (Bias) made->bias = to_doubles(*Bias);
+    made->w = W;
+    made->r = *R;
+    if (Bias) made->b = *Bias;
+    prep = made.get();
+    slot = std::move(made);
+    if (!constant || !ctx.state) keep_ = std::move(slot);
   }
+
+  // [dirs][rows][cols] -> [dirs][cols][rows], in tiles so that reads and writes both stay in cache.
+  static std::vector<double> transposed(const std::vector<double>& m, int64_t dirs, int64_t rows,
+                                        int64_t cols) {
+    std::vector<double> t(m.size());
+    constexpr int64_t kTile = 16;
+    for (int64_t d = 0; d < dirs; ++d)
+      for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+        for (int64_t c0 = 0; c0 < cols; c0 += kTile)
+          for (int64_t r = r0; r < std::min(rows, r0 + kTile); ++r)
+            for (int64_t c = c0; c < std::min(cols, c0 + kTile); ++c)
+              t[(d * cols + c) * rows + r] = m[(d * rows + r) * cols + c];
+    return t;
+  }
+  std::shared_ptr<void> keep_;
 
   // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate) for one input row x.
   void gate_inputs(int d, int gates, const double* x, int64_t I, const double* h,
@@ -118,19 +151,19 @@ struct Layer {
     double* __restrict s = gate->data();
     std::fill(s, s + G, 0.0);
     for (int64_t i = 0; i < I; ++i) {
-      const double* __restrict row = wt.data() + (d * I + i) * G;
+      const double* __restrict row = prep->wt.data() + (d * I + i) * G;
       const double xi = x[i];
       for (int64_t j = 0; j < G; ++j) s[j] += row[j] * xi;
     }
     if (Bias)
-      for (int64_t j = 0; j < G; ++j) s[j] += bias[d * 2 * G + j];
+      for (int64_t j = 0; j < G; ++j) s[j] += prep->bias[d * 2 * G + j];
     for (int64_t k = 0; k < H; ++k) {
-      const double* __restrict row = rt.data() + (d * H + k) * G;
+      const double* __restrict row = prep->rt.data() + (d * H + k) * G;
       const double hk = h[k];
       for (int64_t j = 0; j < recurrent; ++j) s[j] += row[j] * hk;
     }
     if (Bias)
-      for (int64_t j = 0; j < recurrent; ++j) s[j] += bias[d * 2 * G + G + j];
+      for (int64_t j = 0; j < recurrent; ++j) s[j] += prep->bias[d * 2 * G + G + j];
   }
 
   void lstm(int d, const Activation& f, const Activation& g, const Activation& hact,
@@ -160,8 +193,8 @@ struct Layer {
       const double z = f(clipped(gate[k])), r = f(clipped(gate[H + k]));
       double rh = 0;
       for (int64_t m = 0; m < H; ++m)
-        rh += rd[(d * 3 * H + 2 * H + k) * H + m] * (linear_before_reset ? 1.0 : r) * h[m];
-      if (Bias) rh += bias[d * 6 * H + 5 * H + k];
+        rh += prep->rd[(d * 3 * H + 2 * H + k) * H + m] * (linear_before_reset ? 1.0 : r) * h[m];
+      if (Bias) rh += prep->bias[d * 6 * H + 5 * H + k];
       if (linear_before_reset) rh *= r;
       const double ht = g(clipped(gate[2 * H + k] + rh));
       hn[k] = (1 - z) * ht + z * h[k];
@@ -205,7 +238,7 @@ Status recurrent(KernelContext& ctx, Cell cell) {
   if (lens) seq_len = to_int64s(*lens);
   for (int64_t& l : seq_len) l = std::clamp<int64_t>(l, 0, T);
   const auto val = Layer::val;
-  layer.prepare(W, dirs, gates, I);
+  layer.prepare(ctx, W, dirs, gates, I);
   const std::vector<double> x = to_doubles(X);
   std::vector<double> Y(static_cast<size_t>(T * dirs * B * H), 0.0), Yh(static_cast<size_t>(dirs * B * H)),
       Yc(static_cast<size_t>(dirs * B * H));
