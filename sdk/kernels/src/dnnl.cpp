@@ -68,6 +68,9 @@ struct ConvPlan {
   dnnl::reorder to_x, to_w, from_y;
   // The weight reordered once when it is a constant: the tensor is held so its bytes stay the ones packed.
   Tensor packed_from;
+  // Memory objects over the caller's buffers (their handles set on each call) and the arguments made once.
+  memory ux, uy, uw, ub, scratchpad;
+  std::unordered_map<int, memory> args;
 };
 
 struct ConvState {
@@ -141,40 +144,44 @@ std::unique_ptr<ConvPlan> make_conv_plan(const ConvSpec& s) {
     plan->y_blocked = memory(py, cpu());
     plan->from_y = dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), py, cpu(), plan->user_y));
   }
+  plan->ux = memory(plan->user_x, cpu(), nullptr);
+  plan->uy = memory(plan->user_y, cpu(), nullptr);
+  plan->uw = memory(plan->user_w, cpu(), nullptr);
+  plan->args = {{DNNL_ARG_SRC, plan->reorder_x ? plan->x_blocked : plan->ux},
+                {DNNL_ARG_WEIGHTS, plan->reorder_w ? plan->w_blocked : plan->uw},
+                {DNNL_ARG_DST, plan->reorder_y ? plan->y_blocked : plan->uy}};
+  if (s.bias) {
+    plan->ub = memory(plain({s.y[1]}), cpu(), nullptr);
+    plan->args.emplace(DNNL_ARG_BIAS, plan->ub);
+  }
+  if (plan->pd.scratchpad_desc().get_size()) {
+    plan->scratchpad = memory(plan->pd.scratchpad_desc(), cpu(), nullptr);
+    plan->args.emplace(DNNL_ARG_SCRATCHPAD, plan->scratchpad);
+  }
   return plan;
-}
-
-void run_reorder(const dnnl::reorder& r, memory from, memory to) {
-  r.execute(thread_stream(), from, to);
 }
 
 void run_conv(ConvPlan& plan, const KernelContext& ctx, const float* x, const float* w, const float* b,
               float* y) {
   auto& stream = thread_stream();
-  memory ux(plan.user_x, cpu(), const_cast<float*>(x));
-  memory uy(plan.user_y, cpu(), y);
-  memory src = ux, dst = uy, weights(plan.user_w, cpu(), const_cast<float*>(w));
-  if (plan.reorder_x) {
-    run_reorder(plan.to_x, ux, plan.x_blocked);
-    src = plan.x_blocked;
-  }
+  plan.ux.set_data_handle(const_cast<float*>(x));
+  plan.uy.set_data_handle(y);
+  if (plan.reorder_x) plan.to_x.execute(stream, plan.ux, plan.x_blocked);
   if (plan.reorder_w) {
     const bool constant = ctx.input_is_constant(1);
     if (!constant || plan.packed_from.data() != ctx.in(1).data()) {
-      run_reorder(plan.to_w, weights, plan.w_blocked);
+      plan.uw.set_data_handle(const_cast<float*>(w));
+      plan.to_w.execute(stream, plan.uw, plan.w_blocked);
       plan.packed_from = constant ? ctx.in(1) : Tensor();
     }
-    weights = plan.w_blocked;
+  } else {
+    plan.uw.set_data_handle(const_cast<float*>(w));
   }
-  if (plan.reorder_y) dst = plan.y_blocked;
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-  if (b) args.emplace(DNNL_ARG_BIAS, memory(plain({plan.spec.y[1]}), cpu(), const_cast<float*>(b)));
+  if (b) plan.ub.set_data_handle(const_cast<float*>(b));
   const size_t pad = plan.pd.scratchpad_desc().get_size();
-  if (pad)
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan.pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
-  plan.prim.execute(stream, args);
-  if (plan.reorder_y) run_reorder(plan.from_y, plan.y_blocked, uy);
+  if (pad) plan.scratchpad.set_data_handle(thread_scratchpad(pad));
+  plan.prim.execute(stream, plan.args);
+  if (plan.reorder_y) plan.from_y.execute(stream, plan.y_blocked, plan.uy);
   stream.wait();
 }
 
