@@ -351,6 +351,19 @@ int threads() {
   return thread_budget;
 }
 
+}  // namespace graphsplit::kernels::dnnl_path
+
+namespace graphsplit::kernels {
+
+int kernel_threads() {
+  const int t = dnnl_path::threads();
+  return t > 0 ? t : omp_get_num_procs();
+}
+
+}  // namespace graphsplit::kernels
+
+namespace graphsplit::kernels::dnnl_path {
+
 bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
               float* y) {
   std::unique_ptr<ConvState> local;

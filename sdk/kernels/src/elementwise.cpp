@@ -9,6 +9,9 @@
 namespace graphsplit::kernels {
 namespace {
 
+// Elementwise loops split over threads only above this many values: below it, waking a thread costs more.
+constexpr int64_t kParallelGrain = 64 * 1024;
+
 // ---- unary
 // y = op(x) elementwise, computed in Compute<T> (double stays double); `visit` picks the admitted types.
 template <class Visit, class Op>
@@ -20,7 +23,9 @@ Status unary(KernelContext& ctx, Visit visit, Op op) {
     const T* in = data_as<T>(x);
     T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));
     const int64_t n = num_elements(dims_of(x));
-    for (int64_t i = 0; i < n; ++i) out[i] = T(static_cast<C>(op(static_cast<C>(in[i]))));
+    parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) out[i] = T(static_cast<C>(op(static_cast<C>(in[i]))));
+    });
     return Status::ok();
   });
 }
@@ -191,26 +196,26 @@ Status binary(KernelContext& ctx, DataType out_type, Op op) {
     Out* out = ctx.allocate_as<Out>(0, std::is_same_v<R, void> ? dtype_of(a) : out_type, out_dims);
     Status status;
     // Rows with unit or zero steps get their own loops so that the compiler vectorises them.
-    for_each_broadcast_row(out_dims, dims_of(a), dims_of(b),
-                           [&](int64_t o, int64_t i, int64_t ia, int64_t j, int64_t ib, int64_t n) {
-                             Out* __restrict y = out + o;
-                             const T* __restrict x0 = pa + i;
-                             const T* __restrict x1 = pb + j;
-                             auto f = [&](C u, C v) { return static_cast<Out>(op(u, v, &status)); };
-                             if (ia == 1 && ib == 1) {
-                               for (int64_t k = 0; k < n; ++k)
-                                 y[k] = f(static_cast<C>(x0[k]), static_cast<C>(x1[k]));
-                             } else if (ia == 1 && ib == 0) {
-                               const C v = static_cast<C>(x1[0]);
-                               for (int64_t k = 0; k < n; ++k) y[k] = f(static_cast<C>(x0[k]), v);
-                             } else if (ia == 0 && ib == 1) {
-                               const C u = static_cast<C>(x0[0]);
-                               for (int64_t k = 0; k < n; ++k) y[k] = f(u, static_cast<C>(x1[k]));
-                             } else {
-                               for (int64_t k = 0; k < n; ++k)
-                                 y[k] = f(static_cast<C>(x0[k * ia]), static_cast<C>(x1[k * ib]));
-                             }
-                           });
+    for_each_broadcast_row(
+        out_dims, dims_of(a), dims_of(b),
+        [&](int64_t o, int64_t i, int64_t ia, int64_t j, int64_t ib, int64_t n) {
+          Out* __restrict y = out + o;
+          const T* __restrict x0 = pa + i;
+          const T* __restrict x1 = pb + j;
+          auto f = [&](C u, C v) { return static_cast<Out>(op(u, v, &status)); };
+          if (ia == 1 && ib == 1) {
+            for (int64_t k = 0; k < n; ++k) y[k] = f(static_cast<C>(x0[k]), static_cast<C>(x1[k]));
+          } else if (ia == 1 && ib == 0) {
+            const C v = static_cast<C>(x1[0]);
+            for (int64_t k = 0; k < n; ++k) y[k] = f(static_cast<C>(x0[k]), v);
+          } else if (ia == 0 && ib == 1) {
+            const C u = static_cast<C>(x0[0]);
+            for (int64_t k = 0; k < n; ++k) y[k] = f(u, static_cast<C>(x1[k]));
+          } else {
+            for (int64_t k = 0; k < n; ++k) y[k] = f(static_cast<C>(x0[k * ia]), static_cast<C>(x1[k * ib]));
+          }
+        },
+        std::is_floating_point_v<C> ? kParallelGrain : 0);  // integers may set `status`
     return status;
   });
 }
@@ -521,10 +526,12 @@ Status Clip(KernelContext& ctx) {
     }
     const T* in = data_as<T>(x);
     T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));
-    for (int64_t i = 0, n = num_elements(dims_of(x)); i < n; ++i) {
-      const C v = static_cast<C>(in[i]);
-      out[i] = T(v < lo ? lo : (v > hi ? hi : v));
-    }
+    parallel_for(num_elements(dims_of(x)), kParallelGrain, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const C v = static_cast<C>(in[i]);
+        out[i] = T(v < lo ? lo : (v > hi ? hi : v));
+      }
+    });
     return Status::ok();
   });
 }

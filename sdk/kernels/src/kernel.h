@@ -2,6 +2,9 @@
 // them. Internal to libgraphsplit_kernels.
 #pragma once
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -135,6 +138,28 @@ struct KernelContext {
   // A documented gap of the kernel (a mode or attribute it does not implement), as opposed to bad input.
   Status unsupported(const std::string& message) const;
 };
+
+// The thread budget of the kernels (omrun --threads; 0 there means every processor), at least 1.
+int kernel_threads();
+
+// Runs f(begin, end) over [0, n) on up to kernel_threads() threads, each taking at least `grain` items; one
+// call on the calling thread when the work is small. For work whose items are independent (elementwise):
+// every item is computed the same way whichever thread takes it, so results do not depend on the thread
+// count. f must not throw.
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  const int64_t most = grain > 0 ? n / grain : n;
+  const int threads = static_cast<int>(std::min<int64_t>(kernel_threads(), most));
+  if (threads <= 1) {
+    if (n > 0) f(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel num_threads(threads)
+  {
+    const int64_t i = omp_get_thread_num(), t = omp_get_num_threads();
+    f(n * i / t, n * (i + 1) / t);
+  }
+}
 
 using KernelFn = Status (*)(KernelContext&);
 

@@ -74,17 +74,20 @@ Status BatchNormalization(KernelContext& ctx) {
     using Cm = Compute<T>;
     const T* px = data_as<T>(x);
     T* py = ctx.allocate_as<T>(0, dtype_of(x), xd);
-    for (int64_t c = 0; c < C; ++c) {
-      const double scale = scalar_as_double(ctx.in(1), c), bias = scalar_as_double(ctx.in(2), c);
-      const double mean = scalar_as_double(ctx.in(3), c), var = scalar_as_double(ctx.in(4), c);
-      const double a = scale / std::sqrt(var + eps), b = bias - mean * a;
-      for (int64_t n = 0; n < N; ++n) {
-        const T* src = px + (n * C + c) * inner;
-        T* dst = py + (n * C + c) * inner;
-        for (int64_t i = 0; i < inner; ++i)
-          dst[i] = T(static_cast<Cm>(static_cast<double>(static_cast<Cm>(src[i])) * a + b));
+    const int64_t per_channel = std::max<int64_t>(1, N * inner);
+    parallel_for(C, std::max<int64_t>(1, 64 * 1024 / per_channel), [&](int64_t first, int64_t last) {
+      for (int64_t c = first; c < last; ++c) {
+        const double scale = scalar_as_double(ctx.in(1), c), bias = scalar_as_double(ctx.in(2), c);
+        const double mean = scalar_as_double(ctx.in(3), c), var = scalar_as_double(ctx.in(4), c);
+        const double a = scale / std::sqrt(var + eps), b = bias - mean * a;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* src = px + (n * C + c) * inner;
+          T* dst = py + (n * C + c) * inner;
+          for (int64_t i = 0; i < inner; ++i)
+            dst[i] = T(static_cast<Cm>(static_cast<double>(static_cast<Cm>(src[i])) * a + b));
+        }
       }
-    }
+    });
     return Status::ok();
   });
 }
