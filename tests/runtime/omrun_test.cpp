@@ -69,7 +69,10 @@ class OmrunTest : public ::testing::Test {
     std::ofstream(path("unpartitioned.toml"))
         << "schema_version = 1\n[plugins]\nsearch_paths = [\"" << GRAPHSPLIT_PLUGIN_DIR
         << "\"]\nrequired = [\"std\", \"placement\", \"ai_core\", \"ai_cpu\", "
-           "\"dvpp\", \"host_cpu\"]\n[[pipeline]]\npass = \"std.prune_unused\"\n"
+           "\"dvpp\", \"host_cpu\", \"shape\", \"fusion\"]\n"
+           // The same graph rewrites as the default pipeline, so that only the partitioning differs.
+           "[[pipeline]]\npass = \"shape.infer\"\n[[pipeline]]\npass = \"fusion.conv_bn\"\n"
+           "[[pipeline]]\npass = \"std.prune_unused\"\n"
            "[[pipeline]]\npass = \"std.topological_sort\"\n"
            "[[pipeline]]\npass = \"placement.engine_place\"\n";
   }

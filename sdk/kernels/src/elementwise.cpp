@@ -526,7 +526,8 @@ Status Clip(KernelContext& ctx) {
     }
     const T* in = data_as<T>(x);
     T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));
-    parallel_for(num_elements(dims_of(x)), kParallelGrain, [&](int64_t begin, int64_t end) {
+    parallel_for(num_elements(dims_of(x)), kParallelGrain, [&, lo, hi](int64_t begin, int64_t end) {
+      // Bounds by value: captured by reference they could alias `out`, and the loop would not vectorise.
       for (int64_t i = begin; i < end; ++i) {
         const C v = static_cast<C>(in[i]);
         out[i] = T(v < lo ? lo : (v > hi ? hi : v));

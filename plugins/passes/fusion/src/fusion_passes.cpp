@@ -1,0 +1,150 @@
+#include "fusion_passes.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "graphsplit/sdk/ir/graph.h"
+#include "graphsplit/sdk/ir/names.h"
+
+namespace graphsplit::plugins::fusion {
+namespace {
+
+using sdk::AttrValue;
+using sdk::DataType;
+using sdk::Graph;
+using sdk::Node;
+using sdk::Status;
+using sdk::Tensor;
+
+const Tensor* float_constant(const Node* n) {
+  if (!n || (n->type() != sdk::op::kConst && n->type() != sdk::op::kConstant)) return nullptr;
+  const AttrValue* v = n->attrs().get(sdk::attr::kValue);
+  const Tensor* t = v ? v->as_tensor() : nullptr;
+  if (!t || t->desc().kind != sdk::ValueKind::kTensor || t->desc().dtype != DataType::kFloat) return nullptr;
+  const int64_t count = t->desc().shape.num_elements().value_or(-1);
+  return count >= 0 && t->size_bytes() == static_cast<size_t>(count) * 4 ? t : nullptr;
+}
+
+std::vector<double> values(const Tensor& t) {
+  std::vector<float> f(t.size_bytes() / 4);
+  if (!f.empty()) std::memcpy(f.data(), t.data(), f.size() * 4);
+  return {f.begin(), f.end()};
+}
+
+Tensor float_tensor(const std::vector<int64_t>& dims, const std::vector<double>& v) {
+  sdk::TensorDesc d;
+  d.dtype = DataType::kFloat;
+  d.shape = sdk::Shape(dims);
+  std::string bytes(v.size() * 4, '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    const auto f = static_cast<float>(v[i]);
+    std::memcpy(bytes.data() + i * 4, &f, 4);
+  }
+  return Tensor(d, std::move(bytes));
+}
+
+bool is_onnx(const Node& n, std::string_view type) {
+  return n.type() == type && n.attrs().get_string(sdk::attr::kDomain).empty();
+}
+
+// The Conv a BatchNormalization can be folded into, or nullptr. ONNX's epsilon is a float attribute, read as
+// the double the IR keeps.
+Node* foldable_conv(const Node& bn) {
+  if (!is_onnx(bn, "BatchNormalization") || bn.num_inputs() != 5 ||
+      bn.attrs().get_int("training_mode", 0) != 0 || bn.attrs().get_int("spatial", 1) != 1)
+    return nullptr;
+  for (size_t o = 1; o < bn.num_outputs(); ++o)
+    if (!bn.consumers(o).empty()) return nullptr;  // running statistics are read: not an inference node
+  Node* conv = bn.input(0).node;
+  if (!conv || !is_onnx(*conv, "Conv") || bn.input(0).index != 0 || conv->num_outputs() != 1 ||
+      conv->consumers(0).size() != 1 || conv->num_inputs() < 2 || conv->num_inputs() > 3)
+    return nullptr;
+  const Tensor* w = float_constant(conv->input(1).node);
+  if (!w || w->desc().shape.rank() < 3) return nullptr;
+  const int64_t m = w->desc().shape.dims()[0];
+  if (conv->num_inputs() == 3 && conv->input(2).valid()) {
+    const Tensor* b = float_constant(conv->input(2).node);
+    if (!b || b->desc().shape.num_elements().value_or(-1) != m) return nullptr;
+  }
+  for (size_t i = 1; i < 5; ++i) {
+    const Tensor* p = float_constant(bn.input(i).node);
+    if (!p || p->desc().shape.num_elements().value_or(-1) != m) return nullptr;
+  }
+  return conv;
+}
+
+Node* add_constant(Graph& g, const std::string& base, Tensor value) {
+  Node* c = g.add_node(g.unique_node_name(base), sdk::op::kConst, 0, 0);
+  c->add_output(value.desc(), c->name());
+  c->attrs().set(sdk::attr::kValue, AttrValue::OfTensor(std::move(value)));
+  return c;
+}
+
+Status fold(Graph& g, Node* conv, Node* bn) {
+  const Tensor& w = *float_constant(conv->input(1).node);
+  const std::vector<int64_t> wdims = w.desc().shape.dims();
+  const int64_t m = wdims[0],
+                per_channel = static_cast<int64_t>(w.size_bytes() / 4) / std::max<int64_t>(1, m);
+  const std::vector<double> gamma = values(*float_constant(bn->input(1).node)),
+                            beta = values(*float_constant(bn->input(2).node)),
+                            mean = values(*float_constant(bn->input(3).node)),
+                            var = values(*float_constant(bn->input(4).node));
+  std::vector<double> bias(static_cast<size_t>(m), 0.0);
+  if (conv->num_inputs() == 3 && conv->input(2).valid()) bias = values(*float_constant(conv->input(2).node));
+  std::vector<double> weights = values(w);
+  const AttrValue* e = bn->attrs().get("epsilon");
+  const double eps = e && e->as_float() ? *e->as_float() : 1e-5;
+  for (int64_t c = 0; c < m; ++c) {
+    const double a = gamma[c] / std::sqrt(var[c] + eps);
+    for (int64_t k = 0; k < per_channel; ++k) weights[c * per_channel + k] *= a;
+    bias[c] = (bias[c] - mean[c]) * a + beta[c];
+  }
+  Node* new_w = add_constant(g, conv->name() + "_folded_weight", float_tensor(wdims, weights));
+  Node* new_b = add_constant(g, conv->name() + "_folded_bias", float_tensor({m}, bias));
+  g.disconnect_input({conv, 1});
+  GS_RETURN_IF_ERROR(g.add_edge({new_w, 0}, {conv, 1}));
+  if (conv->num_inputs() < 3) conv->add_input();
+  g.disconnect_input({conv, 2});
+  GS_RETURN_IF_ERROR(g.add_edge({new_b, 0}, {conv, 2}));
+  // The Conv now computes the BatchNormalization's value: its consumers, name and descriptor move over.
+  const std::vector<sdk::InPort> readers = bn->consumers(0);
+  for (const sdk::InPort& r : readers) {
+    GS_RETURN_IF_ERROR(g.remove_edge({bn, 0}, r));
+    GS_RETURN_IF_ERROR(g.add_edge({conv, 0}, r));
+  }
+  conv->set_output_name(0, bn->output_name(0));
+  conv->mutable_output_desc(0) = bn->output_desc(0);
+  for (Node* c : std::vector<Node*>(bn->control_outputs())) GS_RETURN_IF_ERROR(g.add_control_edge(conv, c));
+  g.remove_node(bn);
+  return Status::ok();
+}
+
+Status fold_graph(Graph& g, size_t* folded) {
+  std::vector<Node*> bns;
+  for (Node* n : g.nodes())
+    if (foldable_conv(*n)) bns.push_back(n);
+  for (Node* bn : bns) {
+    Node* conv = foldable_conv(*bn);
+    if (!conv) continue;
+    GS_RETURN_IF_ERROR(fold(g, conv, bn));
+    ++*folded;
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+Status ConvBatchNorm::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
+  size_t folded = 0;
+  GS_RETURN_IF_ERROR(fold_graph(root, &folded));
+  for (Graph* sub : root.subgraphs())
+    GS_RETURN_IF_ERROR(fold_graph(*sub, &folded));  // the root owns them all
+  *changed = folded > 0;
+  if (folded)
+    ctx.log(sdk::LogLevel::kInfo, "folded " + std::to_string(folded) + " BatchNormalization into Conv");
+  return Status::ok();
+}
+
+}  // namespace graphsplit::plugins::fusion
