@@ -34,6 +34,7 @@ struct Options {
   double rtol = 1e-3;
   double atol = 1e-7;
   int loop = 1;
+  int warmup = 0;
   int threads = 0;
   int64_t max_tensor_bytes = 0;
   int64_t max_loop_iterations = 100'000'000;
@@ -170,6 +171,8 @@ Status expected_outputs(const std::string& dir, const std::vector<RuntimeIo>& wa
 
 Status check_options(const Options& o) {
   if (o.loop < 1) return Status::invalid_argument("--loop must be at least 1");
+  if (o.warmup < 0) return Status::invalid_argument("--warmup must not be negative");
+  if (o.warmup > 0 && o.jit) return Status::invalid_argument("--warmup is for compiled models, not --jit");
   if (!o.inputs.empty() && o.random_input)
     return Status::invalid_argument("pass either --input or --random_input, not both");
   if (o.rtol < 0 || o.atol < 0) return Status::invalid_argument("--rtol and --atol must not be negative");
@@ -264,6 +267,11 @@ int run(const Options& o) {
   if (!o.compare.empty()) {
     if (Status e = expected_outputs(o.compare, rt.outputs(), &expected); !e) return fail(e.message());
   }
+  // Untimed runs first: caches, page faults and the libraries' thread start-up stay out of the figures.
+  for (int i = 0; i < o.warmup; ++i) {
+    if (Status r = rt.run(inputs, &outputs); !r) return fail(r.message());
+  }
+  rt.reset_timing();
   std::vector<double> times;
   TraceSink trace;
   if (!o.profile.empty()) rt.set_trace(&trace);
@@ -417,6 +425,7 @@ int main(int argc, char** argv) {
   app.add_option("--rtol", o.rtol, "Relative tolerance of --compare");
   app.add_option("--atol", o.atol, "Absolute tolerance of --compare");
   app.add_option("--loop", o.loop, "Runs; the summary gives mean, min and median");
+  app.add_option("--warmup", o.warmup, "Untimed runs before the --loop runs (not with --jit)");
   app.add_option("--threads", o.threads, "BLAS threads (1 = single-threaded; 0 = the library default)");
   app.add_option(
       "--max_tensor_bytes", o.max_tensor_bytes,

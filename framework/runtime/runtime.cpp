@@ -271,6 +271,13 @@ Status Runtime::run(const std::vector<Tensor>& inputs, std::vector<Tensor>* outp
   }
 }
 
+void Runtime::reset_timing() {
+  for (SegmentStats& s : impl_->stats) {
+    s.calls = 0;
+    s.milliseconds = 0;
+  }
+}
+
 std::string Runtime::timing_summary() const {
   std::ostringstream os;
   char line[512];

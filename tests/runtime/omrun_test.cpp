@@ -297,6 +297,12 @@ TEST_F(OmrunTest, LoopAndTimingSummary) {
   EXPECT_NE(r.out.find("per graph:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 segments static"), std::string::npos) << r.out;  // test_relu: one static segment
   EXPECT_NE(r.out.find("5 calls"), std::string::npos) << r.out;
+  // Warm-up runs are neither timed nor counted.
+  r = omrun("--model=" + path("relu.om") + " --random_input --warmup=4 --loop=2 --timing");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("run:     2 iterations"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 2 calls"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find(" 6 calls"), std::string::npos) << r.out;
   // The same seed gives the same outputs.
   ASSERT_EQ(omrun("--model=" + path("relu.om") + " --random_input --seed=3 --output=" + path("a")).code, 0);
   ASSERT_EQ(omrun("--model=" + path("relu.om") + " --random_input --seed=3 --output=" + path("b")).code, 0);
@@ -374,6 +380,8 @@ TEST_F(OmrunBadInput, GearOptionNeedsGearsAndRandomInputs) {
 TEST_F(OmrunBadInput, BadOptions) {
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --loop=0",
                "--loop must be at least 1");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --warmup=-1",
+               "--warmup must not be negative");
   expect_error("--model=" + path("add.om"), "takes 2 inputs: pass --input files or --random_input");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --random_input",
                "pass either --input or --random_input, not both");
