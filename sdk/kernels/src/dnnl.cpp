@@ -254,10 +254,12 @@ struct MatMulState {
   std::vector<std::unique_ptr<MatMulPlan>> plans;
 };
 
-dnnl::matmul::primitive_desc matmul_pd(int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc) {
+// B is [k, n] row-major (leading dimension ldb), or with trans_b stored as [n, k] (Gemm's transB).
+dnnl::matmul::primitive_desc matmul_pd(int64_t m, int64_t n, int64_t k, int64_t ldb, int64_t ldc,
+                                       bool trans_b) {
   const auto f32 = memory::data_type::f32;
   memory::desc a({m, k}, f32, memory::dims{k, 1});
-  memory::desc b({k, n}, f32, memory::dims{ldb, 1});
+  memory::desc b({k, n}, f32, trans_b ? memory::dims{1, k} : memory::dims{ldb, 1});
   memory::desc c({m, n}, f32, memory::dims{ldc, 1});
   return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), user_scratchpad(), cpu());
 }
@@ -273,7 +275,7 @@ std::unique_ptr<MatMulPlan> make_matmul_plan(const MatMulSpec& s) {
   for (int r = 0; r < 2; ++r)
     for (int c = 0; c < 2; ++c) {
       if (rows[r] == 0 || cols[c] == 0) continue;
-      plan->pd[r][c] = matmul_pd(rows[r], cols[c], s.k, s.n, s.n);
+      plan->pd[r][c] = matmul_pd(rows[r], cols[c], s.k, s.n, s.n, s.trans_b);
       plan->prim[r][c] = dnnl::matmul(plan->pd[r][c]);
     }
   return plan;
@@ -319,7 +321,7 @@ void run_matmul(const MatMulPlan& plan, const float* a, const float* b, float* c
     const int64_t r0 = rb * plan.rows, c0 = cb * plan.cols;
     const int last_r = r0 + plan.rows > total_rows ? 1 : 0, last_c = c0 + plan.cols > s.n ? 1 : 0;
     const float* pa = a + mat * s.stride_a + r0 * s.k;
-    const float* pb = b + mat * s.stride_b + c0;
+    const float* pb = b + mat * s.stride_b + (s.trans_b ? c0 * s.k : c0);
     float* pc = c + mat * total_rows * s.n + r0 * s.n + c0;
     run_matmul_block(plan, last_r, last_c, pa, pb, pc);
   };

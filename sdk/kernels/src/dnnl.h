@@ -57,6 +57,7 @@ bool softmax_f32(KernelContext& ctx, const SoftmaxSpec& spec, const float* x, fl
 struct MatMulSpec {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   int64_t stride_a = 0, stride_b = 0;
+  bool trans_b = false;  // b holds [n, k] (Gemm's transB)
   bool operator==(const MatMulSpec&) const = default;
 };
 bool matmul_f32(KernelContext& ctx, const MatMulSpec& spec, const float* a, const float* b, float* c);

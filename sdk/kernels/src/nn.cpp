@@ -186,6 +186,27 @@ Status MatMul(KernelContext& ctx) {
   return widened(ctx, MatMulImpl);
 }
 
+// Float Gemm without transA on oneDNN's matrix product: c = alpha * a * op(b) + beta * C (C broadcast).
+bool dnnl_gemm(KernelContext& ctx, bool tb, int64_t m, int64_t n, int64_t k, float alpha, float beta,
+               const float* a, const float* b, float* c) {
+  if (m == 0 || n == 0 || k == 0) return false;
+  const Tensor* bias = ctx.has_input(2) && beta != 0.0f ? &ctx.in(2) : nullptr;
+  Dims bc;
+  if (bias && (dtype_of(*bias) != DataType::kFloat || !broadcast_shape(dims_of(*bias), {m, n}, &bc) ||
+               bc != Dims{m, n}))
+    return false;  // the reference path names the error
+  const dnnl_path::MatMulSpec spec{1, m, n, k, 0, 0, tb};
+  if (!dnnl_path::matmul_f32(ctx, spec, a, b, c)) return false;
+  if (alpha != 1.0f)
+    for (int64_t i = 0; i < m * n; ++i) c[i] *= alpha;
+  if (bias) {
+    const float* pc = data_as<float>(*bias);
+    for_each_broadcast2(Dims{m, n}, dims_of(*bias), Dims{m, n},
+                        [&](int64_t o, int64_t i, int64_t) { c[o] += beta * pc[i]; });
+  }
+  return true;
+}
+
 Status GemmImpl(KernelContext& ctx) {
   const Tensor& a = ctx.in(0);
   const Tensor& b = ctx.in(1);
@@ -200,6 +221,10 @@ Status GemmImpl(KernelContext& ctx) {
   return visit_gemm_type(dtype_of(a), [&](auto tag) {
     using T = decltype(tag);
     T* pc = ctx.allocate_as<T>(0, dtype_of(a), {m, n});
+    if constexpr (std::is_same_v<T, float>) {
+      if (!ta && dnnl_gemm(ctx, tb, m, n, k, alpha, beta, data_as<float>(a), data_as<float>(b), pc))
+        return Status::ok();
+    }
     T b2 = T(0);
     if (ctx.has_input(2) && beta != 0.0f) {
       const Tensor& c = ctx.in(2);
