@@ -95,31 +95,12 @@ const std::vector<SegmentStats>& Runtime::segment_stats() const {
 }
 namespace {
 
-// The Const behind a value, followed through PartitionedCall boundaries (partitioning may put a constant and
-// its reader in different subgraphs).
+// The value of the Const behind a value (partitioning may put a constant and its reader in different
+// subgraphs).
 const sdk::Tensor* constant_behind(sdk::OutPort p) {
-  for (int hops = 0; p.valid() && hops < 64; ++hops) {
-    const Node* n = p.node;
-    if (n->type() == sdk::op::kConst) {
-      const sdk::AttrValue* v = n->attrs().get(sdk::attr::kValue);
-      return v ? v->as_tensor() : nullptr;
-    }
-    const Node* parent = n->owner()->parent_node();
-    if (n->type() == sdk::op::kData && parent && parent->type() == sdk::op::kPartitionedCall) {
-      const int64_t i = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
-      if (i < 0 || static_cast<size_t>(i) >= parent->num_inputs()) return nullptr;
-      p = parent->input(static_cast<size_t>(i));
-    } else if (n->type() == sdk::op::kPartitionedCall && !n->subgraphs().empty()) {
-      const Node* net = nullptr;
-      for (const Node* m : n->subgraphs()[0]->nodes())
-        if (m->type() == sdk::op::kNetOutput) net = m;
-      if (!net || static_cast<size_t>(p.index) >= net->num_inputs()) return nullptr;
-      p = net->input(static_cast<size_t>(p.index));
-    } else {
-      return nullptr;
-    }
-  }
-  return nullptr;
+  const Node* n = runtime_detail::constant_source(p);
+  const sdk::AttrValue* v = n ? n->attrs().get(sdk::attr::kValue) : nullptr;
+  return v ? v->as_tensor() : nullptr;
 }
 
 // The gear table: MapIndex's constant second input (rows of gear values), wherever partitioning put it.

@@ -30,6 +30,11 @@ Tensor make_scalar_i64(int64_t v);
 Tensor make_scalar_bool(bool v);
 bool read_bool(const Tensor& t);
 int64_t read_int(const Tensor& t);
+// The Const node behind a value, followed into and out of graphs whose inputs are the same on every run:
+// PartitionedCall (in and out), If and Case branches (their Data read the parent node's input of their
+// `_parent_node_index`). Loop and Scan bodies are not followed: their inputs change per iteration. nullptr
+// when the value is not a constant.
+const Node* constant_source(sdk::OutPort p);
 }  // namespace runtime_detail
 
 struct Segment {

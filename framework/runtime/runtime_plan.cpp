@@ -87,6 +87,30 @@ int64_t read_int(const Tensor& t) {
   }
 }
 
+const Node* constant_source(sdk::OutPort p) {
+  for (int hops = 0; p.valid() && hops < 64; ++hops) {
+    const Node* n = p.node;
+    if (n->type() == sdk::op::kConst) return n->attrs().get(sdk::attr::kValue) ? n : nullptr;
+    const Node* parent = n->owner()->parent_node();
+    const bool fixed_inputs = parent && (parent->type() == sdk::op::kPartitionedCall ||
+                                         parent->type() == sdk::op::kIf || parent->type() == sdk::op::kCase);
+    if (n->type() == sdk::op::kData && fixed_inputs) {
+      const int64_t i = n->attrs().get_int(sdk::attr::kParentNodeIndex, -1);
+      if (i < 0 || static_cast<size_t>(i) >= parent->num_inputs()) return nullptr;
+      p = parent->input(static_cast<size_t>(i));
+    } else if (n->type() == sdk::op::kPartitionedCall && !n->subgraphs().empty()) {
+      const Node* net = nullptr;
+      for (const Node* m : n->subgraphs()[0]->nodes())
+        if (m->type() == sdk::op::kNetOutput) net = m;
+      if (!net || static_cast<size_t>(p.index) >= net->num_inputs()) return nullptr;
+      p = net->input(static_cast<size_t>(p.index));
+    } else {
+      return nullptr;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace runtime_detail
 
 using namespace runtime_detail;
@@ -118,9 +142,11 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
       } else {
         Node*& b = boundary[{p.node, p.index}];
         if (!b) {
-          if (p.node->type() == sdk::op::kConst) {  // weights stay inside the segment
+          // Weights stay inside the segment, also those a branch or a partition reads from an enclosing
+          // graph: kernels can then prepare them once (oneDNN's packed weights, recurrent layers).
+          if (const Node* k = constant_source(p)) {
             b = sg.add_node(sg.unique_node_name(p.node->name()), sdk::op::kConst, 0, 0);
-            b->attrs() = p.node->attrs();
+            b->attrs() = k->attrs();
           } else {
             b = sg.add_node(sg.unique_node_name("input_" + std::to_string(next_index)), sdk::op::kData, 0, 0);
             b->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(next_index++));
@@ -257,7 +283,7 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
   for (Node* m : members) {
     for (size_t i = 0; i < m->num_inputs(); ++i) {
       const sdk::OutPort p = m->input(i);
-      if (!p.valid() || inside.count(p.node) || p.node->type() == sdk::op::kConst) continue;
+      if (!p.valid() || inside.count(p.node) || constant_source(p)) continue;  // as build_segment
       if (seen.insert({p.node, p.index}).second)
         step.in_slots.push_back(slots->slot_of.at({p.node, p.index}));
     }
