@@ -366,13 +366,27 @@ int kernel_threads() {
 
 namespace graphsplit::kernels::dnnl_path {
 
+// Below this many multiply-adds a convolution runs on one thread: waking the others costs more than they save
+// (the values are the same either way; only the primitive's split differs).
+constexpr int64_t kParallelConvWork = int64_t{1} << 19;
+
+int conv_threads(const ConvSpec& s) {
+  // Multiply-adds: every output value sums (input channels per group x kernel taps) products; for a
+  // ConvTranspose every input value scatters (output channels per group x taps).
+  const int64_t taps = num_elements(Dims(s.w.begin() + 2, s.w.end())), g = std::max<int64_t>(1, s.group);
+  const int64_t work =
+      s.transposed ? num_elements(s.x) * (s.y[1] / g) * taps : num_elements(s.y) * (s.x[1] / g) * taps;
+  if (work < kParallelConvWork) return 1;
+  return threads() > 0 ? threads() : omp_get_num_procs();
+}
+
 bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
               float* y) {
   std::unique_ptr<ConvState> local;
   ConvState& state = state_of(ctx, &local);
   std::lock_guard lock(state.mutex);
   ConvSpec key = spec;
-  key.threads = threads() > 0 ? threads() : omp_get_num_procs();
+  key.threads = conv_threads(spec);
   apply_threads(key.threads);
   ConvPlan* plan = nullptr;
   try {
