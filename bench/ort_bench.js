@@ -3,13 +3,9 @@
 // INPUTS.json lists {name, dtype, dims, file} with raw little-endian data in `file`. One warm-up run, then RUNS
 // timed runs; prints {"ms": [...]} on stdout. The session is created once, as a serving process would.
 'use strict';
-const fs = require('fs');
 const path = require('path');
 
-const ARRAYS = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int32: Int32Array,
-  int64: BigInt64Array, bool: Uint8Array,
-};
+const {readFeeds} = require(path.join(__dirname, '..', 'scripts', 'ort_feeds.js'));
 
 async function main() {
   const [modules, model, inputsJson, threads, runs] = process.argv.slice(2);
@@ -17,13 +13,7 @@ async function main() {
   const n = Number(threads);
   const session = await ort.InferenceSession.create(
       model, {intraOpNumThreads: n, interOpNumThreads: 1, executionMode: 'sequential'});
-  const feeds = {};
-  for (const i of JSON.parse(fs.readFileSync(inputsJson, 'utf8'))) {
-    const bytes = fs.readFileSync(i.file);
-    const Array = ARRAYS[i.dtype];
-    const data = new Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / Array.BYTES_PER_ELEMENT);
-    feeds[i.name] = new ort.Tensor(i.dtype, data, i.dims);
-  }
+  const feeds = readFeeds(ort, inputsJson);
   await session.run(feeds);
   const ms = [];
   for (let r = 0; r < Number(runs); ++r) {

@@ -6,23 +6,13 @@
 const fs = require('fs');
 const path = require('path');
 
-const ARRAYS = {
-  float32: Float32Array, float64: Float64Array, int8: Int8Array, uint8: Uint8Array, int16: Int16Array,
-  uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array, uint64: BigUint64Array,
-  bool: Uint8Array, float16: Uint16Array,
-};
+const {readFeeds} = require(path.join(__dirname, '..', '..', 'scripts', 'ort_feeds.js'));
 
 async function main() {
   const [modules, model, inputsJson, outDir] = process.argv.slice(2);
   const ort = require(path.join(modules, 'onnxruntime-node'));
   const session = await ort.InferenceSession.create(model, {intraOpNumThreads: 1, interOpNumThreads: 1});
-  const feeds = {};
-  for (const i of JSON.parse(fs.readFileSync(inputsJson, 'utf8'))) {
-    const bytes = fs.readFileSync(i.file);
-    const Array = ARRAYS[i.dtype];
-    const data = new Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / Array.BYTES_PER_ELEMENT);
-    feeds[i.name] = new ort.Tensor(i.dtype, data, i.dims);
-  }
+  const feeds = readFeeds(ort, inputsJson);
   const results = await session.run(feeds);
   const manifest = [];
   session.outputNames.forEach((name, k) => {
