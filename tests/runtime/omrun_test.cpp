@@ -382,6 +382,8 @@ TEST_F(OmrunBadInput, BadOptions) {
                "--loop must be at least 1");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --warmup=-1",
                "--warmup must not be negative");
+  expect_error("--jit --model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --warmup=1",
+               "--warmup is for compiled models, not --jit");
   expect_error("--model=" + path("add.om"), "takes 2 inputs: pass --input files or --random_input");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --random_input",
                "pass either --input or --random_input, not both");

@@ -52,10 +52,13 @@ void for_each_broadcast_row(const Dims& out, const Dims& a, const Dims& b, Row&&
   const int64_t inner = shape[r - 1], rows = total / inner;
   // grain > 0: split over threads, by rows, or within the row when there is one.
   if (rows == 1) {
-    parallel_for(grain > 0 ? inner : 0, grain, [&](int64_t begin, int64_t end) {
+    auto part = [&](int64_t begin, int64_t end) {
       row(begin, begin * sa[0], sa[0], begin * sb[0], sb[0], end - begin);
-    });
-    if (grain <= 0) row(0, 0, sa[0], 0, sb[0], inner);
+    };
+    if (grain > 0)
+      parallel_for(inner, grain, part);
+    else
+      part(0, inner);
     return;
   }
   auto run_rows = [&](int64_t first, int64_t last) {

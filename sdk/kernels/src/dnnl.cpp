@@ -380,17 +380,15 @@ int conv_threads(const ConvSpec& s) {
   return threads() > 0 ? threads() : omp_get_num_procs();
 }
 
-bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
-              float* y) {
+bool conv_f32(KernelContext& ctx, ConvSpec spec, const float* x, const float* w, const float* b, float* y) {
   std::unique_ptr<ConvState> local;
   ConvState& state = state_of(ctx, &local);
   std::lock_guard lock(state.mutex);
-  ConvSpec key = spec;
-  key.threads = conv_threads(spec);
-  apply_threads(key.threads);
+  spec.threads = conv_threads(spec);
+  apply_threads(spec.threads);
   ConvPlan* plan = nullptr;
   try {
-    plan = find_plan<ConvState, ConvPlan>(state, key, make_conv_plan);
+    plan = find_plan<ConvState, ConvPlan>(state, spec, make_conv_plan);
   } catch (const dnnl::error&) {
     return false;  // no implementation for this geometry
   }
@@ -423,15 +421,15 @@ bool run_simple(KernelContext& ctx, Spec key, Make make, const float* x, float* 
   return true;
 }
 
-bool pool_f32(KernelContext& ctx, const PoolSpec& spec, const float* x, float* y) {
-  return run_simple(ctx, spec, make_pool_plan, x, y);
+bool pool_f32(KernelContext& ctx, PoolSpec spec, const float* x, float* y) {
+  return run_simple(ctx, std::move(spec), make_pool_plan, x, y);
 }
 
-bool softmax_f32(KernelContext& ctx, const SoftmaxSpec& spec, const float* x, float* y) {
-  return run_simple(ctx, spec, make_softmax_plan, x, y);
+bool softmax_f32(KernelContext& ctx, SoftmaxSpec spec, const float* x, float* y) {
+  return run_simple(ctx, std::move(spec), make_softmax_plan, x, y);
 }
 
-bool matmul_f32(KernelContext& ctx, const MatMulSpec& spec, const float* a, const float* b, float* c) {
+bool matmul_f32(KernelContext& ctx, MatMulSpec spec, const float* a, const float* b, float* c) {
   std::unique_ptr<MatMulState> local;
   MatMulState& state = state_of(ctx, &local);
   std::lock_guard lock(state.mutex);

@@ -27,8 +27,7 @@ struct ConvSpec {
 // Runs a float convolution on oneDNN. False, with nothing written, when oneDNN has no implementation for this
 // geometry: the caller takes the reference path. The choice depends on the geometry alone, so the same node
 // gives the same bits whatever the segmenting.
-bool conv_f32(KernelContext& ctx, const ConvSpec& spec, const float* x, const float* w, const float* b,
-              float* y);
+bool conv_f32(KernelContext& ctx, ConvSpec spec, const float* x, const float* w, const float* b, float* y);
 
 // Max or average pooling (NC + spatial, plain layout); pad_end as the rule's output size needs it (ceil
 // mode).
@@ -38,7 +37,7 @@ struct PoolSpec {
   int threads = 1;
   bool operator==(const PoolSpec&) const = default;
 };
-bool pool_f32(KernelContext& ctx, const PoolSpec& spec, const float* x, float* y);
+bool pool_f32(KernelContext& ctx, PoolSpec spec, const float* x, float* y);
 
 // Softmax or LogSoftmax of x along `axis` (plain layout).
 struct SoftmaxSpec {
@@ -48,7 +47,7 @@ struct SoftmaxSpec {
   int threads = 1;
   bool operator==(const SoftmaxSpec&) const = default;
 };
-bool softmax_f32(KernelContext& ctx, const SoftmaxSpec& spec, const float* x, float* y);
+bool softmax_f32(KernelContext& ctx, SoftmaxSpec spec, const float* x, float* y);
 
 // c[m, n] = a[m, k] * b[k, n], dense row-major, `batch` times; stride_a / stride_b are the element strides
 // between consecutive matrices (0: the same matrix for every batch). Rows are cut into blocks of a fixed
@@ -60,7 +59,7 @@ struct MatMulSpec {
   bool trans_b = false;  // b holds [n, k] (Gemm's transB)
   bool operator==(const MatMulSpec&) const = default;
 };
-bool matmul_f32(KernelContext& ctx, const MatMulSpec& spec, const float* a, const float* b, float* c);
+bool matmul_f32(KernelContext& ctx, MatMulSpec spec, const float* a, const float* b, float* c);
 
 // The thread budget of every oneDNN call (0: the machine's processors).
 void set_threads(int threads);

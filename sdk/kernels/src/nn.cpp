@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <utility>
 
 #include "broadcast.h"
 #include "dnnl.h"
@@ -417,9 +418,10 @@ Status ConvImpl(KernelContext& ctx) {
     T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
     if constexpr (std::is_same_v<T, float>) {
       if (num_elements(out) > 0 && num_elements(xd) > 0) {
-        const dnnl_path::ConvSpec spec{xd,          wd,        out,   w.strides,       w.dilations,
-                                       w.pad_begin, w.pad_end, group, ctx.has_input(2)};
-        if (dnnl_path::conv_f32(ctx, spec, px, pw, ctx.has_input(2) ? data_as<T>(ctx.in(2)) : nullptr, py))
+        dnnl_path::ConvSpec spec{xd,          wd,        out,   w.strides,       w.dilations,
+                                 w.pad_begin, w.pad_end, group, ctx.has_input(2)};
+        if (dnnl_path::conv_f32(ctx, std::move(spec), px, pw,
+                                ctx.has_input(2) ? data_as<T>(ctx.in(2)) : nullptr, py))
           return Status::ok();
       }
     }
@@ -489,7 +491,8 @@ bool dnnl_conv_transpose(KernelContext& ctx, const Window& w, const Dims& xd, co
     spec.pad_end[i] = (xd[2 + i] - 1) * w.strides[i] + eff - w.pad_begin[i] - out[2 + i];
     if (spec.pad_begin[i] < 0 || spec.pad_end[i] < 0) return false;
   }
-  return dnnl_path::conv_f32(ctx, spec, px, pw, ctx.has_input(2) ? data_as<float>(ctx.in(2)) : nullptr, py);
+  return dnnl_path::conv_f32(ctx, std::move(spec), px, pw,
+                             ctx.has_input(2) ? data_as<float>(ctx.in(2)) : nullptr, py);
 }
 
 Status ConvTransposeImpl(KernelContext& ctx) {
@@ -654,7 +657,7 @@ bool dnnl_pool(KernelContext& ctx, const Window& w, bool max, bool include_pad, 
     // A window wholly in the padding has no element: the reference path gives ONNX's value for it.
     if ((w.out[i] - 1) * w.strides[i] - w.pad_begin[i] >= w.in[i] || w.pad_begin[i] >= eff) return false;
   }
-  return dnnl_path::pool_f32(ctx, spec, px, py);
+  return dnnl_path::pool_f32(ctx, std::move(spec), px, py);
 }
 
 // `lp` > 0: LpPool, the lp-norm of each window.

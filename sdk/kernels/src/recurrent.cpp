@@ -100,33 +100,32 @@ struct Layer {
     std::vector<double> wt, rt, rd, bias;
     Tensor w, r, b;  // the constants prepared, held so their bytes stay the ones converted
   };
-  const Prepared* prep = nullptr;
+  std::shared_ptr<const Prepared> prep;
 
-  // Converts and transposes once per executable when W, R and B are constants, else on every call.
+  // Converts and transposes once per executable when W, R and B are constants (kept in the step's state),
+  // else on every call.
   void prepare(KernelContext& ctx, const Tensor& W, int dirs, int gates, int64_t I) {
-    const bool constant =
-        ctx.input_is_constant(1) && ctx.input_is_constant(2) && (!Bias || ctx.input_is_constant(3));
-    std::shared_ptr<void> fresh;
-    std::shared_ptr<void>& slot = constant && ctx.state ? *ctx.state : fresh;
-    auto* p = static_cast<Prepared*>(slot.get());
-    if (p && p->w.data() == W.data() && p->r.data() == R->data() &&
-        p->b.data() == (Bias ? Bias->data() : nullptr)) {
-      prep = p;
-      return;
+    const bool cache = ctx.state && ctx.input_is_constant(1) && ctx.input_is_constant(2) &&
+                       (!Bias || ctx.input_is_constant(3));
+    if (cache) {
+      auto cached = std::static_pointer_cast<const Prepared>(*ctx.state);
+      if (cached && cached->w.data() == W.data() && cached->r.data() == R->data() &&
+          cached->b.data() == (Bias ? Bias->data() : nullptr)) {
+        prep = std::move(cached);
+        return;
+      }
     }
     auto made = std::make_shared<Prepared>();
     const int64_t G = gates * H;
-    const std::vector<double> w = to_doubles(W);
     made->rd = to_doubles(*R);
-    made->wt = transposed(w, dirs, G, I);
+    made->wt = transposed(to_doubles(W), dirs, G, I);
     made->rt = transposed(made->rd, dirs, G, H);
     if (Bias) made->bias = to_doubles(*Bias);
     made->w = W;
     made->r = *R;
     if (Bias) made->b = *Bias;
-    prep = made.get();
-    slot = std::move(made);
-    if (!constant || !ctx.state) keep_ = std::move(slot);
+    if (cache) *ctx.state = made;
+    prep = std::move(made);
   }
 
   // [dirs][rows][cols] -> [dirs][cols][rows], in tiles so that reads and writes both stay in cache.
@@ -142,7 +141,6 @@ struct Layer {
               t[(d * cols + c) * rows + r] = m[(d * rows + r) * cols + c];
     return t;
   }
-  std::shared_ptr<void> keep_;
 
   // gate[j] = W x + Wb (+ R h + Rb, except GRU's h gate) for one input row x.
   void gate_inputs(int d, int gates, const double* x, int64_t I, const double* h,
