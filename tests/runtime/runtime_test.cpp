@@ -442,6 +442,101 @@ std::unique_ptr<sdk::Executable> compile_kernels(const sdk::Graph& g) {
   return exe;
 }
 
+sdk::Tensor random_floats(std::vector<int64_t> dims, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) {
+    seed = seed * 1664525u + 1013904223u;
+    f = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
+  }
+  return floats(std::move(dims), v);
+}
+
+void add_const(sdk::Graph& g, const std::string& name, const sdk::Tensor& t) {
+  sdk::Node* c = g.add_node(name, sdk::op::kConst, 0, 0);
+  c->add_output(t.desc(), name);
+  c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(t));
+}
+
+// Convolutions, elementwise operators with every kind of broadcast operand (per-channel and full constants, a
+// full runtime input, runtime inputs of lower rank whose bytes do or do not need moving), global pooling and
+// a depthwise squeeze-excite: each layout conversion and relabelling of the channels-last pass.
+std::unique_ptr<sdk::Graph> channels_last_graph() {
+  const int64_t N = 2, C = 8, H = 9, W = 7;
+  auto f = [](std::vector<int64_t> d) { return tensor_desc(sdk::DataType::kFloat, std::move(d)); };
+  auto g = opset17_root();
+  add_data(*g, "x", 0, f({N, C, H, W}));
+  add_data(*g, "z", 1, f({N, C, H, W}));
+  add_data(*g, "v", 2, f({W}));
+  add_data(*g, "u", 3, f({C, 1, W}));
+  add_const(*g, "w1", random_floats({C, C, 3, 3}, 1));
+  add_const(*g, "b1", random_floats({C}, 2));
+  add_const(*g, "s", random_floats({1, C, 1, 1}, 3));
+  add_const(*g, "t", random_floats({C, H, W}, 4));
+  add_const(*g, "lo", random_floats({}, 5));
+  add_const(*g, "wd", random_floats({C, 1, 3, 3}, 6));
+  auto conv = [&](const std::string& name, std::vector<std::string> in, int64_t group) {
+    sdk::Node* n = add_op(*g, name, "Conv", std::move(in), f({N, C, H, W}));
+    n->attrs().set("group", sdk::AttrValue::Int(group));
+    n->attrs().set("kernel_shape", sdk::AttrValue::Ints({3, 3}));
+    n->attrs().set("pads", sdk::AttrValue::Ints({1, 1, 1, 1}));
+  };
+  conv("c1", {"x", "w1", "b1"}, 1);
+  add_op(*g, "a", "Add", {"c1", "z"}, f({N, C, H, W}));
+  add_op(*g, "m", "Mul", {"a", "s"}, f({N, C, H, W}));
+  add_op(*g, "k", "Mul", {"m", "t"}, f({N, C, H, W}));
+  add_op(*g, "r", "Clip", {"k", "lo"}, f({N, C, H, W}));
+  add_op(*g, "q", "Add", {"r", "v"}, f({N, C, H, W}));
+  add_op(*g, "p", "Sub", {"u", "q"}, f({N, C, H, W}));
+  add_op(*g, "gap", "GlobalAveragePool", {"p"}, f({N, C, 1, 1}));
+  conv("d", {"p", "wd"}, C);
+  add_op(*g, "h", "HardSigmoid", {"gap"}, f({N, C, 1, 1}));
+  add_op(*g, "e", "Mul", {"d", "h"}, f({N, C, H, W}));
+  add_net_output(*g, {"e", "gap", "c1"});
+  return g;
+}
+
+std::vector<sdk::Tensor> run_channels_last_graph(bool channels_last, std::vector<std::string>* ops) {
+  setenv("GRAPHSPLIT_CHANNELS_LAST", channels_last ? "1" : "0", 1);
+  setenv("GRAPHSPLIT_CHECK_SHAPES", "1", 1);  // every output checked in the layout its node declares
+  const std::unique_ptr<sdk::Graph> g = channels_last_graph();  // the executable refers to its nodes
+  std::unique_ptr<sdk::Executable> exe = compile_kernels(*g);
+  unsetenv("GRAPHSPLIT_CHANNELS_LAST");
+  unsetenv("GRAPHSPLIT_CHECK_SHAPES");
+  const kernels::KernelObserver observer = [&](const kernels::KernelCall& c) {
+    ops->push_back(c.node->type());
+  };
+  kernels::set_kernel_observer(&observer);
+  std::vector<sdk::Tensor> out;
+  const sdk::Status s = exe->run({random_floats({2, 8, 9, 7}, 7), random_floats({2, 8, 9, 7}, 8),
+                                  random_floats({7}, 9), random_floats({8, 1, 7}, 10)},
+                                 &out);
+  kernels::set_kernel_observer(nullptr);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return out;
+}
+
+// The channels-last regions change where bytes sit, never what is computed: the same bits as ONNX's layout,
+// results in ONNX's layout.
+TEST(KernelsTest, ChannelsLastRegionsGiveTheBitsOfThePlainLayout) {
+  std::vector<std::string> plain_ops, last_ops;
+  const std::vector<sdk::Tensor> plain = run_channels_last_graph(false, &plain_ops);
+  const std::vector<sdk::Tensor> last = run_channels_last_graph(true, &last_ops);
+  EXPECT_EQ(std::count(plain_ops.begin(), plain_ops.end(), "ToChannelsLast"), 0);
+  // x and z go in, u is moved (8 channels of 7), the three results come out; v is only relabelled.
+  EXPECT_EQ(std::count(last_ops.begin(), last_ops.end(), "ToChannelsLast"), 3);
+  EXPECT_EQ(std::count(last_ops.begin(), last_ops.end(), "ToChannelsFirst"), 3);
+  ASSERT_EQ(plain.size(), 3u);
+  ASSERT_EQ(last.size(), 3u);
+  const std::vector<std::vector<int64_t>> dims = {{2, 8, 9, 7}, {2, 8, 1, 1}, {2, 8, 9, 7}};
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(last[i].desc().shape.dims(), dims[i]);
+    EXPECT_EQ(plain[i].desc().shape.dims(), dims[i]);
+    EXPECT_TRUE(last[i].bytes() == plain[i].bytes()) << "result " << i;
+  }
+}
+
 // The kernels take output shapes from the operators' shape rules, evaluated on each run's inputs: a Reshape
 // target known only at run time is resolved, and refused, by the rule (its error text, not a kernel's).
 TEST(KernelsTest, ReshapeTargetsAreResolvedByTheShapeRuleAtRunTime) {

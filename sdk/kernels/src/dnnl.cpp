@@ -101,33 +101,42 @@ memory::desc onnx_weights(const ConvSpec& s) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
-std::unique_ptr<ConvPlan> make_conv_plan(const ConvSpec& s) {
-  auto plan = std::make_unique<ConvPlan>();
-  plan->spec = s;
+// The primitive descriptor for the spec: oneDNN picks the layouts (`any`), so a channels-last caller gets the
+// same implementation as a plain one. Throws dnnl::error when oneDNN has no implementation.
+dnnl::primitive_desc conv_pd(const ConvSpec& s) {
   const size_t spatial = s.x.size() - 2;
-  plan->user_x = plain(s.x);
-  plan->user_w = onnx_weights(s);
-  plan->user_y = plain(s.y);
-  auto any = [](const memory::dims& d) { return memory::desc(d, memory::data_type::f32, Tag::any); };
+  auto any = [](const Dims& d) {
+    return memory::desc(memory::dims(d.begin(), d.end()), memory::data_type::f32, Tag::any);
+  };
   memory::dims strides(s.strides.begin(), s.strides.end()), dil(spatial),
       pl(s.pad_begin.begin(), s.pad_begin.end()), pr(s.pad_end.begin(), s.pad_end.end());
   for (size_t i = 0; i < spatial; ++i) dil[i] = s.dilations[i] - 1;
   const memory::desc bias = s.bias ? plain({s.y[1]}) : memory::desc();
-  const memory::desc x = any(plan->user_x.dims()), w = any(plan->user_w.dims()), y = any(plan->user_y.dims());
+  const memory::dims wd = onnx_weights(s).dims();
+  const memory::desc x = any(s.x), w = memory::desc(wd, memory::data_type::f32, Tag::any), y = any(s.y);
   const auto inference = dnnl::prop_kind::forward_inference;
   if (s.transposed) {
     dnnl::deconvolution_forward::desc desc(inference, dnnl::algorithm::deconvolution_direct, x, w, bias, y,
                                            strides, dil, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu());
-    plan->prim = dnnl::deconvolution_forward(pd);
-    plan->pd = pd;
-  } else {
-    dnnl::convolution_forward::desc desc(inference, dnnl::algorithm::convolution_direct, x, w, bias, y,
-                                         strides, dil, pl, pr);
-    dnnl::convolution_forward::primitive_desc pd(desc, user_scratchpad(), cpu());
-    plan->prim = dnnl::convolution_forward(pd);
-    plan->pd = pd;
+    return dnnl::deconvolution_forward::primitive_desc(desc, user_scratchpad(), cpu());
   }
+  dnnl::convolution_forward::desc desc(inference, dnnl::algorithm::convolution_direct, x, w, bias, y, strides,
+                                       dil, pl, pr);
+  return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu());
+}
+
+memory::desc nhwc(const Dims& d) {
+  return memory::desc(memory::dims(d.begin(), d.end()), memory::data_type::f32, Tag::acdb);
+}
+
+std::unique_ptr<ConvPlan> make_conv_plan(const ConvSpec& s) {
+  auto plan = std::make_unique<ConvPlan>();
+  plan->spec = s;
+  plan->user_x = s.channels_last ? nhwc(s.x) : plain(s.x);
+  plan->user_w = onnx_weights(s);
+  plan->user_y = s.channels_last ? nhwc(s.y) : plain(s.y);
+  plan->pd = conv_pd(s);
+  plan->prim = dnnl::primitive(plan->pd);
   const memory::desc px = plan->pd.src_desc(), pw = plan->pd.weights_desc(), py = plan->pd.dst_desc();
   plan->reorder_x = px != plan->user_x;
   plan->reorder_w = pw != plan->user_w;
@@ -393,6 +402,65 @@ bool conv_f32(KernelContext& ctx, ConvSpec spec, const float* x, const float* w,
     return false;  // no implementation for this geometry
   }
   run_conv(*plan, ctx, x, w, b, y);
+  return true;
+}
+
+bool conv_supported(const ConvSpec& spec) {
+  try {
+    conv_pd(spec);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+namespace {
+struct ReorderPlan {
+  Dims nchw;
+  bool to_last = true;
+  int threads = 1;
+  dnnl::reorder prim;
+  memory src, dst;
+};
+struct ReorderState {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<ReorderPlan>> plans;
+};
+}  // namespace
+
+bool reorder_f32(KernelContext& ctx, const Dims& nchw, bool to_last, const float* x, float* y) {
+  std::unique_ptr<ReorderState> local;
+  ReorderState& state = state_of(ctx, &local);
+  std::lock_guard lock(state.mutex);
+  const int want = threads() > 0 ? threads() : omp_get_num_procs();
+  apply_threads(want);
+  auto same = [&](const std::unique_ptr<ReorderPlan>& p) {
+    return p->nchw == nchw && p->to_last == to_last && p->threads == want;
+  };
+  auto it = std::find_if(state.plans.begin(), state.plans.end(), same);
+  if (it == state.plans.end()) {
+    auto plan = std::make_unique<ReorderPlan>();
+    plan->nchw = nchw;
+    plan->to_last = to_last;
+    plan->threads = want;
+    const memory::desc from = to_last ? plain(nchw) : nhwc(nchw), to = to_last ? nhwc(nchw) : plain(nchw);
+    try {
+      plan->prim = dnnl::reorder(dnnl::reorder::primitive_desc(cpu(), from, cpu(), to));
+    } catch (const dnnl::error&) {
+      return false;
+    }
+    plan->src = memory(from, cpu(), nullptr);
+    plan->dst = memory(to, cpu(), nullptr);
+    if (state.plans.size() >= kMaxPlans) state.plans.erase(state.plans.begin());
+    state.plans.push_back(std::move(plan));
+    it = std::prev(state.plans.end());
+  }
+  ReorderPlan& plan = **it;
+  plan.src.set_data_handle(const_cast<float*>(x));
+  plan.dst.set_data_handle(y);
+  auto& stream = thread_stream();
+  plan.prim.execute(stream, plan.src, plan.dst);
+  stream.wait();
   return true;
 }
 

@@ -19,6 +19,8 @@ struct ConvSpec {
   int64_t group = 1;
   bool bias = false;
   bool transposed = false;
+  // x and y held [N, H, W, C] (layout.h); the primitive is the one the plain layout gets, so are the bits.
+  bool channels_last = false;
   // The thread budget the primitive is made for: oneDNN fixes a primitive's work split when it creates it.
   int threads = 1;
   bool operator==(const ConvSpec&) const = default;
@@ -28,6 +30,11 @@ struct ConvSpec {
 // geometry: the caller takes the reference path. The choice depends on the geometry alone, so the same node
 // gives the same bits whatever the segmenting.
 bool conv_f32(KernelContext& ctx, ConvSpec spec, const float* x, const float* w, const float* b, float* y);
+// Whether conv_f32 would take this geometry (compile time: a channels-last convolution has no other path).
+bool conv_supported(const ConvSpec& spec);
+
+// A rank-4 float value from [N, C, H, W] (`nchw`) to [N, H, W, C] order, or back; a plain copy of bytes.
+bool reorder_f32(KernelContext& ctx, const Dims& nchw, bool to_last, const float* x, float* y);
 
 // Max or average pooling (NC + spatial, plain layout); pad_end as the rule's output size needs it (ceil
 // mode).

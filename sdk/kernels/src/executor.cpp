@@ -10,6 +10,7 @@
 #include "graphsplit/sdk/ir/topo.h"
 #include "infer/infer.h"
 #include "kernel.h"
+#include "layout.h"
 
 namespace graphsplit::kernels {
 namespace {
@@ -25,6 +26,13 @@ constexpr int64_t kRuleValueElements = 64;
 bool check_shapes_requested() {
   const char* v = std::getenv("GRAPHSPLIT_CHECK_SHAPES");
   return v && *v && std::string_view(v) != "0";
+}
+
+// GRAPHSPLIT_CHANNELS_LAST=0 keeps every value in ONNX's layout (layout.h): the same bits, for comparing
+// speed and for tests that prove the bits are the same.
+bool channels_last_enabled() {
+  const char* v = std::getenv("GRAPHSPLIT_CHANNELS_LAST");
+  return !v || std::string_view(v) != "0";
 }
 
 class ShapeChecker {
@@ -84,6 +92,11 @@ struct Step {
   mutable uint64_t calls = 0;           // KernelContext::call
   uint64_t constant_inputs = 0;         // KernelContext::constant_inputs
   mutable std::shared_ptr<void> state;  // KernelContext::state
+  bool channels_last = false;           // KernelContext::channels_last
+  bool conversion = false;              // a layout conversion (its node is the executable's own)
+  // Inputs read with other dims than their slot's: a channels-last step's broadcast operand whose bytes
+  // need no move (layout::relabel_only), or a conversion's operand padded to rank 4.
+  std::vector<std::pair<size_t, Dims>> relabel;
 };
 
 thread_local const KernelObserver* kernel_observer = nullptr;
@@ -103,6 +116,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
   bool check_shapes = false;
   std::shared_ptr<char[]> arena;
   char* arena_base = nullptr;
+  std::unique_ptr<sdk::Graph> layout_nodes;  // the conversion steps' nodes
 
   int64_t arena_bytes() const override { return arena_size; }
 
@@ -122,16 +136,19 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
     std::optional<ShapeChecker> checker;
     if (check_shapes) checker.emplace();
     RuleScratch scratch;
+    std::vector<Tensor> relabelled;
     for (const Step& step : steps) {
       ctx.node = step.node;
       ctx.opset = step.opset;
       ctx.call = step.calls++;
       ctx.constant_inputs = step.constant_inputs;
       ctx.state = &step.state;
+      ctx.channels_last = step.channels_last;
       ctx.inputs.assign(step.in_slots.size(), nullptr);
       for (size_t i = 0; i < step.in_slots.size(); ++i) {
         if (step.in_slots[i] >= 0) ctx.inputs[i] = &values[step.in_slots[i]];
       }
+      if (!step.relabel.empty()) relabel_inputs(step, ctx, &relabelled);
       produced.clear();
       current_ = &step;
       const KernelObserver* observer = kernel_observer;
@@ -163,7 +180,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
           return Status::internal("node '" + step.node->name() + "' (" + step.node->type() + "): output " +
                                   std::to_string(o) + " was not produced");
         }
-        if (checker) GS_RETURN_IF_ERROR(checker->check(*step.node, o, produced[o]));
+        if (checker && !step.conversion) GS_RETURN_IF_ERROR(check_shape(*checker, step, o, produced[o]));
       }
       if (observer) (*observer)({step.node, start, std::chrono::steady_clock::now(), &ctx.inputs, &produced});
       for (size_t o = 0; o < step.out_slots.size(); ++o)
@@ -177,6 +194,24 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
 
  private:
   const Step* current_ = nullptr;
+
+  static void relabel_inputs(const Step& step, KernelContext& ctx, std::vector<Tensor>* relabelled) {
+    relabelled->assign(step.relabel.size(), Tensor());
+    for (size_t k = 0; k < step.relabel.size(); ++k) {
+      const auto& [i, dims] = step.relabel[k];
+      (*relabelled)[k] = *ctx.inputs[i];
+      (*relabelled)[k].mutable_desc().shape = sdk::Shape(dims);
+      ctx.inputs[i] = &(*relabelled)[k];
+    }
+  }
+
+  // A channels-last output is checked in the layout the node declares.
+  static Status check_shape(ShapeChecker& checker, const Step& step, size_t o, const Tensor& t) {
+    if (!step.channels_last || o != 0) return checker.check(*step.node, o, t);
+    Tensor logical = t;
+    logical.mutable_desc().shape = sdk::Shape(layout::to_first(dims_of(t)));
+    return checker.check(*step.node, o, logical);
+  }
 
   // One symbol table per run, made when a rule first needs it, so runs never accumulate expressions.
   struct RuleScratch {
@@ -396,7 +431,145 @@ class Compiler {
     return true;
   }
 
+  // Runs the channels-last regions (layout.h) of a static graph: each step that can runs in that layout when
+  // it is a convolution or one of its inputs already is; conversion steps go where a value changes layout.
+  void channels_last(std::vector<bool>* heap) {
+    for (const Step& step : exe_.steps)
+      if (!step.node->subgraphs().empty()) return;  // a body may read an outer value in its ONNX layout
+    std::vector<Step> steps = std::move(exe_.steps);
+    exe_.steps.clear();
+    last_.assign(exe_.num_slots, false);
+    for (Step& step : steps) {
+      if (runs_channels_last(step)) {
+        make_channels_last(step);
+      } else {
+        for (int& s : step.in_slots)
+          if (s >= 0 && last_[s]) s = converted(s, false, step.node->name());
+      }
+      exe_.steps.push_back(std::move(step));
+    }
+    for (size_t r = 0; r < exe_.result_slots.size(); ++r) {
+      const int s = exe_.result_slots[r];
+      if (s < 0 || !last_[s]) continue;
+      const int plain = converted(s, false, "result" + std::to_string(r));
+      exe_.result_slots[r] = plain;
+      heap->resize(exe_.num_slots, false);
+      (*heap)[plain] = true;
+      (*heap)[s] = std::count(exe_.result_slots.begin(), exe_.result_slots.end(), s) > 0;
+    }
+    heap->resize(exe_.num_slots, false);
+  }
+
  private:
+  const Dims& static_dims(int slot) const { return slot_desc_[slot].shape.dims(); }
+
+  bool float_tensor(int slot, size_t max_rank) const {
+    const sdk::TensorDesc& d = slot_desc_[slot];
+    return d.kind == sdk::ValueKind::kTensor && d.dtype == DataType::kFloat && d.is_static() &&
+           d.shape.rank() <= max_rank;
+  }
+
+  bool runs_channels_last(const Step& step) const {
+    const layout::Role role = layout::role_of(*step.node, step.opset);
+    if (role == layout::Role::kNone || !step.fixed || step.out_slots.size() != 1 || step.out_slots[0] < 0 ||
+        step.in_slots.empty() || step.in_slots[0] < 0)
+      return false;
+    const int y = step.out_slots[0];
+    if (!float_tensor(y, 4) || static_dims(y).size() != 4) return false;
+    const int x = step.in_slots[0];
+    if (role == layout::Role::kConv) {
+      if (step.in_slots.size() < 2 || step.in_slots[1] < 0 || !float_tensor(x, 4) ||
+          !float_tensor(step.in_slots[1], 4))
+        return false;
+      const bool bias = step.in_slots.size() > 2 && step.in_slots[2] >= 0;
+      const Dims xd = last_[x] ? layout::to_first(static_dims(x)) : static_dims(x);
+      return conv_channels_last(*step.node, step.opset, xd, static_dims(step.in_slots[1]), static_dims(y),
+                                bias);
+    }
+    if (role == layout::Role::kGlobalPool)
+      return last_[x] && float_tensor(x, 4) && static_dims(x).size() == 4;
+    bool any_last = false;
+    for (int s : step.in_slots) {
+      if (s < 0 || !float_tensor(s, 4)) return false;
+      any_last = any_last || last_[s];
+    }
+    return any_last;
+  }
+
+  // Which inputs hold a channels-last value when the step runs channels-last.
+  static bool layout_input(const Step& step, size_t i) {
+    return i == 0 || layout::role_of(*step.node, step.opset) == layout::Role::kElementwise;
+  }
+
+  void make_channels_last(Step& step) {
+    for (size_t i = 0; i < step.in_slots.size(); ++i) {
+      int& s = step.in_slots[i];
+      if (s < 0) continue;
+      if (!layout_input(step, i) || last_[s] || static_dims(s).empty()) continue;
+      const Dims p = layout::padded4(static_dims(s));
+      if (const Tensor* c = constant_of(s)) {
+        s = converted_constant(s, *c);
+      } else if (layout::relabel_only(p)) {
+        step.relabel.emplace_back(i, layout::to_last(p));
+      } else {
+        s = converted(s, true, step.node->name());
+      }
+    }
+    for (size_t i = 0; i < step.in_slots.size(); ++i)
+      if (step.in_slots[i] >= 0) step.fixed_dims[i] = in_dims(step, i);
+    step.channels_last = true;
+    step.fixed_shapes[0].dims = layout::to_last(step.fixed_shapes[0].dims);
+    const int y = step.out_slots[0];
+    slot_desc_[y].shape = sdk::Shape(layout::to_last(static_dims(y)));
+    last_[y] = true;
+  }
+
+  Dims in_dims(const Step& step, size_t i) const {
+    for (const auto& [k, dims] : step.relabel)
+      if (k == i) return dims;
+    return static_dims(step.in_slots[i]);
+  }
+
+  int converted_constant(int slot, const Tensor& c) {
+    auto it = constant_last_.find(slot);
+    if (it != constant_last_.end()) return it->second;
+    Tensor t = layout::permute_constant(c, true);
+    const int s = static_cast<int>(exe_.num_slots++);
+    slot_desc_.push_back(t.desc());
+    last_.push_back(true);
+    constant_index_[s] = exe_.constants.size();
+    exe_.constants.emplace_back(s, std::move(t));
+    constant_last_[slot] = s;
+    return s;
+  }
+
+  // The slot holding `slot`'s value in the other layout, made by a conversion step the first time it is
+  // needed.
+  int converted(int slot, bool to_last, const std::string& reader) {
+    auto& memo = to_last ? to_last_ : to_first_;
+    auto it = memo.find(slot);
+    if (it != memo.end()) return it->second;
+    if (!exe_.layout_nodes) exe_.layout_nodes = sdk::Graph::create("layout");
+    const std::string type = to_last ? "ToChannelsLast" : "ToChannelsFirst";
+    Step step;
+    step.node =
+        exe_.layout_nodes->add_node(reader + "/" + type + "_" + std::to_string(exe_.num_slots), type, 1, 1);
+    step.fn = to_last ? layout::to_channels_last : layout::to_channels_first;
+    step.conversion = true;
+    step.in_slots = {slot};
+    const Dims& dims = static_dims(slot);
+    if (to_last && dims.size() < 4) step.relabel.emplace_back(0, layout::padded4(dims));
+    sdk::TensorDesc d = slot_desc_[slot];
+    d.shape = sdk::Shape(to_last ? layout::to_last(layout::padded4(dims)) : layout::to_first(dims));
+    const int s = static_cast<int>(exe_.num_slots++);
+    slot_desc_.push_back(d);
+    last_.push_back(to_last);
+    step.out_slots = {s};
+    exe_.steps.push_back(std::move(step));
+    memo[slot] = s;
+    return s;
+  }
+
   int new_slot(const sdk::Node* n, int o) {
     const int s = static_cast<int>(exe_.num_slots++);
     slot_of_[{n, o}] = s;
@@ -470,6 +643,9 @@ class Compiler {
   const sdk::Node* net_output_ = nullptr;
   std::vector<sdk::TensorDesc> slot_desc_;
   std::unordered_map<int, size_t> constant_index_;
+  // The channels-last pass: which slots hold that layout, and the conversions made so far.
+  std::vector<bool> last_;
+  std::unordered_map<int, int> to_last_, to_first_, constant_last_;
 };
 
 }  // namespace
@@ -486,9 +662,14 @@ Status compile_graph(const sdk::Graph& graph, const std::function<Status(const s
   GS_RETURN_IF_ERROR(c.order_inputs());
   std::vector<bool> heap;
   GS_RETURN_IF_ERROR(c.collect_results(&heap));
-  c.plan_lifetimes(heap);
   std::vector<int64_t> bytes;
-  if (c.static_bytes(&bytes)) plan_arena(*exe, bytes, heap);
+  const bool planned = c.static_bytes(&bytes);
+  if (planned && channels_last_enabled()) {
+    c.channels_last(&heap);
+    c.static_bytes(&bytes);
+  }
+  c.plan_lifetimes(heap);
+  if (planned) plan_arena(*exe, bytes, heap);
   *out = std::move(exe);
   return Status::ok();
 }

@@ -92,6 +92,9 @@ struct KernelContext {
   // The step's own state, kept across calls for as long as the executable lives (prepared oneDNN primitives);
   // nullptr where there is no step (a kernel called by another kernel).
   std::shared_ptr<void>* state = nullptr;
+  // Input 0 and output 0 are rank-4 values held channels-last: their dims read [N, H, W, C] and their bytes
+  // are in that order (layout.h). Only kernels that layout.h names as channels-last capable see it set.
+  bool channels_last = false;
 
   size_t num_inputs() const { return inputs.size(); }
   bool input_is_constant(size_t i) const { return i < 64 && (constant_inputs >> i & 1) != 0; }

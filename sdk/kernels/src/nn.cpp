@@ -12,6 +12,7 @@
 #include "broadcast.h"
 #include "dnnl.h"
 #include "kernel.h"
+#include "layout.h"
 
 namespace graphsplit::kernels {
 namespace {
@@ -285,7 +286,7 @@ Status conv_window(KernelContext& ctx, const Dims& x, const Dims& kernel, Window
   }
   // The output size (floor or ceil mode) is the shape rule's: one formula for compile and run time. Any
   // size is memory-safe here, because the taps bound-check every input position.
-  const Dims& y = ctx.rule_dims(0);
+  const Dims y = ctx.channels_last ? layout::to_first(ctx.rule_dims(0)) : ctx.rule_dims(0);
   if (y.size() != x.size()) return ctx.error("the shape rule's output rank is not the input's");
   w->out.assign(y.begin() + 2, y.end());
   return Status::ok();
@@ -397,7 +398,7 @@ Status visit_blas_float(KernelContext& ctx, DataType t, F&& f) {
 Status ConvImpl(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Tensor& wt = ctx.in(1);
-  const Dims& xd = dims_of(x);
+  const Dims xd = ctx.channels_last ? layout::to_first(dims_of(x)) : dims_of(x);
   const Dims& wd = dims_of(wt);
   if (xd.size() < 3 || wd.size() != xd.size()) return ctx.error("input and weight ranks must match (>= 3)");
   const int64_t group = ctx.attr_int("group", 1);
@@ -415,16 +416,18 @@ Status ConvImpl(KernelContext& ctx) {
     using T = decltype(tag);
     const T* px = data_as<T>(x);
     const T* pw = data_as<T>(wt);
-    T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), ctx.channels_last ? layout::to_last(out) : out);
     if constexpr (std::is_same_v<T, float>) {
       if (num_elements(out) > 0 && num_elements(xd) > 0) {
         dnnl_path::ConvSpec spec{xd,          wd,        out,   w.strides,       w.dilations,
                                  w.pad_begin, w.pad_end, group, ctx.has_input(2)};
+        spec.channels_last = ctx.channels_last;
         if (dnnl_path::conv_f32(ctx, std::move(spec), px, pw,
                                 ctx.has_input(2) ? data_as<T>(ctx.in(2)) : nullptr, py))
           return Status::ok();
       }
     }
+    if (ctx.channels_last) return Status::internal("oneDNN refused a convolution it took at compile time");
     const int64_t outs = num_elements(w.out), ks = num_elements(kernel), ins = num_elements(w.in);
     const int64_t cg = C / group, mg = M / group;
     if (cg == 1 && mg == 1 && w.spatial == 2) {
@@ -783,7 +786,45 @@ Status LpPool(KernelContext& ctx) {
   return pool(ctx, false, static_cast<double>(p));
 }
 
+// Eight running sums per channel, element i of a plane into sum i % 8, combined in a fixed order:
+// vectorisable, the same bits on every run, and the same bits in both layouts.
+constexpr int64_t kPoolLanes = 8;
+double combine_lanes(const double* l, int64_t stride) {
+  return ((l[0] + l[4 * stride]) + (l[stride] + l[5 * stride])) +
+         ((l[2 * stride] + l[6 * stride]) + (l[3 * stride] + l[7 * stride]));
+}
+
+// x held [N, H, W, C] (layout.h): the channels are the inner loop.
+Status global_pool_channels_last(KernelContext& ctx, bool max) {
+  const Tensor& x = ctx.in(0);
+  const Dims& xd = dims_of(x);
+  if (xd.size() != 4 || dtype_of(x) != DataType::kFloat) return ctx.error("expects a rank-4 float input");
+  const int64_t n = xd[0], ins = xd[1] * xd[2], c = xd[3];
+  const float* px = data_as<float>(x);
+  float* py = ctx.allocate_as<float>(0, DataType::kFloat, {n, 1, 1, c});
+  std::vector<double> lanes(static_cast<size_t>(kPoolLanes * c));
+  for (int64_t b = 0; b < n; ++b) {
+    const float* image = px + b * ins * c;
+    if (max) {
+      for (int64_t k = 0; k < c; ++k) lanes[k] = -std::numeric_limits<double>::infinity();
+      for (int64_t i = 0; i < ins; ++i)
+        for (int64_t k = 0; k < c; ++k) lanes[k] = std::max(lanes[k], static_cast<double>(image[i * c + k]));
+      for (int64_t k = 0; k < c; ++k) py[b * c + k] = static_cast<float>(lanes[k]);
+      continue;
+    }
+    std::fill(lanes.begin(), lanes.end(), 0.0);
+    for (int64_t i = 0; i < ins; ++i) {
+      double* lane = lanes.data() + (i % kPoolLanes) * c;
+      for (int64_t k = 0; k < c; ++k) lane[k] += static_cast<double>(image[i * c + k]);
+    }
+    for (int64_t k = 0; k < c; ++k)
+      py[b * c + k] = static_cast<float>(combine_lanes(lanes.data() + k, c) / static_cast<double>(ins));
+  }
+  return Status::ok();
+}
+
 Status global_pool(KernelContext& ctx, bool max) {
+  if (ctx.channels_last) return global_pool_channels_last(ctx, max);
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
   if (xd.size() < 2) return ctx.error("input must have rank >= 2");
@@ -804,16 +845,13 @@ Status global_pool(KernelContext& ctx, bool max) {
         py[p] = T(static_cast<C>(acc));
         continue;
       }
-      // Eight running sums, combined in a fixed order: vectorisable, and the same bits on every run.
-      constexpr int64_t kLanes = 8;
-      double lanes[kLanes] = {};
+      double lanes[kPoolLanes] = {};
       int64_t i = 0;
-      for (; i + kLanes <= ins; i += kLanes)
-        for (int64_t l = 0; l < kLanes; ++l) lanes[l] += static_cast<double>(static_cast<C>(plane[i + l]));
-      for (; i < ins; ++i) lanes[i % kLanes] += static_cast<double>(static_cast<C>(plane[i]));
-      const double acc =
-          ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-      py[p] = T(static_cast<C>(acc / static_cast<double>(ins)));
+      for (; i + kPoolLanes <= ins; i += kPoolLanes)
+        for (int64_t l = 0; l < kPoolLanes; ++l)
+          lanes[l] += static_cast<double>(static_cast<C>(plane[i + l]));
+      for (; i < ins; ++i) lanes[i % kPoolLanes] += static_cast<double>(static_cast<C>(plane[i]));
+      py[p] = T(static_cast<C>(combine_lanes(lanes, 1) / static_cast<double>(ins)));
     }
     return Status::ok();
   });
@@ -826,6 +864,26 @@ Status GlobalMaxPool(KernelContext& ctx) {
 }
 
 }  // namespace
+
+bool conv_channels_last(const sdk::Node& node, int opset, const Dims& x, const Dims& w, const Dims& y,
+                        bool bias) {
+  if (x.size() != 4 || w.size() != 4 || y.size() != 4 || num_elements(x) == 0 || num_elements(y) == 0)
+    return false;
+  KernelContext ctx;
+  ctx.node = &node;
+  ctx.opset = opset;
+  const std::vector<RuleShape> rule = {{true, DataType::kFloat, y}};
+  ctx.rule = &rule;
+  const int64_t group = ctx.attr_int("group", 1);
+  if (group <= 0 || x[1] % group || w[0] % group || w[1] != x[1] / group) return false;
+  Window win;
+  if (!conv_window(ctx, x, Dims(w.begin() + 2, w.end()), &win).is_ok()) return false;
+  Dims out = {x[0], w[0]};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  if (out != y) return false;
+  dnnl_path::ConvSpec spec{x, w, y, win.strides, win.dilations, win.pad_begin, win.pad_end, group, bias};
+  return dnnl_path::conv_supported(spec);
+}
 
 // The float/double implementations without the 16-bit widening, for the integer kernels (quant.cpp).
 Status matmul_kernel(KernelContext& ctx) {
