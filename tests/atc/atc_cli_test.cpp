@@ -316,13 +316,15 @@ TEST_F(AtcTest, TimingAndDumps) {
   // The tiny model's shapes are all static already: shape inference changes nothing.
   EXPECT_NE(r.out.find("1   pass shape.infer"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2   pass fusion.conv_bn"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("3   pass std.prune_unused"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("4   pass std.topological_sort"), std::string::npos) << r.out;
-  for (const char* f : {"000_input.json", "000_input.dot", "001_shape.infer.json", "002_fusion.conv_bn.json",
-                        "003_std.prune_unused.json", "004_std.topological_sort.dot"}) {
+  EXPECT_NE(r.out.find("3   pass fusion.conv_scale"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4   pass std.prune_unused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("5   pass std.topological_sort"), std::string::npos) << r.out;
+  for (const char* f :
+       {"000_input.json", "000_input.dot", "001_shape.infer.json", "002_fusion.conv_bn.json",
+        "003_fusion.conv_scale.json", "004_std.prune_unused.json", "005_std.topological_sort.dot"}) {
     EXPECT_TRUE(fs::exists(path("dump") + "/" + f)) << f;
   }
-  EXPECT_NE(slurp(path("dump") + "/004_std.topological_sort.dot").find("digraph \"tiny\""),
+  EXPECT_NE(slurp(path("dump") + "/005_std.topological_sort.dot").find("digraph \"tiny\""),
             std::string::npos);
 }
 

@@ -71,7 +71,8 @@ class OmrunTest : public ::testing::Test {
         << "\"]\nrequired = [\"std\", \"placement\", \"ai_core\", \"ai_cpu\", "
            "\"dvpp\", \"host_cpu\", \"shape\", \"fusion\"]\n"
            // The same graph rewrites as the default pipeline, so that only the partitioning differs.
-           "[[pipeline]]\npass = \"shape.infer\"\n[[pipeline]]\npass = \"fusion.conv_bn\"\n"
+           "[[pipeline]]\npass = \"shape.infer\"\n[[pipeline]]\npass = "
+           "\"fusion.conv_bn\"\n[[pipeline]]\npass = \"fusion.conv_scale\"\n"
            "[[pipeline]]\npass = \"std.prune_unused\"\n"
            "[[pipeline]]\npass = \"std.topological_sort\"\n"
            "[[pipeline]]\npass = \"placement.engine_place\"\n";

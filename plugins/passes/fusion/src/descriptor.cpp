@@ -11,6 +11,10 @@ constexpr gs_component_desc kComponents[] = {
                       "Folds an inference BatchNormalization into the Conv before it (GE's "
                       "ConvBatchnormFusionPass)",
                       ConvBatchNorm, GS_NO_OPTIONS),
+    GS_PASS_COMPONENT("conv_scale",
+                      "Folds a Mul or Add by a per-channel constant into the Conv before it (GE's "
+                      "ConvScaleFusionPass)",
+                      ConvScale, GS_NO_OPTIONS),
 };
 
 }  // namespace

@@ -82,6 +82,29 @@ Node* add_constant(Graph& g, const std::string& base, Tensor value) {
   return c;
 }
 
+// The Conv gets new constant weights and bias and now computes `folded`'s value: its consumers, name and
+// descriptor move over, and `folded` goes.
+Status take_over(Graph& g, Node* conv, Node* folded, Tensor weights, Tensor bias) {
+  Node* new_w = add_constant(g, conv->name() + "_folded_weight", std::move(weights));
+  Node* new_b = add_constant(g, conv->name() + "_folded_bias", std::move(bias));
+  g.disconnect_input({conv, 1});
+  GS_RETURN_IF_ERROR(g.add_edge({new_w, 0}, {conv, 1}));
+  if (conv->num_inputs() < 3) conv->add_input();
+  g.disconnect_input({conv, 2});
+  GS_RETURN_IF_ERROR(g.add_edge({new_b, 0}, {conv, 2}));
+  const std::vector<sdk::InPort> readers = folded->consumers(0);
+  for (const sdk::InPort& r : readers) {
+    GS_RETURN_IF_ERROR(g.remove_edge({folded, 0}, r));
+    GS_RETURN_IF_ERROR(g.add_edge({conv, 0}, r));
+  }
+  conv->set_output_name(0, folded->output_name(0));
+  conv->mutable_output_desc(0) = folded->output_desc(0);
+  for (Node* c : std::vector<Node*>(folded->control_outputs()))
+    GS_RETURN_IF_ERROR(g.add_control_edge(conv, c));
+  g.remove_node(folded);
+  return Status::ok();
+}
+
 Status fold(Graph& g, Node* conv, Node* bn) {
   const Tensor& w = *float_constant(conv->input(1).node);
   const std::vector<int64_t> wdims = w.desc().shape.dims();
@@ -101,24 +124,7 @@ Status fold(Graph& g, Node* conv, Node* bn) {
     for (int64_t k = 0; k < per_channel; ++k) weights[c * per_channel + k] *= a;
     bias[c] = (bias[c] - mean[c]) * a + beta[c];
   }
-  Node* new_w = add_constant(g, conv->name() + "_folded_weight", float_tensor(wdims, weights));
-  Node* new_b = add_constant(g, conv->name() + "_folded_bias", float_tensor({m}, bias));
-  g.disconnect_input({conv, 1});
-  GS_RETURN_IF_ERROR(g.add_edge({new_w, 0}, {conv, 1}));
-  if (conv->num_inputs() < 3) conv->add_input();
-  g.disconnect_input({conv, 2});
-  GS_RETURN_IF_ERROR(g.add_edge({new_b, 0}, {conv, 2}));
-  // The Conv now computes the BatchNormalization's value: its consumers, name and descriptor move over.
-  const std::vector<sdk::InPort> readers = bn->consumers(0);
-  for (const sdk::InPort& r : readers) {
-    GS_RETURN_IF_ERROR(g.remove_edge({bn, 0}, r));
-    GS_RETURN_IF_ERROR(g.add_edge({conv, 0}, r));
-  }
-  conv->set_output_name(0, bn->output_name(0));
-  conv->mutable_output_desc(0) = bn->output_desc(0);
-  for (Node* c : std::vector<Node*>(bn->control_outputs())) GS_RETURN_IF_ERROR(g.add_control_edge(conv, c));
-  g.remove_node(bn);
-  return Status::ok();
+  return take_over(g, conv, bn, float_tensor(wdims, weights), float_tensor({m}, bias));
 }
 
 Status fold_graph(Graph& g, size_t* folded) {
@@ -134,7 +140,106 @@ Status fold_graph(Graph& g, size_t* folded) {
   return Status::ok();
 }
 
+// ---- ConvScale
+
+// A Conv whose only reader is `n`, with constant float weights (rank >= 3) and bias (or none); nullptr
+// otherwise.
+Node* sole_conv(const sdk::OutPort& p, const Node& n) {
+  Node* conv = p.node;
+  if (!conv || !is_onnx(*conv, "Conv") || p.index != 0 || conv->num_outputs() != 1 ||
+      conv->consumers(0).size() != 1 || conv->consumers(0)[0].node != &n || conv->num_inputs() < 2 ||
+      conv->num_inputs() > 3)
+    return nullptr;
+  const Tensor* w = float_constant(conv->input(1).node);
+  if (!w || w->desc().shape.rank() < 3) return nullptr;
+  if (conv->num_inputs() == 3 && conv->input(2).valid()) {
+    const Tensor* b = float_constant(conv->input(2).node);
+    if (!b || b->desc().shape.num_elements().value_or(-1) != w->desc().shape.dims()[0]) return nullptr;
+  }
+  return conv;
+}
+
+// The per-output-channel values of constant `c` broadcast against a Conv output of `rank` dims and `m`
+// channels: one value, or m values on the channel axis; nullopt when it broadcasts any other way.
+std::optional<std::vector<double>> per_channel(const Tensor& c, size_t rank, int64_t m) {
+  const std::vector<int64_t>& d = c.desc().shape.dims();
+  if (d.size() > rank) return std::nullopt;
+  const std::vector<double> v = values(c);
+  if (v.size() == 1) return std::vector<double>(static_cast<size_t>(m), v[0]);
+  if (d.size() + 1 < rank) return std::nullopt;     // d ends before the channel axis
+  const size_t channel_axis = d.size() + 1 - rank;  // where the output's axis 1 falls in d
+  if (channel_axis >= d.size() || d[channel_axis] != m || static_cast<int64_t>(v.size()) != m)
+    return std::nullopt;
+  return v;
+}
+
+struct ScaleFold {
+  Node* conv = nullptr;
+  std::vector<double> values;
+};
+
+std::optional<ScaleFold> scale_fold(const Node& n) {
+  const bool mul = is_onnx(n, "Mul");
+  if ((!mul && !is_onnx(n, "Add")) || n.num_inputs() != 2 || n.num_outputs() != 1) return std::nullopt;
+  for (size_t i = 0; i < 2; ++i) {
+    Node* conv = sole_conv(n.input(i), n);
+    const Tensor* c = float_constant(n.input(1 - i).node);
+    if (!conv || !c) continue;
+    const std::vector<int64_t>& w = float_constant(conv->input(1).node)->desc().shape.dims();
+    auto v = per_channel(*c, w.size(), w[0]);
+    if (v) return ScaleFold{conv, std::move(*v)};
+  }
+  return std::nullopt;
+}
+
+Status fold_scale(Graph& g, Node* n, const ScaleFold& f) {
+  const Tensor& w = *float_constant(f.conv->input(1).node);
+  const std::vector<int64_t> wdims = w.desc().shape.dims();
+  const int64_t m = wdims[0], per_out = static_cast<int64_t>(w.size_bytes() / 4) / std::max<int64_t>(1, m);
+  std::vector<double> weights = values(w), bias(static_cast<size_t>(m), 0.0);
+  if (f.conv->num_inputs() == 3 && f.conv->input(2).valid())
+    bias = values(*float_constant(f.conv->input(2).node));
+  const bool mul = n->type() == "Mul";
+  for (int64_t c = 0; c < m; ++c) {
+    if (mul) {
+      for (int64_t k = 0; k < per_out; ++k) weights[c * per_out + k] *= f.values[c];
+      bias[c] *= f.values[c];
+    } else {
+      bias[c] += f.values[c];
+    }
+  }
+  return take_over(g, f.conv, n, float_tensor(wdims, weights), float_tensor({m}, bias));
+}
+
+// Until nothing folds: a Conv's Mul then Add fold one after the other.
+Status fold_scales(Graph& g, size_t* folded) {
+  for (bool again = true; again;) {
+    again = false;
+    std::vector<Node*> candidates;
+    for (Node* n : g.nodes())
+      if (scale_fold(*n)) candidates.push_back(n);
+    for (Node* n : candidates) {
+      const std::optional<ScaleFold> f = scale_fold(*n);
+      if (!f) continue;
+      GS_RETURN_IF_ERROR(fold_scale(g, n, *f));
+      ++*folded;
+      again = true;
+    }
+  }
+  return Status::ok();
+}
+
 }  // namespace
+
+Status ConvScale::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
+  size_t folded = 0;
+  GS_RETURN_IF_ERROR(fold_scales(root, &folded));
+  for (Graph* sub : root.subgraphs()) GS_RETURN_IF_ERROR(fold_scales(*sub, &folded));
+  *changed = folded > 0;
+  if (folded)
+    ctx.log(sdk::LogLevel::kInfo, "folded " + std::to_string(folded) + " constant Mul/Add into Conv");
+  return Status::ok();
+}
 
 Status ConvBatchNorm::run(Graph& root, sdk::PassContext& ctx, bool* changed) {
   size_t folded = 0;

@@ -18,4 +18,15 @@ class ConvBatchNorm final : public sdk::Pass {
   sdk::Status run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) override;
 };
 
+// GE's ConvScaleFusionPass for ONNX: a Mul or Add of a float Conv (constant weights and bias, feeding nothing
+// else) by a constant with one value, or one value per output channel on the channel axis, becomes that Conv
+// with W'[m] = W[m] * s[m], b'[m] = b[m] * s[m] (Mul) or b'[m] = b[m] + t[m] (Add), computed in double; the
+// Conv then writes the Mul's or Add's value. Repeated until nothing folds (a Mul then an Add both fold). In
+// the root graph and every subgraph.
+class ConvScale final : public sdk::Pass {
+ public:
+  explicit ConvScale(const sdk::PluginContext&) {}
+  sdk::Status run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) override;
+};
+
 }  // namespace graphsplit::plugins::fusion

@@ -121,5 +121,75 @@ TEST(ConvBatchNormTest, LeavesTrainingModeAndNonConstantStatistics) {
   EXPECT_FALSE(data_mean.run());
 }
 
+// x [1,2,3,3] -> Conv (2 output channels, 1x1, bias {0.5, -1}) -> Mul(scale, conv) -> Add(shift) -> Relu
+struct ConvScaleModel {
+  std::unique_ptr<Graph> g = Graph::create("g");
+  ConvScaleModel(std::vector<int64_t> scale_dims, std::vector<float> scale, std::vector<int64_t> shift_dims,
+                 std::vector<float> shift) {
+    Node* x = g->add_node("x", sdk::op::kData, 0, 0);
+    x->add_output(tensor_desc(DataType::kFloat, {1, 2, 3, 3}), "x");
+    x->attrs().set(sdk::attr::kIndex, AttrValue::Int(0));
+    add_floats(*g, "w", {2, 2, 1, 1}, {1, 2, 3, 4});
+    add_floats(*g, "b", {2}, {0.5f, -1});
+    add_floats(*g, "scale", std::move(scale_dims), std::move(scale));
+    add_floats(*g, "shift", std::move(shift_dims), std::move(shift));
+    const sdk::TensorDesc y = tensor_desc(DataType::kFloat, {1, 2, 3, 3});
+    sdk::testing::add_op(*g, "conv", "Conv", {"x", "w", "b"}, y);
+    sdk::testing::add_op(*g, "mul", "Mul", {"scale", "conv"}, y);  // the constant first, as Paddle exports it
+    sdk::testing::add_op(*g, "add", "Add", {"mul", "shift"}, y);
+    sdk::testing::add_op(*g, "relu", "Relu", {"add"}, y);
+    sdk::testing::add_net_output(*g, {"relu"});
+  }
+  bool run(TestPassContext* ctx = nullptr) {
+    TestPluginContext pc("fusion.conv_scale");
+    ConvScale pass(pc);
+    TestPassContext local;
+    bool changed = false;
+    EXPECT_TRUE(pass.run(*g, ctx ? *ctx : local, &changed).is_ok());
+    return changed;
+  }
+};
+
+TEST(ConvScaleTest, FoldsAScalarMulAndAPerChannelAdd) {
+  ConvScaleModel m({1}, {2}, {1, 2, 1, 1}, {0.25f, 3});
+  TestPassContext ctx;
+  ASSERT_TRUE(m.run(&ctx));
+  EXPECT_EQ(m.g->find_node("mul"), nullptr);
+  EXPECT_EQ(m.g->find_node("add"), nullptr);
+  Node* conv = m.g->find_node("conv");
+  EXPECT_EQ(m.g->find_node("relu")->input(0).node, conv);
+  EXPECT_EQ(conv->output_name(0), "add");
+  EXPECT_EQ(floats_of(conv->input(1).node), (std::vector<float>{2, 4, 6, 8}));
+  // b' = b * 2 + shift
+  EXPECT_EQ(floats_of(conv->input(2).node), (std::vector<float>{1.25f, 1}));
+  EXPECT_TRUE(sdk::verify(*m.g).is_ok());
+  EXPECT_EQ(ctx.messages, std::vector<std::string>{"folded 2 constant Mul/Add into Conv"});
+  EXPECT_FALSE(m.run());
+}
+
+TEST(ConvScaleTest, FoldsAChannelVectorOfRankThree) {
+  ConvScaleModel m({2, 1, 1}, {3, -1}, {}, {1});
+  ASSERT_TRUE(m.run());
+  Node* conv = m.g->find_node("conv");
+  EXPECT_EQ(floats_of(conv->input(1).node), (std::vector<float>{3, 6, -3, -4}));
+  EXPECT_EQ(floats_of(conv->input(2).node), (std::vector<float>{2.5f, 2}));
+}
+
+// A [C] vector broadcasts against the last axis (W), a [1,1,3,1] one along H: neither is per channel.
+TEST(ConvScaleTest, LeavesConstantsThatBroadcastOverOtherAxes) {
+  ConvScaleModel along_w({2}, {3, -1}, {1, 1, 3, 1}, {1, 2, 3});
+  along_w.g->find_node("x")->mutable_output_desc(0).shape = sdk::Shape({1, 2, 3, 2});
+  EXPECT_FALSE(along_w.run());
+  EXPECT_NE(along_w.g->find_node("mul"), nullptr);
+  EXPECT_NE(along_w.g->find_node("add"), nullptr);
+}
+
+TEST(ConvScaleTest, LeavesAConvWhoseValueIsAlsoReadElsewhere) {
+  ConvScaleModel m({1}, {2}, {1}, {1});
+  sdk::testing::add_op(*m.g, "other", "Relu", {"conv"}, tensor_desc(DataType::kFloat, {1, 2, 3, 3}));
+  EXPECT_FALSE(m.run());
+  EXPECT_NE(m.g->find_node("mul"), nullptr);
+}
+
 }  // namespace
 }  // namespace graphsplit::plugins::fusion
