@@ -31,7 +31,7 @@ struct ConvSpec {
 // gives the same bits whatever the segmenting.
 bool conv_f32(KernelContext& ctx, ConvSpec spec, const float* x, const float* w, const float* b, float* y);
 // Whether conv_f32 would take this geometry (compile time: a channels-last convolution has no other path).
-bool conv_supported(const ConvSpec& spec);
+bool conv_supported(ConvSpec spec);
 
 // A rank-4 float value from [N, C, H, W] (`nchw`) to [N, H, W, C] order, or back; a plain copy of bytes.
 bool reorder_f32(KernelContext& ctx, const Dims& nchw, bool to_last, const float* x, float* y);
