@@ -96,6 +96,33 @@ Status BatchNormalization(KernelContext& ctx) {
   });
 }
 
+// Elements per thread below which more threads cost more than they save.
+constexpr int64_t kRowGrain = 64 * 1024;
+
+// The mean and the variance about it of n values, each sum kept in eight running sums combined in a fixed
+// order: vectorisable (a single running sum is a chain of dependent additions), and the same bits on every
+// run and thread count.
+template <class Cm, class T>
+std::pair<double, double> mean_and_variance(const T* src, int64_t n) {
+  constexpr int64_t kLanes = 8;
+  auto lane_sum = [&](auto&& value) {
+    double lanes[kLanes] = {};
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) lanes[l] += value(i + l);
+    for (; i < n; ++i) lanes[i % kLanes] += value(i);
+    return ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+  };
+  const double mean = lane_sum([&](int64_t i) { return static_cast<double>(static_cast<Cm>(src[i])); }) /
+                      static_cast<double>(n);
+  const double var = lane_sum([&](int64_t i) {
+                       const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
+                       return d * d;
+                     }) /
+                     static_cast<double>(n);
+  return {mean, var};
+}
+
 Status InstanceNormalization(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   const Dims& xd = dims_of(x);
@@ -111,14 +138,7 @@ Status InstanceNormalization(KernelContext& ctx) {
     for (int64_t n = 0; n < N; ++n)
       for (int64_t c = 0; c < C; ++c) {
         const T* src = px + (n * C + c) * inner;
-        double mean = 0, var = 0;
-        for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(static_cast<Cm>(src[i]));
-        mean /= static_cast<double>(inner);
-        for (int64_t i = 0; i < inner; ++i) {
-          const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
-          var += d * d;
-        }
-        var /= static_cast<double>(inner);
+        const auto [mean, var] = mean_and_variance<Cm>(src, inner);
         const double a = scalar_as_double(ctx.in(1), c) / std::sqrt(var + eps);
         const double b = scalar_as_double(ctx.in(2), c);
         T* dst = py + (n * C + c) * inner;
@@ -160,23 +180,21 @@ Status LayerNormalization(KernelContext& ctx) {
     float* pm = ctx.num_outputs() > 1 ? ctx.allocate_as<float>(1, DataType::kFloat, stat_dims) : nullptr;
     float* pr = ctx.num_outputs() > 2 ? ctx.allocate_as<float>(2, DataType::kFloat, stat_dims) : nullptr;
     (void)stat_type;
-    for (int64_t r = 0; r < outer; ++r) {
-      const T* src = px + r * inner;
-      double mean = 0, var = 0;
-      for (int64_t i = 0; i < inner; ++i) mean += static_cast<double>(static_cast<Cm>(src[i]));
-      mean /= static_cast<double>(inner);
-      for (int64_t i = 0; i < inner; ++i) {
-        const double d = static_cast<double>(static_cast<Cm>(src[i])) - mean;
-        var += d * d;
+    // Rows are independent: split over the threads, each computed the same way whoever computes it.
+    const int64_t grain = std::max<int64_t>(1, kRowGrain / std::max<int64_t>(1, inner));
+    parallel_for(outer, grain, [&](int64_t begin, int64_t end) {
+      for (int64_t r = begin; r < end; ++r) {
+        const T* src = px + r * inner;
+        const auto [mean, var] = mean_and_variance<Cm>(src, inner);
+        const double inv = 1.0 / std::sqrt(var + eps);
+        T* dst = py + r * inner;
+        for (int64_t i = 0; i < inner; ++i)
+          dst[i] =
+              T(static_cast<Cm>((static_cast<double>(static_cast<Cm>(src[i])) - mean) * inv * sc[i] + bi[i]));
+        if (pm) pm[r] = static_cast<float>(mean);
+        if (pr) pr[r] = static_cast<float>(inv);
       }
-      var /= static_cast<double>(inner);
-      const double inv = 1.0 / std::sqrt(var + eps);
-      for (int64_t i = 0; i < inner; ++i)
-        py[r * inner + i] =
-            T(static_cast<Cm>((static_cast<double>(static_cast<Cm>(src[i])) - mean) * inv * sc[i] + bi[i]));
-      if (pm) pm[r] = static_cast<float>(mean);
-      if (pr) pr[r] = static_cast<float>(inv);
-    }
+    });
     return Status::ok();
   });
 }
