@@ -67,7 +67,12 @@ class RuntimeTest : public ::testing::Test {
 
 TEST_F(RuntimeTest, StaticSegmentsReuseOneArena) {
   std::unique_ptr<Runtime> rt;
+  setenv("GRAPHSPLIT_FUSE_ELEMENTWISE", "0", 1);  // fused, the chain has no intermediate value at all
   ASSERT_TRUE(open(relu_chain(10, {1000}, "AIcoreEngine"), &rt).is_ok());
+  unsetenv("GRAPHSPLIT_FUSE_ELEMENTWISE");
+  std::unique_ptr<Runtime> fused;
+  ASSERT_TRUE(open(relu_chain(10, {1000}, "AIcoreEngine"), &fused).is_ok());
+  EXPECT_EQ(fused->segment_stats()[0].arena_bytes, 0);
   ASSERT_EQ(rt->segment_stats().size(), 1u);
   const SegmentStats& s = rt->segment_stats()[0];
   EXPECT_TRUE(s.static_shape);
@@ -535,6 +540,77 @@ TEST(KernelsTest, ChannelsLastRegionsGiveTheBitsOfThePlainLayout) {
     EXPECT_EQ(plain[i].desc().shape.dims(), dims[i]);
     EXPECT_TRUE(last[i].bytes() == plain[i].bytes()) << "result " << i;
   }
+}
+
+// A hard-swish spelled out as Paddle exports it, a scale and shift after it, then every other operator a
+// chain may hold; "mid" is also a result, so the chain must end there and start again after it.
+std::unique_ptr<sdk::Graph> elementwise_chain_graph() {
+  auto f = [](std::vector<int64_t> d) { return tensor_desc(sdk::DataType::kFloat, std::move(d)); };
+  const std::vector<int64_t> dims = {3, 1000};
+  auto g = opset17_root();
+  add_data(*g, "x", 0, f(dims));
+  add_data(*g, "z", 1, f(dims));
+  add_const(*g, "three", floats({}, {3}));
+  add_const(*g, "zero", floats({}, {0}));
+  add_const(*g, "six", floats({}, {6}));
+  add_const(*g, "scale", floats({1}, {1.7f}));
+  add_const(*g, "shift", floats({1, 1}, {-0.3f}));
+  add_op(*g, "a", "Add", {"x", "three"}, f(dims));
+  add_op(*g, "c", "Clip", {"a", "zero", "six"}, f(dims));
+  add_op(*g, "m", "Mul", {"x", "c"}, f(dims));
+  add_op(*g, "d", "Div", {"m", "six"}, f(dims));
+  add_op(*g, "s", "Mul", {"scale", "d"}, f(dims));
+  add_op(*g, "mid", "Add", {"s", "shift"}, f(dims));
+  add_op(*g, "h", "HardSigmoid", {"mid"}, f(dims))->attrs().set("alpha", sdk::AttrValue::Float(0.3));
+  add_op(*g, "l", "LeakyRelu", {"h"}, f(dims));
+  add_op(*g, "sub", "Sub", {"z", "l"}, f(dims));
+  add_op(*g, "sig", "Sigmoid", {"sub"}, f(dims));
+  add_op(*g, "t", "Tanh", {"sig"}, f(dims));
+  add_op(*g, "sw", "HardSwish", {"t"}, f(dims));
+  add_op(*g, "r", "Relu", {"sw"}, f(dims));
+  add_net_output(*g, {"r", "mid"});
+  return g;
+}
+
+std::vector<sdk::Tensor> run_chain_graph(bool fuse, std::vector<std::string>* ops) {
+  setenv("GRAPHSPLIT_FUSE_ELEMENTWISE", fuse ? "1" : "0", 1);
+  setenv("GRAPHSPLIT_CHECK_SHAPES", "1", 1);
+  const std::unique_ptr<sdk::Graph> g = elementwise_chain_graph();
+  std::unique_ptr<sdk::Executable> exe = compile_kernels(*g);
+  unsetenv("GRAPHSPLIT_FUSE_ELEMENTWISE");
+  unsetenv("GRAPHSPLIT_CHECK_SHAPES");
+  const kernels::KernelObserver observer = [&](const kernels::KernelCall& c) {
+    ops->push_back(c.node->type());
+  };
+  kernels::set_kernel_observer(&observer);
+  std::vector<sdk::Tensor> out;
+  // Values from -5 to 5: every branch of the clamps and activations is taken.
+  sdk::Tensor x = random_floats({3, 1000}, 11), z = random_floats({3, 1000}, 12);
+  std::vector<float> xv = values(x);
+  for (float& v : xv) v *= 5;
+  const sdk::Status s = exe->run({floats({3, 1000}, xv), z}, &out);
+  kernels::set_kernel_observer(nullptr);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  return out;
+}
+
+// A fused chain keeps each operator's per-element arithmetic: the bits of the operators run one by one.
+TEST(KernelsTest, FusedElementwiseChainsGiveTheBitsOfTheOperators) {
+  std::vector<std::string> one_by_one, fused;
+  const std::vector<sdk::Tensor> want = run_chain_graph(false, &one_by_one);
+  const std::vector<sdk::Tensor> got = run_chain_graph(true, &fused);
+  EXPECT_EQ(one_by_one.size(), 13u);
+  EXPECT_EQ(fused, (std::vector<std::string>{"FusedElementwise", "FusedElementwise"}));
+  ASSERT_EQ(want.size(), 2u);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(got[i].desc().shape.dims(), (std::vector<int64_t>{3, 1000}));
+    EXPECT_TRUE(got[i].bytes() == want[i].bytes()) << "result " << i;
+  }
+  // Not a vacuous comparison: the clamps and activations left values on both sides of zero.
+  const std::vector<float> mid = values(got[1]);
+  EXPECT_GT(*std::max_element(mid.begin(), mid.end()), 1.0f);
+  EXPECT_LT(*std::min_element(mid.begin(), mid.end()), -0.2f);
 }
 
 // The kernels take output shapes from the operators' shape rules, evaluated on each run's inputs: a Reshape

@@ -47,8 +47,11 @@ def test_static_model_trace_adds_up(tmp_path):
             kernels = [e for e in mine if e["cat"] == "kernel" and inside(e, s)]
             # One event per kernel call: every operator of the segment, plus the layout conversions at the
             # edges of its channels-last regions (a convolution model has some), its time within the segment's.
+            # A fused elementwise step ("first+k") runs k + 1 operators.
             conversions = [k for k in kernels if k["args"]["op"] in ("ToChannelsLast", "ToChannelsFirst")]
-            assert len(kernels) - len(conversions) == int(s["args"]["nodes"])
+            fused = [int(k["args"]["node"].rsplit("+", 1)[1]) for k in kernels if k["args"]["op"] == "FusedElementwise"]
+            assert fused and min(fused) >= 1
+            assert len(kernels) - len(conversions) + sum(fused) == int(s["args"]["nodes"])
             assert conversions and all(k["args"]["outputs"].startswith("float32[") for k in conversions)
             assert all(k["args"]["depth"] == s["args"]["depth"] + 1 and k["args"]["op"] in k["name"] for k in kernels)
             assert sum(k["dur"] for k in kernels) == pytest.approx(s["dur"], rel=0.10)

@@ -5,6 +5,7 @@
 
 #include "broadcast.h"
 #include "kernel.h"
+#include "scalar_ops.h"
 
 namespace graphsplit::kernels {
 namespace {
@@ -71,13 +72,11 @@ GS_UNARY_FLOAT(Mish, v* std::tanh(v > 0 ? v + std::log1p(std::exp(-v)) : std::lo
 #undef GS_UNARY_FLOAT
 
 Status Sigmoid(KernelContext& ctx) {
-  return unary_float_exact(ctx, [](auto v) -> decltype(v) {
-    return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v));
-  });
+  return unary_float_exact(ctx, [](auto v) -> decltype(v) { return scalar::sigmoid(v); });
 }
 Status LeakyRelu(KernelContext& ctx) {
   const float alpha = ctx.attr_float("alpha", 0.01f);
-  return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return v < 0 ? v * alpha : v; });
+  return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return scalar::leaky_relu(v, alpha); });
 }
 Status Elu(KernelContext& ctx) {
   const float alpha = ctx.attr_float("alpha", 1.0f);
@@ -101,14 +100,10 @@ Status ThresholdedRelu(KernelContext& ctx) {
 }
 Status HardSigmoid(KernelContext& ctx) {
   const float alpha = ctx.attr_float("alpha", 0.2f), beta = ctx.attr_float("beta", 0.5f);
-  return unary_float_exact(ctx, [&](auto v) -> decltype(v) {
-    return std::max<decltype(v)>(0, std::min<decltype(v)>(1, alpha * v + beta));
-  });
+  return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return scalar::hard_sigmoid(v, alpha, beta); });
 }
 Status HardSwish(KernelContext& ctx) {
-  return unary_float_exact(ctx, [&](auto v) -> decltype(v) {
-    return v * std::max<decltype(v)>(0, std::min<decltype(v)>(1, v / 6 + decltype(v)(0.5)));
-  });
+  return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return scalar::hard_swish(v); });
 }
 Status Shrink(KernelContext& ctx) {
   const float bias = ctx.attr_float("bias", 0.0f), lambd = ctx.attr_float("lambd", 0.5f);
@@ -129,7 +124,7 @@ Status Gelu(KernelContext& ctx) {
   });
 }
 Status Relu(KernelContext& ctx) {
-  return unary_numeric(ctx, [](auto v) -> decltype(v) { return v > 0 ? v : decltype(v)(0); });
+  return unary_numeric(ctx, [](auto v) -> decltype(v) { return scalar::relu(v); });
 }
 Status Abs(KernelContext& ctx) {
   return unary_numeric(ctx, [](auto v) -> decltype(v) {
@@ -507,30 +502,37 @@ Status CastLike(KernelContext& ctx) {
   return cast_to(ctx, ctx.in(0), dtype_of(ctx.in(1)));
 }
 
+template <class T, class C = Compute<T>>
+std::pair<C, C> clip_bounds(const KernelContext& ctx) {
+  C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
+  if (ctx.opset < 11) {
+    lo = static_cast<C>(ctx.attr_float("min", -std::numeric_limits<float>::max()));
+    hi = static_cast<C>(ctx.attr_float("max", std::numeric_limits<float>::max()));
+  } else {
+    // min and max: scalars of the input's type; anything else is ignored rather than read past its end
+    for (size_t k : {size_t{1}, size_t{2}}) {
+      if (!ctx.has_input(k) || dtype_of(ctx.in(k)) != dtype_of(ctx.in(0)) ||
+          ctx.in(k).size_bytes() < sizeof(T))
+        continue;
+      (k == 1 ? lo : hi) = static_cast<C>(data_as<T>(ctx.in(k))[0]);
+    }
+  }
+  return {lo, hi};
+}
+
 Status Clip(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   return visit_arith(dtype_of(x), [&](auto tag) {
     using T = decltype(tag);
     using C = Compute<T>;
-    C lo = std::numeric_limits<C>::lowest(), hi = std::numeric_limits<C>::max();
-    if (ctx.opset < 11) {
-      lo = static_cast<C>(ctx.attr_float("min", -std::numeric_limits<float>::max()));
-      hi = static_cast<C>(ctx.attr_float("max", std::numeric_limits<float>::max()));
-    } else {
-      // min and max: scalars of the input's type; anything else is ignored rather than read past its end
-      for (size_t k : {size_t{1}, size_t{2}}) {
-        if (!ctx.has_input(k) || dtype_of(ctx.in(k)) != dtype_of(x) || ctx.in(k).size_bytes() < sizeof(T))
-          continue;
-        (k == 1 ? lo : hi) = static_cast<C>(data_as<T>(ctx.in(k))[0]);
-      }
-    }
+    const auto [lo, hi] = clip_bounds<T>(ctx);
     const T* in = data_as<T>(x);
     T* out = ctx.allocate_as<T>(0, dtype_of(x), dims_of(x));
-    parallel_for(num_elements(dims_of(x)), kParallelGrain, [&, lo, hi](int64_t begin, int64_t end) {
+    parallel_for(num_elements(dims_of(x)), kParallelGrain, [&, lo = lo, hi = hi](int64_t begin, int64_t end) {
       // Bounds by value: captured by reference they could alias `out`, and the loop would not vectorise.
       for (int64_t i = begin; i < end; ++i) {
         const C v = static_cast<C>(in[i]);
-        out[i] = T(v < lo ? lo : (v > hi ? hi : v));
+        out[i] = T(scalar::clip(v, lo, hi));
       }
     });
     return Status::ok();
@@ -584,6 +586,10 @@ Status Dropout(KernelContext& ctx) {
 }
 
 }  // namespace
+
+std::pair<float, float> clip_bounds_f32(const KernelContext& ctx) {
+  return clip_bounds<float>(ctx);
+}
 
 void register_elementwise(std::vector<KernelEntry>* t) {
   t->insert(t->end(), {

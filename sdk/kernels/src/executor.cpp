@@ -5,6 +5,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "fused.h"
 #include "graphsplit/kernels/kernels.h"
 #include "graphsplit/sdk/ir/sym.h"
 #include "graphsplit/sdk/ir/topo.h"
@@ -26,6 +27,12 @@ constexpr int64_t kRuleValueElements = 64;
 bool check_shapes_requested() {
   const char* v = std::getenv("GRAPHSPLIT_CHECK_SHAPES");
   return v && *v && std::string_view(v) != "0";
+}
+
+// GRAPHSPLIT_FUSE_ELEMENTWISE=0 runs every elementwise operator on its own (fused.h): the same bits.
+bool fusion_enabled() {
+  const char* v = std::getenv("GRAPHSPLIT_FUSE_ELEMENTWISE");
+  return !v || std::string_view(v) != "0";
 }
 
 // GRAPHSPLIT_CHANNELS_LAST=0 keeps every value in ONNX's layout (layout.h): the same bits, for comparing
@@ -94,6 +101,7 @@ struct Step {
   mutable std::shared_ptr<void> state;  // KernelContext::state
   bool channels_last = false;           // KernelContext::channels_last
   bool conversion = false;              // a layout conversion (its node is the executable's own)
+  const sdk::Node* declared = nullptr;  // a fused step: the node whose declared output it computes
   // Inputs read with other dims than their slot's: a channels-last step's broadcast operand whose bytes
   // need no move (layout::relabel_only), or a conversion's operand padded to rank 4.
   std::vector<std::pair<size_t, Dims>> relabel;
@@ -207,10 +215,11 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
 
   // A channels-last output is checked in the layout the node declares.
   static Status check_shape(ShapeChecker& checker, const Step& step, size_t o, const Tensor& t) {
-    if (!step.channels_last || o != 0) return checker.check(*step.node, o, t);
+    const sdk::Node& node = step.declared ? *step.declared : *step.node;
+    if (!step.channels_last || o != 0) return checker.check(node, o, t);
     Tensor logical = t;
     logical.mutable_desc().shape = sdk::Shape(layout::to_first(dims_of(t)));
-    return checker.check(*step.node, o, logical);
+    return checker.check(node, o, logical);
   }
 
   // One symbol table per run, made when a rule first needs it, so runs never accumulate expressions.
@@ -460,7 +469,125 @@ class Compiler {
     heap->resize(exe_.num_slots, false);
   }
 
+  // Runs each chain of float elementwise steps, each the only reader of the one before, as one fused step
+  // (fused.h) where the last of them ran.
+  void fuse_elementwise(const std::vector<bool>& heap) {
+    std::vector<int> readers(exe_.num_slots, 0), reader_step(exe_.num_slots, -1);
+    for (size_t k = 0; k < exe_.steps.size(); ++k)
+      for (int s : exe_.steps[k].in_slots)
+        if (s >= 0) {
+          ++readers[s];
+          reader_step[s] = static_cast<int>(k);
+        }
+    std::vector<Step> steps = std::move(exe_.steps);
+    exe_.steps.clear();
+    std::vector<int> chain_of(steps.size(), -1);  // the chain a step ends
+    std::vector<bool> absorbed(steps.size(), false);
+    std::vector<std::vector<size_t>> chains;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      if (absorbed[k] || !fusable(steps[k])) continue;
+      std::vector<size_t> chain = {k};
+      while (chain.size() < kMaxChain) {
+        const int v = steps[chain.back()].out_slots[0];
+        if (readers[v] != 1 || heap[v]) break;
+        const size_t r = static_cast<size_t>(reader_step[v]);
+        if (absorbed[r] || !fusable(steps[r]) ||
+            steps[r].fixed_shapes[0].dims != steps[k].fixed_shapes[0].dims ||
+            steps[r].channels_last != steps[k].channels_last)
+          break;
+        chain.push_back(r);
+      }
+      if (chain.size() < 2) continue;
+      for (size_t m : chain) absorbed[m] = true;
+      chain_of[chain.back()] = static_cast<int>(chains.size());
+      chains.push_back(std::move(chain));
+    }
+    for (size_t k = 0; k < steps.size(); ++k) {
+      if (chain_of[k] >= 0) {
+        exe_.steps.push_back(fused_step(steps, chains[chain_of[k]]));
+      } else if (!absorbed[k]) {
+        exe_.steps.push_back(std::move(steps[k]));
+      }
+    }
+  }
+
  private:
+  static constexpr size_t kMaxChain = 16;
+
+  // Every operand a float of the step's output size or a single value; the output's dims known.
+  bool fusable(const Step& step) const {
+    const fused::Op op = fused::op_of(*step.node, step.opset);
+    if (op == fused::Op::kNone || !step.fixed || !step.relabel.empty() || step.out_slots.size() != 1 ||
+        step.out_slots[0] < 0 || step.fixed_shapes.size() != 1 ||
+        step.in_slots.size() < fused::operands_of(op))
+      return false;
+    if (!float_tensor(step.out_slots[0], 64)) return false;
+    const Dims& dims = step.fixed_shapes[0].dims;
+    for (size_t i = 0; i < fused::operands_of(op); ++i) {
+      const int s = step.in_slots[i];
+      if (s < 0 || !float_tensor(s, 64)) return false;
+      const Dims& d = static_dims(s);
+      if (d != dims && num_elements(d) != 1) return false;
+    }
+    return true;
+  }
+
+  fused::Instruction instruction(const Step& member) const {
+    fused::Instruction in;
+    in.op = fused::op_of(*member.node, member.opset);
+    in.node = member.node;
+    in.opset = member.opset;
+    KernelContext attrs;
+    attrs.node = member.node;
+    if (in.op == fused::Op::kHardSigmoid) {
+      in.alpha = attrs.attr_float("alpha", 0.2f);
+      in.beta = attrs.attr_float("beta", 0.5f);
+    } else if (in.op == fused::Op::kLeakyRelu) {
+      in.alpha = attrs.attr_float("alpha", 0.01f);
+    }
+    return in;
+  }
+
+  Step fused_step(std::vector<Step>& steps, const std::vector<size_t>& chain) {
+    auto program = std::make_shared<fused::Program>();
+    Step step;
+    auto input_index = [&](int slot) {
+      auto it = std::find(step.in_slots.begin(), step.in_slots.end(), slot);
+      if (it != step.in_slots.end()) return static_cast<int>(it - step.in_slots.begin());
+      step.in_slots.push_back(slot);
+      return static_cast<int>(step.in_slots.size() - 1);
+    };
+    for (size_t m = 0; m < chain.size(); ++m) {
+      const Step& member = steps[chain[m]];
+      fused::Instruction in = instruction(member);
+      const int previous = m ? steps[chain[m - 1]].out_slots[0] : -1;
+      for (size_t i = 0; i < member.in_slots.size(); ++i) {
+        const int s = member.in_slots[i];
+        if (i >= fused::operands_of(in.op)) {
+          in.params.push_back(s >= 0 ? input_index(s) : -1);
+        } else if (s == previous) {
+          in.operands.push_back({false, static_cast<int>(m - 1)});
+        } else {
+          in.operands.push_back({true, input_index(s)});
+        }
+      }
+      program->code.push_back(std::move(in));
+    }
+    const Step& last = steps[chain.back()];
+    program->dims = last.fixed_shapes[0].dims;
+    if (!exe_.layout_nodes) exe_.layout_nodes = sdk::Graph::create("layout");
+    const std::string name = steps[chain.front()].node->name() + "+" + std::to_string(chain.size() - 1);
+    step.node =
+        exe_.layout_nodes->add_node(exe_.layout_nodes->unique_node_name(name), "FusedElementwise", 0, 1);
+    step.fn = fused::run;
+    step.opset = last.opset;
+    step.out_slots = last.out_slots;
+    step.channels_last = last.channels_last;
+    step.declared = last.node;
+    step.state = std::move(program);
+    return step;
+  }
+
   const Dims& static_dims(int slot) const { return slot_desc_[slot].shape.dims(); }
 
   bool float_tensor(int slot, size_t max_rank) const {
@@ -668,6 +795,7 @@ Status compile_graph(const sdk::Graph& graph, const std::function<Status(const s
     c.channels_last(&heap);
     c.static_bytes(&bytes);
   }
+  if (planned && fusion_enabled()) c.fuse_elementwise(heap);
   c.plan_lifetimes(heap);
   if (planned) plan_arena(*exe, bytes, heap);
   *out = std::move(exe);
