@@ -113,7 +113,7 @@ Op op_of(const sdk::Node& node, int opset) {
                                                          {"Clip", Op::kClip},
                                                          {"Tanh", Op::kTanh}};
   for (const auto& [type, op] : kOps)
-    if (node.type() == type) return op == Op::kClip && opset < 11 ? Op::kNone : op;
+    if (node.type() == type) return op;
   return Op::kNone;
 }
 

@@ -26,7 +26,8 @@ enum class Op {
   kTanh
 };
 
-// The operator a node computes in a chain, or kNone. Clip's bounds, inputs 1 and 2, are parameters.
+// The operator a node computes in a chain, or kNone. Clip's bounds (inputs 1 and 2 from opset 11, attributes
+// before) are parameters.
 Op op_of(const sdk::Node& node, int opset);
 // The operand inputs of such an operator (the others are parameters).
 size_t operands_of(Op op);
