@@ -426,6 +426,50 @@ TEST(KernelsTest, DepthwiseConvolutionMatchesTheDefinition) {
       }
 }
 
+// A ConvTranspose whose windows do not overlap runs as one matrix product and a scatter: it must agree with
+// the definition, y[n, m, i * kh + a, j * kw + b] = bias[m] + sum_c x[n, c, i, j] * w[c, m, a, b].
+TEST(KernelsTest, NonOverlappingConvTransposeMatchesTheDefinition) {
+  const int64_t N = 2, C = 5, M = 3, H = 4, W = 6, KH = 2, KW = 3;
+  auto g = opset17_root();
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
+  x->add_output(tensor_desc(sdk::DataType::kFloat, {N, C, H, W}), "x");
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  std::vector<float> wv(C * M * KH * KW), bv = {0.5f, -1.0f, 2.0f}, xv(N * C * H * W);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i % 7) - 3.0f;
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>((i * 37) % 11) - 5.0f;
+  for (const auto& [name, t] :
+       {std::pair{"w", floats({C, M, KH, KW}, wv)}, std::pair{"b", floats({M}, bv)}}) {
+    sdk::Node* c = g->add_node(name, sdk::op::kConst, 0, 0);
+    c->add_output(t.desc(), name);
+    c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(t));
+  }
+  const std::vector<int64_t> out = {N, M, H * KH, W * KW};
+  sdk::Node* conv =
+      add_op(*g, "up", "ConvTranspose", {"x", "w", "b"}, tensor_desc(sdk::DataType::kFloat, out));
+  conv->attrs().set("kernel_shape", sdk::AttrValue::Ints({KH, KW}));
+  conv->attrs().set("strides", sdk::AttrValue::Ints({KH, KW}));
+  add_net_output(*g, {"up"});
+  std::unique_ptr<sdk::Executable> exe;
+  ASSERT_TRUE(kernels::compile_graph(
+                  *g, [](const sdk::Node&) { return sdk::Status::ok(); }, {}, &exe)
+                  .is_ok());
+  std::vector<sdk::Tensor> result;
+  ASSERT_TRUE(exe->run({floats({N, C, H, W}, xv)}, &result).is_ok());
+  ASSERT_EQ(result[0].desc().shape.dims(), out);
+  const std::vector<float> got = values(result[0]);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t y = 0; y < H * KH; ++y)
+        for (int64_t z = 0; z < W * KW; ++z) {
+          float want = bv[m];
+          for (int64_t c = 0; c < C; ++c)
+            want +=
+                xv[((n * C + c) * H + y / KH) * W + z / KW] * wv[((c * M + m) * KH + y % KH) * KW + z % KW];
+          EXPECT_FLOAT_EQ(got[((n * M + m) * H * KH + y) * W * KW + z], want)
+              << n << "," << m << "," << y << "," << z;
+        }
+}
+
 sdk::Tensor int64s(std::vector<int64_t> dims, std::vector<int64_t> v) {
   std::string bytes(v.size() * 8, '\0');
   std::memcpy(bytes.data(), v.data(), bytes.size());

@@ -58,6 +58,12 @@ void apply_threads(int want) {
 
 // ---- convolution
 
+// What a step keeps between calls. A step whose calls take different paths (a ConvTranspose whose geometry
+// changes between runs) finds another path's state there: it then works with a state of its own.
+struct StepState {
+  virtual ~StepState() = default;
+};
+
 struct ConvPlan {
   ConvSpec spec;
   dnnl::primitive_desc pd;
@@ -73,7 +79,7 @@ struct ConvPlan {
   std::unordered_map<int, memory> args;
 };
 
-struct ConvState {
+struct ConvState : StepState {
   std::mutex mutex;
   std::vector<std::unique_ptr<ConvPlan>> plans;  // most recent last; a few shapes per dynamic step
 };
@@ -204,7 +210,7 @@ struct SimplePlan {
 };
 
 template <class Spec>
-struct SimpleState {
+struct SimpleState : StepState {
   std::mutex mutex;
   std::vector<std::unique_ptr<SimplePlan<Spec>>> plans;
 };
@@ -258,7 +264,7 @@ struct MatMulPlan {
   dnnl::matmul prim[2][2];
 };
 
-struct MatMulState {
+struct MatMulState : StepState {
   std::mutex mutex;
   std::vector<std::unique_ptr<MatMulPlan>> plans;
 };
@@ -345,12 +351,12 @@ void run_matmul(const MatMulPlan& plan, const float* a, const float* b, float* c
 
 template <class State>
 State& state_of(KernelContext& ctx, std::unique_ptr<State>* local) {
-  if (!ctx.state) {
-    *local = std::make_unique<State>();
-    return **local;
+  if (ctx.state && !*ctx.state) *ctx.state = std::shared_ptr<StepState>(std::make_shared<State>());
+  if (ctx.state) {
+    if (auto* s = dynamic_cast<State*>(static_cast<StepState*>(ctx.state->get()))) return *s;
   }
-  if (!*ctx.state) *ctx.state = std::make_shared<State>();
-  return *static_cast<State*>(ctx.state->get());
+  *local = std::make_unique<State>();
+  return **local;
 }
 
 }  // namespace
@@ -435,7 +441,7 @@ struct ReorderPlan {
   dnnl::reorder prim;
   memory src, dst;
 };
-struct ReorderState {
+struct ReorderState : StepState {
   std::mutex mutex;
   std::vector<std::unique_ptr<ReorderPlan>> plans;
 };
