@@ -542,7 +542,11 @@ std::unique_ptr<sdk::Graph> channels_last_graph() {
   conv("d", {"p", "wd"}, C);
   add_op(*g, "h", "HardSigmoid", {"gap"}, f({N, C, 1, 1}));
   add_op(*g, "e", "Mul", {"d", "h"}, f({N, C, H, W}));
-  add_net_output(*g, {"e", "gap", "c1"});
+  sdk::Node* mp = add_op(*g, "mp", "MaxPool", {"e"}, f({N, C, (H + 1) / 2, (W + 1) / 2}));
+  mp->attrs().set("kernel_shape", sdk::AttrValue::Ints({3, 3}));
+  mp->attrs().set("strides", sdk::AttrValue::Ints({2, 2}));
+  mp->attrs().set("pads", sdk::AttrValue::Ints({1, 1, 1, 1}));
+  add_net_output(*g, {"e", "gap", "c1", "mp"});
   return g;
 }
 
@@ -573,13 +577,13 @@ TEST(KernelsTest, ChannelsLastRegionsGiveTheBitsOfThePlainLayout) {
   const std::vector<sdk::Tensor> plain = run_channels_last_graph(false, &plain_ops);
   const std::vector<sdk::Tensor> last = run_channels_last_graph(true, &last_ops);
   EXPECT_EQ(std::count(plain_ops.begin(), plain_ops.end(), "ToChannelsLast"), 0);
-  // x and z go in, u is moved (8 channels of 7), the three results come out; v is only relabelled.
+  // x and z go in, u is moved (8 channels of 7), the four results come out; v is only relabelled.
   EXPECT_EQ(std::count(last_ops.begin(), last_ops.end(), "ToChannelsLast"), 3);
-  EXPECT_EQ(std::count(last_ops.begin(), last_ops.end(), "ToChannelsFirst"), 3);
-  ASSERT_EQ(plain.size(), 3u);
-  ASSERT_EQ(last.size(), 3u);
-  const std::vector<std::vector<int64_t>> dims = {{2, 8, 9, 7}, {2, 8, 1, 1}, {2, 8, 9, 7}};
-  for (size_t i = 0; i < 3; ++i) {
+  EXPECT_EQ(std::count(last_ops.begin(), last_ops.end(), "ToChannelsFirst"), 4);
+  ASSERT_EQ(plain.size(), 4u);
+  ASSERT_EQ(last.size(), 4u);
+  const std::vector<std::vector<int64_t>> dims = {{2, 8, 9, 7}, {2, 8, 1, 1}, {2, 8, 9, 7}, {2, 8, 5, 4}};
+  for (size_t i = 0; i < 4; ++i) {
     EXPECT_EQ(last[i].desc().shape.dims(), dims[i]);
     EXPECT_EQ(plain[i].desc().shape.dims(), dims[i]);
     EXPECT_TRUE(last[i].bytes() == plain[i].bytes()) << "result " << i;

@@ -233,8 +233,9 @@ std::unique_ptr<SimplePlan<PoolSpec>> make_pool_plan(const PoolSpec& s) {
                    : s.include_pad ? dnnl::algorithm::pooling_avg_include_padding
                                    : dnnl::algorithm::pooling_avg_exclude_padding;
   dnnl::pooling_v2_forward::desc desc(
-      dnnl::prop_kind::forward_inference, alg, plain(s.x), plain(s.y),
-      memory::dims(s.strides.begin(), s.strides.end()), memory::dims(s.kernel.begin(), s.kernel.end()), dil,
+      dnnl::prop_kind::forward_inference, alg, s.channels_last ? nhwc(s.x) : plain(s.x),
+      s.channels_last ? nhwc(s.y) : plain(s.y), memory::dims(s.strides.begin(), s.strides.end()),
+      memory::dims(s.kernel.begin(), s.kernel.end()), dil,
       memory::dims(s.pad_begin.begin(), s.pad_begin.end()), memory::dims(s.pad_end.begin(), s.pad_end.end()));
   return simple_plan<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(s, desc);
 }
@@ -510,6 +511,15 @@ bool run_simple(KernelContext& ctx, Spec key, Make make, const float* x, float* 
 
 bool pool_f32(KernelContext& ctx, PoolSpec spec, const float* x, float* y) {
   return run_simple(ctx, std::move(spec), make_pool_plan, x, y);
+}
+
+bool pool_supported(const PoolSpec& spec) {
+  try {
+    make_pool_plan(spec);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
 }
 
 bool softmax_f32(KernelContext& ctx, SoftmaxSpec spec, const float* x, float* y) {

@@ -41,10 +41,12 @@ bool reorder_f32(KernelContext& ctx, const Dims& nchw, bool to_last, const float
 struct PoolSpec {
   Dims x, y, kernel, strides, dilations, pad_begin, pad_end;
   bool max = true, include_pad = false;
+  bool channels_last = false;  // x and y held [N, H, W, C] (layout.h)
   int threads = 1;
   bool operator==(const PoolSpec&) const = default;
 };
 bool pool_f32(KernelContext& ctx, PoolSpec spec, const float* x, float* y);
+bool pool_supported(const PoolSpec& spec);
 
 // Softmax or LogSoftmax of x along `axis` (plain layout).
 struct SoftmaxSpec {

@@ -615,6 +615,9 @@ class Compiler {
     }
     if (role == layout::Role::kGlobalPool)
       return last_[x] && float_tensor(x, 4) && static_dims(x).size() == 4;
+    if (role == layout::Role::kMaxPool)
+      return last_[x] && float_tensor(x, 4) && static_dims(x).size() == 4 &&
+             max_pool_channels_last(*step.node, step.opset, layout::to_first(static_dims(x)), static_dims(y));
     bool any_last = false;
     for (int s : step.in_slots) {
       if (s < 0 || !float_tensor(s, 4)) return false;

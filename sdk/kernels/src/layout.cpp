@@ -88,6 +88,7 @@ Role role_of(const sdk::Node& node, int opset) {
   const std::string& type = node.type();
   if (type == "Conv") return Role::kConv;
   if (type == "GlobalAveragePool" || type == "GlobalMaxPool") return Role::kGlobalPool;
+  if (type == "MaxPool") return Role::kMaxPool;
   if (elementwise(type) && node.num_outputs() == 1) return Role::kElementwise;
   return Role::kNone;
 }

@@ -24,6 +24,7 @@ enum class Role {
   kConv,         // a 2-D float convolution oneDNN takes (decided by the caller with conv_channels_last)
   kElementwise,  // each output element from the same-index elements of its (broadcast) inputs
   kGlobalPool,   // GlobalAveragePool / GlobalMaxPool: a channels-last implementation of the same sums
+  kMaxPool,      // MaxPool on oneDNN (decided by the caller with max_pool_channels_last): maxima are exact
 };
 Role role_of(const sdk::Node& node, int opset);
 
@@ -41,4 +42,6 @@ namespace graphsplit::kernels {
 // channels-last convolution has no reference path.
 bool conv_channels_last(const sdk::Node& node, int opset, const Dims& x, const Dims& w, const Dims& y,
                         bool bias);
+// Whether this MaxPool node, with these static dims, runs on oneDNN (nn.cpp).
+bool max_pool_channels_last(const sdk::Node& node, int opset, const Dims& x, const Dims& y);
 }  // namespace graphsplit::kernels

@@ -686,25 +686,35 @@ Status visit_pool_type(DataType dtype, bool max, F&& f) {
 // Max and average pooling on oneDNN where its semantics are ONNX's: not LpPool, not MaxPool's Indices output,
 // and an average that counts padding only when no ceil-mode padding lies beyond the declared pads (oneDNN
 // would count it; ONNX does not).
-bool dnnl_pool(KernelContext& ctx, const Window& w, bool max, bool include_pad, double lp, const Dims& xd,
-               const Dims& out, const float* px, float* py) {
-  if (lp > 0 || (max && ctx.num_outputs() > 1) || num_elements(out) == 0) return false;
+// The oneDNN spec of a pooling it takes with ONNX's semantics; nullopt otherwise.
+std::optional<dnnl_path::PoolSpec> dnnl_pool_spec(const KernelContext& ctx, const Window& w, bool max,
+                                                  bool include_pad, double lp, const Dims& xd,
+                                                  const Dims& out) {
+  if (lp > 0 || (max && ctx.num_outputs() > 1) || num_elements(out) == 0) return std::nullopt;
   dnnl_path::PoolSpec spec{xd,          out,       w.kernel, w.strides,  w.dilations,
                            w.pad_begin, w.pad_end, max,      include_pad};
+  spec.channels_last = ctx.channels_last;
   for (size_t i = 0; i < w.spatial; ++i) {
     const int64_t eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
     spec.pad_end[i] = (w.out[i] - 1) * w.strides[i] + eff - w.in[i] - w.pad_begin[i];
-    if (spec.pad_end[i] < 0 || (!max && include_pad && spec.pad_end[i] != w.pad_end[i])) return false;
+    if (spec.pad_end[i] < 0 || (!max && include_pad && spec.pad_end[i] != w.pad_end[i])) return std::nullopt;
     // A window wholly in the padding has no element: the reference path gives ONNX's value for it.
-    if ((w.out[i] - 1) * w.strides[i] - w.pad_begin[i] >= w.in[i] || w.pad_begin[i] >= eff) return false;
+    if ((w.out[i] - 1) * w.strides[i] - w.pad_begin[i] >= w.in[i] || w.pad_begin[i] >= eff)
+      return std::nullopt;
   }
-  return dnnl_path::pool_f32(ctx, std::move(spec), px, py);
+  return spec;
+}
+
+bool dnnl_pool(KernelContext& ctx, const Window& w, bool max, bool include_pad, double lp, const Dims& xd,
+               const Dims& out, const float* px, float* py) {
+  std::optional<dnnl_path::PoolSpec> spec = dnnl_pool_spec(ctx, w, max, include_pad, lp, xd, out);
+  return spec && dnnl_path::pool_f32(ctx, std::move(*spec), px, py);
 }
 
 // `lp` > 0: LpPool, the lp-norm of each window.
 Status pool(KernelContext& ctx, bool max, double lp = 0) {
   const Tensor& x = ctx.in(0);
-  const Dims& xd = dims_of(x);
+  const Dims xd = ctx.channels_last ? layout::to_first(dims_of(x)) : dims_of(x);
   if (xd.size() < 3) return ctx.error("input must have rank >= 3");
   auto kernel = ctx.attr_ints("kernel_shape");
   if (!kernel) return ctx.error("kernel_shape is required");
@@ -718,10 +728,11 @@ Status pool(KernelContext& ctx, bool max, double lp = 0) {
     using T = decltype(tag);
     using C = Compute<T>;
     const T* px = data_as<T>(x);
-    T* py = ctx.allocate_as<T>(0, dtype_of(x), out);
+    T* py = ctx.allocate_as<T>(0, dtype_of(x), ctx.channels_last ? layout::to_last(out) : out);
     if constexpr (std::is_same_v<T, float>) {
       if (dnnl_pool(ctx, w, max, include_pad, lp, xd, out, px, py)) return Status::ok();
     }
+    if (ctx.channels_last) return Status::internal("oneDNN refused a pooling it took at compile time");
     int64_t* pi = max && ctx.num_outputs() > 1 ? ctx.allocate_as<int64_t>(1, DataType::kInt64, out) : nullptr;
     const int64_t planes = xd[0] * xd[1], ins = num_elements(w.in), outs = num_elements(w.out);
     const size_t s = w.spatial;
@@ -921,6 +932,21 @@ bool conv_channels_last(const sdk::Node& node, int opset, const Dims& x, const D
   if (out != y) return false;
   dnnl_path::ConvSpec spec{x, w, y, win.strides, win.dilations, win.pad_begin, win.pad_end, group, bias};
   return dnnl_path::conv_supported(spec);
+}
+
+bool max_pool_channels_last(const sdk::Node& node, int opset, const Dims& x, const Dims& y) {
+  if (x.size() != 4 || y.size() != 4 || node.num_outputs() != 1) return false;
+  KernelContext ctx;
+  ctx.node = &node;
+  ctx.opset = opset;
+  const std::vector<RuleShape> rule = {{true, DataType::kFloat, y}};
+  ctx.rule = &rule;
+  auto kernel = ctx.attr_ints("kernel_shape");
+  Window w;
+  if (!kernel || !conv_window(ctx, x, *kernel, &w).is_ok()) return false;
+  ctx.channels_last = true;
+  std::optional<dnnl_path::PoolSpec> spec = dnnl_pool_spec(ctx, w, true, false, 0, x, y);
+  return spec && dnnl_path::pool_supported(*spec);
 }
 
 // The float/double implementations without the 16-bit widening, for the integer kernels (quant.cpp).
