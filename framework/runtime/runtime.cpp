@@ -1,5 +1,7 @@
 #include "runtime/runtime.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -257,6 +259,30 @@ void Runtime::reset_timing() {
     s.calls = 0;
     s.milliseconds = 0;
   }
+  kernels::reset_tensor_memory_peak();
+}
+
+// Planned: every static segment's arena, allocated once. Peak: those plus the most bytes of kernel outputs
+// outside the arenas alive at once (dynamic segments, results). Resident: the process's high-water mark.
+std::string Runtime::memory_summary() const {
+  int64_t planned = 0;
+  size_t arenas = 0;
+  for (const SegmentStats& s : impl_->stats) {
+    if (s.arena_bytes <= 0) continue;
+    planned += s.arena_bytes;
+    ++arenas;
+  }
+  const kernels::TensorMemory heap = kernels::tensor_memory();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  char line[256];
+  std::snprintf(
+      line, sizeof line,
+      "memory: planned %lld bytes in %zu arenas; tensor peak %lld bytes (planned + %lld outside the "
+      "arenas); peak resident %.1f MB\n",
+      static_cast<long long>(planned), arenas, static_cast<long long>(planned + heap.peak),
+      static_cast<long long>(heap.peak), static_cast<double>(usage.ru_maxrss) / 1024.0);
+  return line;
 }
 
 std::string Runtime::timing_summary() const {
@@ -312,6 +338,7 @@ std::string Runtime::timing_summary() const {
                   static_cast<unsigned long long>(e.first), e.second);
     os << line;
   }
+  os << memory_summary();
   return os.str();
 }
 

@@ -111,6 +111,8 @@ class Runtime {
   std::string trace_json(const TraceSink& sink, const std::string& model) const;
   // Per segment and per engine: calls, total and mean milliseconds, arena bytes.
   std::string timing_summary() const;
+  // The planned arena bytes, the tensor peak and the process's peak resident size (one line).
+  std::string memory_summary() const;
   // Forgets the calls and times counted so far (omrun --warmup: the summary covers the timed runs only).
   void reset_timing();
   const sdk::Graph& graph() const;

@@ -298,6 +298,14 @@ TEST_F(OmrunTest, LoopAndTimingSummary) {
   EXPECT_NE(r.out.find("per graph:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 segments static"), std::string::npos) << r.out;  // test_relu: one static segment
   EXPECT_NE(r.out.find("5 calls"), std::string::npos) << r.out;
+  // Memory: test_relu's one value is its result, 3x4x5 floats outside any arena.
+  r = omrun("--model=" + path("relu.om") + " --random_input --loop=1 --timing");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(
+      r.out.find("memory: planned 0 bytes in 0 arenas; tensor peak 240 bytes (planned + 240 outside the "
+                 "arenas); peak resident "),
+      std::string::npos)
+      << r.out;
   // Warm-up runs are neither timed nor counted.
   r = omrun("--model=" + path("relu.om") + " --random_input --warmup=4 --loop=2 --timing");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -1,5 +1,6 @@
 // compile_graph: binds kernels to a standalone graph and plans its memory.
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -108,6 +109,23 @@ struct Step {
 };
 
 thread_local const KernelObserver* kernel_observer = nullptr;
+
+std::atomic<int64_t> heap_live{0}, heap_peak{0};
+
+// A kernel output outside the arena (64-byte aligned, as Tensor::allocate's), counted while it lives.
+Tensor counted_tensor(sdk::TensorDesc desc, size_t bytes, char** writable) {
+  const auto size = static_cast<int64_t>(bytes);
+  constexpr std::align_val_t kAlign{kAlignment};
+  std::shared_ptr<char[]> buffer(new (kAlign) char[std::max<size_t>(bytes, 1)], [size](char* p) {
+    heap_live -= size;
+    operator delete[](p, kAlign);
+  });
+  const int64_t live = heap_live += size;
+  for (int64_t peak = heap_peak; live > peak && !heap_peak.compare_exchange_weak(peak, live);) {
+  }
+  *writable = buffer.get();
+  return Tensor(std::move(desc), std::shared_ptr<const char>(buffer, buffer.get()), bytes);
+}
 
 class GraphExecutable final : public sdk::Executable, private OutputAllocator {
  public:
@@ -270,7 +288,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
         return Tensor(std::move(desc), std::shared_ptr<const char>(arena, *writable), bytes);
       }
     }
-    return Tensor::allocate(std::move(desc), bytes, writable);
+    return counted_tensor(std::move(desc), bytes, writable);
   }
 };
 
@@ -826,6 +844,14 @@ Status KernelEngine::compile(const sdk::Graph& subgraph, std::unique_ptr<sdk::Ex
                                    " does not declare operator " + n.type() + " in its op table");
       },
       options_, out);
+}
+
+TensorMemory tensor_memory() {
+  return {heap_live.load(), heap_peak.load()};
+}
+
+void reset_tensor_memory_peak() {
+  heap_peak = heap_live.load();
 }
 
 void set_kernel_observer(const KernelObserver* observer) {

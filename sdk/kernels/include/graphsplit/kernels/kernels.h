@@ -45,6 +45,15 @@ GS_KERNELS_API std::vector<std::string> kernel_names();
 // OpenBLAS's thread pool is.
 GS_KERNELS_API void set_blas_threads(int threads);
 
+// Bytes of the tensors kernels allocated outside the planned arenas (dynamic segments' values, results),
+// process-wide: live now and the most live at once since the last reset (omrun --timing). The arenas
+// themselves are Executable::arena_bytes.
+struct TensorMemory {
+  int64_t live = 0, peak = 0;
+};
+GS_KERNELS_API TensorMemory tensor_memory();
+GS_KERNELS_API void reset_tensor_memory_peak();
+
 // One kernel call of an executable made by compile_graph(), as a profiler sees it. Valid only during the
 // observer's call.
 struct KernelCall {
