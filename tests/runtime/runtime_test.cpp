@@ -661,6 +661,52 @@ TEST(KernelsTest, FusedElementwiseChainsGiveTheBitsOfTheOperators) {
   EXPECT_LT(*std::min_element(mid.begin(), mid.end()), -0.2f);
 }
 
+sdk::Tensor bytes_tensor(sdk::DataType type, std::vector<int64_t> dims, const std::vector<int>& v) {
+  std::string bytes(v.size(), '\0');
+  for (size_t i = 0; i < v.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(v[i] & 0xff));
+  return sdk::Tensor(tensor_desc(type, std::move(dims)), bytes);
+}
+
+// MatMulInteger's int32 sums are exact, also where they pass 2^24 (float would round them) and for uint8
+// weights with zero point 128 (shifted to int8 for oneDNN's int8 product).
+TEST(KernelsTest, MatMulIntegerSumsAreExact) {
+  const int64_t M = 5, K = 2048, N = 9;
+  for (const bool unsigned_weights : {false, true}) {
+    auto g = opset17_root();
+    sdk::Node* a = g->add_node("a", sdk::op::kData, 0, 0);
+    a->add_output(tensor_desc(sdk::DataType::kUint8, {M, K}), "a");
+    a->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+    std::vector<int> av(M * K), bv(K * N);
+    for (size_t i = 0; i < av.size(); ++i) av[i] = 240 + static_cast<int>(i % 16);
+    for (size_t i = 0; i < bv.size(); ++i)
+      bv[i] = 100 + static_cast<int>(i * 7 % 28) - (i % 5 == 0 ? 220 : 0);
+    const int a_zero = 3, b_zero = unsigned_weights ? 128 : 0;
+    std::vector<int> stored = bv;
+    for (int& v : stored) v += b_zero;
+    const sdk::DataType bt = unsigned_weights ? sdk::DataType::kUint8 : sdk::DataType::kInt8;
+    add_const(*g, "b", bytes_tensor(bt, {K, N}, stored));
+    add_const(*g, "az", bytes_tensor(sdk::DataType::kUint8, {}, {a_zero}));
+    add_const(*g, "bz", bytes_tensor(bt, {}, {b_zero}));
+    add_op(*g, "y", "MatMulInteger", {"a", "b", "az", "bz"}, tensor_desc(sdk::DataType::kInt32, {M, N}));
+    add_net_output(*g, {"y"});
+    std::unique_ptr<sdk::Executable> exe = compile_kernels(*g);
+    std::vector<sdk::Tensor> out;
+    ASSERT_TRUE(exe->run({bytes_tensor(sdk::DataType::kUint8, {M, K}, av)}, &out).is_ok());
+    std::vector<int32_t> got(M * N);
+    ASSERT_EQ(out[0].size_bytes(), got.size() * 4);
+    std::memcpy(got.data(), out[0].data(), out[0].size_bytes());
+    int64_t largest = 0;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t want = 0;
+        for (int64_t k = 0; k < K; ++k) want += int64_t{av[m * K + k] - a_zero} * bv[k * N + n];
+        largest = std::max(largest, std::abs(want));
+        EXPECT_EQ(got[m * N + n], want) << m << "," << n << (unsigned_weights ? " (uint8 weights)" : "");
+      }
+    EXPECT_GT(largest, int64_t{1} << 24);
+  }
+}
+
 // The kernels take output shapes from the operators' shape rules, evaluated on each run's inputs: a Reshape
 // target known only at run time is resolved, and refused, by the rule (its error text, not a kernel's).
 TEST(KernelsTest, ReshapeTargetsAreResolvedByTheShapeRuleAtRunTime) {

@@ -424,6 +424,66 @@ bool conv_f32(KernelContext& ctx, ConvSpec spec, const float* x, const float* w,
   return true;
 }
 
+namespace {
+
+struct Int8Plan {
+  Int8Spec spec;
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul prim;
+  bool exact = false;
+};
+struct Int8State : StepState {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<Int8Plan>> plans;
+};
+
+std::unique_ptr<Int8Plan> make_int8_plan(const Int8Spec& s) {
+  auto plan = std::make_unique<Int8Plan>();
+  plan->spec = s;
+  dnnl::primitive_attr attr = user_scratchpad();
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  memory::desc a({s.m, s.k}, s.a_signed ? memory::data_type::s8 : memory::data_type::u8,
+                 memory::dims{s.k, 1});
+  memory::desc b({s.k, s.n}, memory::data_type::s8, memory::dims{s.n, 1});
+  memory::desc c({s.m, s.n}, memory::data_type::s32, memory::dims{s.n, 1});
+  plan->pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, c), attr, cpu());
+  const std::string impl = plan->pd.impl_info_str();
+  plan->exact = impl.rfind("brg:", 0) == 0 &&
+                (impl.find("vnni") != std::string::npos || impl.find("amx") != std::string::npos);
+  if (plan->exact) plan->prim = dnnl::matmul(plan->pd);
+  return plan;
+}
+
+}  // namespace
+
+bool int8_matmul(KernelContext& ctx, Int8Spec spec, const void* a, const int8_t* b, int32_t* c) {
+  std::unique_ptr<Int8State> local;
+  Int8State& state = state_of(ctx, &local);
+  std::lock_guard lock(state.mutex);
+  apply_threads(threads() > 0 ? threads() : omp_get_num_procs());
+  Int8Plan* plan = nullptr;
+  try {
+    plan = find_plan<Int8State, Int8Plan>(state, spec, make_int8_plan);
+  } catch (const dnnl::error&) {
+    return false;
+  }
+  if (!plan->exact) return false;
+  int32_t zero = spec.a_zero;
+  std::unordered_map<int, memory> args = {
+      {DNNL_ARG_SRC, memory(plan->pd.src_desc(), cpu(), const_cast<void*>(a))},
+      {DNNL_ARG_WEIGHTS, memory(plan->pd.weights_desc(), cpu(), const_cast<int8_t*>(b))},
+      {DNNL_ARG_DST, memory(plan->pd.dst_desc(), cpu(), c)},
+      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+       memory(memory::desc({1}, memory::data_type::s32, Tag::x), cpu(), &zero)}};
+  const size_t pad = plan->pd.scratchpad_desc().get_size();
+  if (pad)
+    args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan->pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
+  auto& stream = thread_stream();
+  plan->prim.execute(stream, args);
+  stream.wait();
+  return true;
+}
+
 bool conv_supported(ConvSpec spec) {
   as_2d(spec);
   try {

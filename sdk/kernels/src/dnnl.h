@@ -70,6 +70,18 @@ struct MatMulSpec {
 };
 bool matmul_f32(KernelContext& ctx, MatMulSpec spec, const float* a, const float* b, float* c);
 
+// Exact int32 sums c[m, n] = sum_k (a[m, k] - a_zero) * b[k, n], a u8 or s8 and b s8, on oneDNN's int8 matrix
+// product. Only where it accumulates in 32 bits without saturating and stores the sums as they are (its
+// brgemm kernels on VNNI and AMX machines: older int8 kernels saturate 16-bit pair sums, and its int8
+// convolutions pass sums through float, both measured wrong here); false otherwise, nothing written.
+struct Int8Spec {
+  int64_t m = 0, n = 0, k = 0;
+  bool a_signed = false;
+  int32_t a_zero = 0;
+  bool operator==(const Int8Spec&) const = default;
+};
+bool int8_matmul(KernelContext& ctx, Int8Spec spec, const void* a, const int8_t* b, int32_t* c);
+
 // The thread budget of every oneDNN call (0: the machine's processors).
 void set_threads(int threads);
 int threads();
