@@ -616,7 +616,10 @@ std::unique_ptr<sdk::Graph> elementwise_chain_graph() {
   add_op(*g, "t", "Tanh", {"sig"}, f(dims));
   add_op(*g, "sw", "HardSwish", {"t"}, f(dims));
   add_op(*g, "r", "Relu", {"sw"}, f(dims));
-  add_net_output(*g, {"r", "mid"});
+  // A Clip deep in a chain: its operand is a register whose number exceeds the step's inputs.
+  add_const(*g, "hi", floats({}, {0.3f}));
+  add_op(*g, "cl", "Clip", {"r", "zero", "hi"}, f(dims));
+  add_net_output(*g, {"cl", "mid"});
   return g;
 }
 
@@ -647,7 +650,7 @@ TEST(KernelsTest, FusedElementwiseChainsGiveTheBitsOfTheOperators) {
   std::vector<std::string> one_by_one, fused;
   const std::vector<sdk::Tensor> want = run_chain_graph(false, &one_by_one);
   const std::vector<sdk::Tensor> got = run_chain_graph(true, &fused);
-  EXPECT_EQ(one_by_one.size(), 13u);
+  EXPECT_EQ(one_by_one.size(), 14u);
   EXPECT_EQ(fused, (std::vector<std::string>{"FusedElementwise", "FusedElementwise"}));
   ASSERT_EQ(want.size(), 2u);
   ASSERT_EQ(got.size(), 2u);
@@ -659,6 +662,9 @@ TEST(KernelsTest, FusedElementwiseChainsGiveTheBitsOfTheOperators) {
   const std::vector<float> mid = values(got[1]);
   EXPECT_GT(*std::max_element(mid.begin(), mid.end()), 1.0f);
   EXPECT_LT(*std::min_element(mid.begin(), mid.end()), -0.2f);
+  const std::vector<float> clipped = values(got[0]);
+  EXPECT_EQ(*std::max_element(clipped.begin(), clipped.end()), 0.3f);
+  EXPECT_LT(*std::min_element(clipped.begin(), clipped.end()), 0.3f);
 }
 
 sdk::Tensor bytes_tensor(sdk::DataType type, std::vector<int64_t> dims, const std::vector<int>& v) {

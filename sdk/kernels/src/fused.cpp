@@ -84,12 +84,17 @@ void execute(const Instruction& in, float* y, const Source* s, const Bounds& b, 
   }
 }
 
-// Clip's bounds for this run, read from its inputs as the Clip kernel reads them.
+// Clip's bounds for this run, read from its inputs as the Clip kernel reads them. Its operand (often the
+// register of the instruction before) stands in as a float tensor without data: the kernel only reads its
+// type.
 Bounds clip_bounds(const Instruction& in, const KernelContext& ctx) {
+  sdk::TensorDesc float_desc;
+  float_desc.dtype = DataType::kFloat;
+  const Tensor operand(float_desc, std::string());
   KernelContext c;
   c.node = in.node;
   c.opset = in.opset;
-  c.inputs = {ctx.inputs[in.operands[0].index]};
+  c.inputs = {&operand};
   for (int p : in.params) c.inputs.push_back(p >= 0 ? ctx.inputs[p] : nullptr);
   const auto [lo, hi] = clip_bounds_f32(c);
   return {lo, hi};
