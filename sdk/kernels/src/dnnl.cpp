@@ -38,6 +38,16 @@ char* thread_scratchpad(size_t bytes) {
   return buffer.data();
 }
 
+// Runs a primitive made with a user scratchpad on this thread's stream, giving it this thread's scratchpad.
+void execute(const dnnl::primitive& prim, const dnnl::primitive_desc& pd,
+             std::unordered_map<int, memory>& args) {
+  const size_t pad = pd.scratchpad_desc().get_size();
+  if (pad) args.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
+  auto& stream = thread_stream();
+  prim.execute(stream, args);
+  stream.wait();
+}
+
 memory::desc plain(const Dims& dims) {
   memory::dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;) strides[i - 1] = strides[i] * dims[i];
@@ -475,12 +485,7 @@ bool int8_matmul(KernelContext& ctx, Int8Spec spec, const void* a, const int8_t*
       {DNNL_ARG_DST, memory(plan->pd.dst_desc(), cpu(), c)},
       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
        memory(memory::desc({1}, memory::data_type::s32, Tag::x), cpu(), &zero)}};
-  const size_t pad = plan->pd.scratchpad_desc().get_size();
-  if (pad)
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan->pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
-  auto& stream = thread_stream();
-  plan->prim.execute(stream, args);
-  stream.wait();
+  execute(plan->prim, plan->pd, args);
   return true;
 }
 
@@ -560,12 +565,7 @@ bool run_simple(KernelContext& ctx, Spec key, Make make, const float* x, float* 
   std::unordered_map<int, memory> args = {
       {DNNL_ARG_SRC, memory(plan->pd.src_desc(), cpu(), const_cast<float*>(x))},
       {DNNL_ARG_DST, memory(plan->pd.dst_desc(), cpu(), y)}};
-  const size_t pad = plan->pd.scratchpad_desc().get_size();
-  if (pad)
-    args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan->pd.scratchpad_desc(), cpu(), thread_scratchpad(pad)));
-  auto& stream = thread_stream();
-  plan->prim.execute(stream, args);
-  stream.wait();
+  execute(plan->prim, plan->pd, args);
   return true;
 }
 
