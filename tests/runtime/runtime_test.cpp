@@ -667,6 +667,29 @@ TEST(KernelsTest, FusedElementwiseChainsGiveTheBitsOfTheOperators) {
   EXPECT_LT(*std::min_element(clipped.begin(), clipped.end()), 0.3f);
 }
 
+// The run-time rewrites hold for the shapes a static segment was compiled for (what the runtime feeds it);
+// other shapes are refused naming the step, never computed in the wrong layout.
+TEST(KernelsTest, RewrittenStepsRefuseOtherInputShapes) {
+  const std::unique_ptr<sdk::Graph> chain = elementwise_chain_graph();
+  std::unique_ptr<sdk::Executable> exe = compile_kernels(*chain);
+  std::vector<sdk::Tensor> out;
+  sdk::Status s = exe->run({random_floats({3, 999}, 1), random_floats({3, 999}, 2)}, &out);
+  EXPECT_EQ(s.code(), sdk::StatusCode::kInvalidArgument) << s.message();
+  EXPECT_NE(s.message().find("node 'a+5' (FusedElementwise): a fused elementwise input is not a float of the "
+                             "chain's size or a single value"),
+            std::string::npos)
+      << s.message();
+  const std::unique_ptr<sdk::Graph> conv = channels_last_graph();
+  exe = compile_kernels(*conv);
+  s = exe->run({random_floats({2, 8, 9, 8}, 7), random_floats({2, 8, 9, 7}, 8), random_floats({7}, 9),
+                random_floats({8, 1, 7}, 10)},
+               &out);
+  EXPECT_NE(
+      s.message().find("node 'c1' (Conv): the inputs do not have the shapes the segment was compiled for"),
+      std::string::npos)
+      << s.message();
+}
+
 sdk::Tensor bytes_tensor(sdk::DataType type, std::vector<int64_t> dims, const std::vector<int>& v) {
   std::string bytes(v.size(), '\0');
   for (size_t i = 0; i < v.size(); ++i) bytes[i] = static_cast<char>(static_cast<uint8_t>(v[i] & 0xff));

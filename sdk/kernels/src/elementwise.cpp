@@ -8,6 +8,14 @@
 #include "scalar_ops.h"
 
 namespace graphsplit::kernels {
+
+float leaky_relu_alpha(const KernelContext& ctx) {
+  return ctx.attr_float("alpha", 0.01f);
+}
+std::pair<float, float> hard_sigmoid_params(const KernelContext& ctx) {
+  return {ctx.attr_float("alpha", 0.2f), ctx.attr_float("beta", 0.5f)};
+}
+
 namespace {
 
 // Elementwise loops split over threads only above this many values: below it, waking a thread costs more.
@@ -75,7 +83,7 @@ Status Sigmoid(KernelContext& ctx) {
   return unary_float_exact(ctx, [](auto v) -> decltype(v) { return scalar::sigmoid(v); });
 }
 Status LeakyRelu(KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 0.01f);
+  const float alpha = leaky_relu_alpha(ctx);
   return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return scalar::leaky_relu(v, alpha); });
 }
 Status Elu(KernelContext& ctx) {
@@ -99,7 +107,7 @@ Status ThresholdedRelu(KernelContext& ctx) {
   return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return v > alpha ? v : 0; });
 }
 Status HardSigmoid(KernelContext& ctx) {
-  const float alpha = ctx.attr_float("alpha", 0.2f), beta = ctx.attr_float("beta", 0.5f);
+  const auto [alpha, beta] = hard_sigmoid_params(ctx);
   return unary_float_exact(ctx, [&](auto v) -> decltype(v) { return scalar::hard_sigmoid(v, alpha, beta); });
 }
 Status HardSwish(KernelContext& ctx) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <map>
 #include <optional>
+#include <tuple>
 #include <unordered_map>
 
 #include "fused.h"
@@ -142,7 +143,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
   bool check_shapes = false;
   std::shared_ptr<char[]> arena;
   char* arena_base = nullptr;
-  std::unique_ptr<sdk::Graph> layout_nodes;  // the conversion steps' nodes
+  std::unique_ptr<sdk::Graph> layout_nodes;  // the nodes of conversion and fused steps
 
   int64_t arena_bytes() const override { return arena_size; }
 
@@ -264,6 +265,9 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
       ctx.rule = &step.fixed_shapes;
       return Status::ok();
     }
+    // A channels-last step's rule answer is the permuted one made at compile time for its declared dims.
+    if (step.channels_last)
+      return Status::invalid_argument("the inputs do not have the shapes the segment was compiled for");
     if (!scratch.sym) scratch.sym = std::make_unique<sdk::SymbolTable>();
     scratch.values.clear();
     scratch.values.reserve(ctx.inputs.size());
@@ -541,8 +545,12 @@ class Compiler {
       return false;
     if (!float_tensor(step.out_slots[0], 64)) return false;
     const Dims& dims = step.fixed_shapes[0].dims;
-    for (size_t i = 0; i < fused::operands_of(op); ++i) {
+    for (size_t i = 0; i < step.in_slots.size(); ++i) {
       const int s = step.in_slots[i];
+      if (i >= fused::operands_of(op)) {  // Clip's bounds: its kernel ignores any but float scalars
+        if (s >= 0 && (!float_tensor(s, 64) || num_elements(static_dims(s)) != 1)) return false;
+        continue;
+      }
       if (s < 0 || !float_tensor(s, 64)) return false;
       const Dims& d = static_dims(s);
       if (d != dims && num_elements(d) != 1) return false;
@@ -558,10 +566,9 @@ class Compiler {
     KernelContext attrs;
     attrs.node = member.node;
     if (in.op == fused::Op::kHardSigmoid) {
-      in.alpha = attrs.attr_float("alpha", 0.2f);
-      in.beta = attrs.attr_float("beta", 0.5f);
+      std::tie(in.alpha, in.beta) = hard_sigmoid_params(attrs);
     } else if (in.op == fused::Op::kLeakyRelu) {
-      in.alpha = attrs.attr_float("alpha", 0.01f);
+      in.alpha = leaky_relu_alpha(attrs);
     }
     return in;
   }
@@ -593,10 +600,8 @@ class Compiler {
     }
     const Step& last = steps[chain.back()];
     program->dims = last.fixed_shapes[0].dims;
-    if (!exe_.layout_nodes) exe_.layout_nodes = sdk::Graph::create("layout");
-    const std::string name = steps[chain.front()].node->name() + "+" + std::to_string(chain.size() - 1);
-    step.node =
-        exe_.layout_nodes->add_node(exe_.layout_nodes->unique_node_name(name), "FusedElementwise", 0, 1);
+    step.node = own_node(steps[chain.front()].node->name() + "+" + std::to_string(chain.size() - 1),
+                         "FusedElementwise", 0);
     step.fn = fused::run;
     step.opset = last.opset;
     step.out_slots = last.out_slots;
@@ -604,6 +609,12 @@ class Compiler {
     step.declared = last.node;
     step.state = std::move(program);
     return step;
+  }
+
+  // A node of the executable's own (a conversion or a fused chain), named uniquely after `name`.
+  const sdk::Node* own_node(const std::string& name, std::string_view type, size_t inputs) {
+    if (!exe_.layout_nodes) exe_.layout_nodes = sdk::Graph::create("layout");
+    return exe_.layout_nodes->add_node(exe_.layout_nodes->unique_node_name(name), type, inputs, 1);
   }
 
   const Dims& static_dims(int slot) const { return slot_desc_[slot].shape.dims(); }
@@ -697,11 +708,9 @@ class Compiler {
     auto& memo = to_last ? to_last_ : to_first_;
     auto it = memo.find(slot);
     if (it != memo.end()) return it->second;
-    if (!exe_.layout_nodes) exe_.layout_nodes = sdk::Graph::create("layout");
     const std::string type = to_last ? "ToChannelsLast" : "ToChannelsFirst";
     Step step;
-    step.node =
-        exe_.layout_nodes->add_node(reader + "/" + type + "_" + std::to_string(exe_.num_slots), type, 1, 1);
+    step.node = own_node(reader + "/" + type, type, 1);
     step.fn = to_last ? layout::to_channels_last : layout::to_channels_first;
     step.conversion = true;
     step.in_slots = {slot};

@@ -146,6 +146,10 @@ Status run(KernelContext& ctx) {
   std::vector<Bounds> bounds(p.code.size());
   for (size_t k = 0; k < p.code.size(); ++k)
     if (p.code[k].op == Op::kClip) bounds[k] = clip_bounds(p.code[k], ctx);
+  // Each input as a source at element 0: all n values (stride 1) or one for every element (stride 0).
+  std::vector<Source> inputs;
+  for (const Tensor* t : ctx.inputs)
+    inputs.push_back({data_as<float>(*t), num_elements(dims_of(*t)) == n && n != 1 ? 1 : 0});
   float* out = ctx.allocate_as<float>(0, DataType::kFloat, p.dims);
   parallel_for(n, kParallelGrain, [&](int64_t begin, int64_t end) {
     std::array<std::array<float, kTile>, kMaxInstructions> regs;
@@ -159,9 +163,8 @@ Status run(KernelContext& ctx) {
           if (!op.from_input) {
             src[o] = {regs[op.index].data(), 1};
           } else {
-            const Tensor& t = *ctx.inputs[op.index];
-            const bool full = num_elements(dims_of(t)) == n && n != 1;
-            src[o] = {data_as<float>(t) + (full ? at : 0), full ? 1 : 0};
+            const Source& s = inputs[op.index];
+            src[o] = {s.data + s.stride * at, s.stride};
           }
         }
         float* y = k + 1 == p.code.size() ? out + at : regs[k].data();

@@ -59,6 +59,8 @@ Status run(KernelContext& ctx);
 }  // namespace graphsplit::kernels::fused
 
 namespace graphsplit::kernels {
-// Clip's bounds for a float input, as its kernel reads them (elementwise.cpp).
+// The attributes and bounds of the activations, as their kernels read them (elementwise.cpp).
 std::pair<float, float> clip_bounds_f32(const KernelContext& ctx);
+float leaky_relu_alpha(const KernelContext& ctx);
+std::pair<float, float> hard_sigmoid_params(const KernelContext& ctx);
 }  // namespace graphsplit::kernels

@@ -101,20 +101,17 @@ std::optional<int32_t> common_zero(const Tensor* zp) {
   return static_cast<int32_t>(v[0]);
 }
 
-// The weights as s8 with zero point 0: s8 weights whose zero points are all 0, or u8 weights whose zero
-// points are all 128 (shifted by 128, exactly).
-std::optional<std::vector<int8_t>> s8_weights(const Tensor& w, const Tensor* zp) {
+// The weights as s8 with zero point 0: s8 weights whose zero points are all 0 as they are, or u8 weights
+// whose zero points are all 128 shifted by 128 (exactly) into `shifted`; nullptr otherwise.
+const int8_t* s8_weights(const Tensor& w, const Tensor* zp, std::vector<int8_t>* shifted) {
   const std::optional<int32_t> z = common_zero(zp);
-  const int64_t n = num_elements(dims_of(w));
-  if (dtype_of(w) == DataType::kInt8 && z == 0) {
-    const auto* p = data_as<int8_t>(w);
-    return std::vector<int8_t>(p, p + n);
-  }
-  if (dtype_of(w) != DataType::kUint8 || z != 128) return std::nullopt;
+  if (dtype_of(w) == DataType::kInt8 && z == 0) return data_as<int8_t>(w);
+  if (dtype_of(w) != DataType::kUint8 || z != 128) return nullptr;
   const auto* p = data_as<uint8_t>(w);
-  std::vector<int8_t> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<int8_t>(static_cast<int32_t>(p[i]) - 128);
-  return out;
+  shifted->resize(static_cast<size_t>(num_elements(dims_of(w))));
+  for (size_t i = 0; i < shifted->size(); ++i)
+    (*shifted)[i] = static_cast<int8_t>(static_cast<int32_t>(p[i]) - 128);
+  return shifted->data();
 }
 
 // sum_k (a - a_zero) * (b - b_zero) for a MatMulInteger/QLinearMatMul whose second operand is a matrix; false
@@ -131,7 +128,8 @@ bool int8_sums(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, const Te
     return false;
   const std::optional<int32_t> zero = common_zero(a_zp);
   if (!zero) return false;
-  std::optional<std::vector<int8_t>> weights = s8_weights(b, b_zp);
+  std::vector<int8_t> shifted;
+  const int8_t* weights = s8_weights(b, b_zp, &shifted);
   if (!weights) return false;
   dnnl_path::Int8Spec spec;
   spec.k = bd[0];
@@ -142,7 +140,7 @@ bool int8_sums(KernelContext& ctx, const Tensor& a, const Tensor* a_zp, const Te
   *out = Dims(ad.begin(), ad.end() - 1);
   out->push_back(spec.n);
   acc->resize(static_cast<size_t>(num_elements(*out)));
-  return dnnl_path::int8_matmul(ctx, spec, a.data(), weights->data(), acc->data());
+  return dnnl_path::int8_matmul(ctx, spec, a.data(), weights, acc->data());
 }
 
 Status write_int32(KernelContext& ctx, const std::vector<int32_t>& acc, const Dims& dims) {
