@@ -262,26 +262,27 @@ void Runtime::reset_timing() {
   kernels::reset_tensor_memory_peak();
 }
 
-// Planned: every static segment's arena, allocated once. Peak: those plus the most bytes of kernel outputs
-// outside the arenas alive at once (dynamic segments, results). Resident: the process's high-water mark.
+// Planned: the static segments' arenas, which share one buffer per thread running segments (the kernels'
+// executables do), so the largest counts. Peak: that plus the most bytes of kernel outputs outside the arenas
+// alive at once (dynamic segments, results). Resident: the process's high-water mark.
 std::string Runtime::memory_summary() const {
   int64_t planned = 0;
   size_t arenas = 0;
   for (const SegmentStats& s : impl_->stats) {
     if (s.arena_bytes <= 0) continue;
-    planned += s.arena_bytes;
+    planned = std::max(planned, s.arena_bytes);
     ++arenas;
   }
   const kernels::TensorMemory heap = kernels::tensor_memory();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   char line[256];
-  std::snprintf(
-      line, sizeof line,
-      "memory: planned %lld bytes in %zu arenas; tensor peak %lld bytes (planned + %lld outside the "
-      "arenas); peak resident %.1f MB\n",
-      static_cast<long long>(planned), arenas, static_cast<long long>(planned + heap.peak),
-      static_cast<long long>(heap.peak), static_cast<double>(usage.ru_maxrss) / 1024.0);
+  std::snprintf(line, sizeof line,
+                "memory: planned %lld bytes (the largest of %zu arenas sharing a buffer); tensor peak %lld "
+                "bytes (planned + %lld outside the "
+                "arenas); peak resident %.1f MB\n",
+                static_cast<long long>(planned), arenas, static_cast<long long>(planned + heap.peak),
+                static_cast<long long>(heap.peak), static_cast<double>(usage.ru_maxrss) / 1024.0);
   return line;
 }
 

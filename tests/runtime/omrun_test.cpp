@@ -302,7 +302,8 @@ TEST_F(OmrunTest, LoopAndTimingSummary) {
   r = omrun("--model=" + path("relu.om") + " --random_input --loop=1 --timing");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(
-      r.out.find("memory: planned 0 bytes in 0 arenas; tensor peak 240 bytes (planned + 240 outside the "
+      r.out.find("memory: planned 0 bytes (the largest of 0 arenas sharing a buffer); tensor peak 240 bytes "
+                 "(planned + 240 outside the "
                  "arenas); peak resident "),
       std::string::npos)
       << r.out;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <thread>
 
 #include "config/config.h"
 #include "graphsplit/kernels/kernels.h"
@@ -847,6 +848,41 @@ TEST(KernelsTest, RecurrentWeightsOfTheWrongRankAreAnError) {
       {floats({1, 1, 2}, {1, 2}), floats({1, 4, 2}, std::vector<float>(8, 0.5f)), floats({}, {1})}, &out);
   EXPECT_FALSE(s.is_ok());
   EXPECT_EQ(s.message(), "node 'lstm' (LSTM): W and R must be 3-D");
+}
+
+// Static executables place their values in one buffer per thread: a model cut into segments needs the largest
+// arena, not the sum. Values stay right when segments alternate, and another thread has a buffer of its own.
+TEST(KernelsTest, StaticSegmentsShareOneArenaPerThread) {
+  setenv("GRAPHSPLIT_FUSE_ELEMENTWISE", "0", 1);  // keep the chains' intermediate values in the arena
+  const std::unique_ptr<sdk::Graph> small = relu_chain(3, {100}, "AIcoreEngine");
+  const std::unique_ptr<sdk::Graph> large = relu_chain(3, {1000}, "AIcoreEngine");
+  std::unique_ptr<sdk::Executable> a = compile_kernels(*small), b = compile_kernels(*large);
+  unsetenv("GRAPHSPLIT_FUSE_ELEMENTWISE");
+  ASSERT_GT(a->arena_bytes(), 0);
+  ASSERT_GT(b->arena_bytes(), a->arena_bytes());
+  const void* first = nullptr;  // where the run's first Relu wrote
+  const kernels::KernelObserver observer = [&](const kernels::KernelCall& c) {
+    if (c.node->name() == "relu0") first = (*c.outputs)[0].data();
+  };
+  auto run = [&](sdk::Executable& exe, int64_t n, float v) {
+    kernels::set_kernel_observer(&observer);
+    std::vector<sdk::Tensor> out;
+    const sdk::Status s = exe.run({floats({n}, std::vector<float>(static_cast<size_t>(n), v))}, &out);
+    kernels::set_kernel_observer(nullptr);
+    EXPECT_TRUE(s.is_ok()) << s.message();
+    EXPECT_EQ(values(out.at(0)), std::vector<float>(static_cast<size_t>(n), std::max(v, 0.0f)));
+    return first;
+  };
+  run(*b, 1000, 2);
+  const void* at_b = first;
+  EXPECT_EQ(run(*a, 100, 3), at_b);
+  EXPECT_EQ(run(*b, 1000, -1), at_b);
+  EXPECT_EQ(run(*a, 100, 5), at_b);
+  const void* elsewhere = nullptr;
+  std::thread([&] { elsewhere = run(*a, 100, 7); }).join();
+  EXPECT_NE(elsewhere, nullptr);
+  EXPECT_NE(elsewhere, at_b);
+  EXPECT_EQ(run(*a, 100, 1), at_b);  // the other thread's buffer did not replace this one's
 }
 
 // The tensor-size limit is a compile option of each executable, not process state: two executables of one

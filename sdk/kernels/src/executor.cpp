@@ -128,6 +128,31 @@ Tensor counted_tensor(sdk::TensorDesc desc, size_t bytes, char** writable) {
   return Tensor(std::move(desc), std::shared_ptr<const char>(buffer, buffer.get()), bytes);
 }
 
+// The memory static executables plan their values in, one buffer per thread shared by all of them: an
+// executable's planned values are dead once its run returns (inputs, constants and results never live there)
+// and runs on one thread never nest (control flow is the runtime's), so the engine segments of a model need
+// the largest of their arenas, not the sum. Executables hold the buffer they last ran on; it is freed when no
+// executable or value holds it, and a larger one replaces it for the thread when an executable needs more.
+struct SharedArena {
+  std::shared_ptr<char[]> buffer;
+  char* base = nullptr;
+  int64_t size = 0;
+};
+
+thread_local std::weak_ptr<SharedArena> thread_arena;
+
+std::shared_ptr<SharedArena> arena_for(int64_t bytes) {
+  std::shared_ptr<SharedArena> current = thread_arena.lock();
+  if (current && current->size >= bytes) return current;
+  auto grown = std::make_shared<SharedArena>();
+  grown->size = std::max(bytes, current ? current->size : 0);
+  grown->buffer = std::make_shared_for_overwrite<char[]>(static_cast<size_t>(grown->size + kAlignment));
+  const auto address = reinterpret_cast<uintptr_t>(grown->buffer.get());
+  grown->base = grown->buffer.get() + ((kAlignment - address % kAlignment) % kAlignment);
+  thread_arena = grown;
+  return grown;
+}
+
 class GraphExecutable final : public sdk::Executable, private OutputAllocator {
  public:
   std::vector<int> input_slots;  // by Data index
@@ -141,8 +166,7 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
   int64_t arena_size = -1;  // -1: shapes resolved at run time
   int64_t max_tensor_bytes = 0;
   bool check_shapes = false;
-  std::shared_ptr<char[]> arena;
-  char* arena_base = nullptr;
+  std::shared_ptr<SharedArena> arena;        // the one of the thread of the last run
   std::unique_ptr<sdk::Graph> layout_nodes;  // the nodes of conversion and fused steps
 
   int64_t arena_bytes() const override { return arena_size; }
@@ -151,6 +175,14 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
     if (inputs.size() != input_slots.size()) {
       return Status::invalid_argument("the compiled subgraph takes " + std::to_string(input_slots.size()) +
                                       " inputs, got " + std::to_string(inputs.size()));
+    }
+    if (arena_size > 0) {
+      try {
+        arena = arena_for(arena_size);
+      } catch (const std::bad_alloc&) {
+        return Status::resource_exhausted("out of memory for the planned " + std::to_string(arena_size) +
+                                          " bytes of intermediate values");
+      }
     }
     std::vector<Tensor> values(num_slots);
     for (size_t i = 0; i < inputs.size(); ++i) values[input_slots[i]] = inputs[i];
@@ -285,11 +317,11 @@ class GraphExecutable final : public sdk::Executable, private OutputAllocator {
   }
 
   Tensor allocate(size_t output, sdk::TensorDesc desc, size_t bytes, char** writable) override {
-    if (arena_base && output < current_->out_slots.size()) {
+    if (arena_size > 0 && output < current_->out_slots.size()) {
       const int slot = current_->out_slots[output];
       if (slot >= 0 && offset[slot] >= 0 && static_cast<int64_t>(bytes) <= planned_bytes[slot]) {
-        *writable = arena_base + offset[slot];
-        return Tensor(std::move(desc), std::shared_ptr<const char>(arena, *writable), bytes);
+        *writable = arena->base + offset[slot];
+        return Tensor(std::move(desc), std::shared_ptr<const char>(arena->buffer, *writable), bytes);
       }
     }
     return counted_tensor(std::move(desc), bytes, writable);
@@ -358,11 +390,6 @@ void plan_arena(GraphExecutable& exe, const std::vector<int64_t>& bytes_of_slot,
     return;
   }
   exe.arena_size = top;
-  if (top > 0) {
-    exe.arena = std::make_shared_for_overwrite<char[]>(static_cast<size_t>(top + kAlignment));
-    auto address = reinterpret_cast<uintptr_t>(exe.arena.get());
-    exe.arena_base = exe.arena.get() + ((kAlignment - address % kAlignment) % kAlignment);
-  }
 }
 
 // compile_graph's steps: bind a kernel per operator, order the inputs, collect the results, plan lifetimes

@@ -265,7 +265,12 @@ Status OptionalHasElement(KernelContext& ctx) {
 Status OptionalGetElement(KernelContext& ctx) {
   const Tensor& x = ctx.in(0);
   if (!(x.is_container() && x.desc().kind == ValueKind::kOptional)) {
-    ctx.set_output(0, x);
+    // A plain tensor may sit in a planned arena whose block is reused once x dies: copy it.
+    if (x.is_container()) {
+      ctx.set_output(0, x);
+    } else {
+      ctx.set_output_copy(0, x, dims_of(x));
+    }
     return Status::ok();
   }
   if (x.elements().empty()) return ctx.error("the optional input is empty");

@@ -22,8 +22,9 @@ namespace graphsplit::kernels {
 
 // Compiles a standalone graph (Data nodes with `index`, Const, operators, one NetOutput) into an executable.
 // Every operator must have a kernel and be accepted; the first that is not is an error naming it. When every
-// value has a static shape, one memory arena is planned here for the intermediate values and reused by every
-// run (Executable::arena_bytes reports its size); otherwise shapes are resolved and memory allocated per run.
+// value has a static shape, one memory arena is planned here for the intermediate values (Executable::
+// arena_bytes reports its size); every such executable runs it in one buffer per thread, the largest arena's
+// size, shared with the others. Otherwise shapes are resolved and memory allocated per run.
 // The graph's `_onnx_opset_import` attribute selects opset-dependent semantics (default opset 17).
 struct CompileOptions {
   // The largest tensor a kernel may allocate (bytes; 0 = no limit). A larger one fails the run with
