@@ -40,6 +40,7 @@ struct Options {
   int64_t max_loop_iterations = 100'000'000;
   bool timing = false;
   bool expand_partitioned_calls = false;
+  std::string concurrent = "auto";
   std::string pipeline;
   std::vector<std::string> plugin_paths;
   std::string log = "warning";
@@ -201,6 +202,9 @@ RuntimeOptions runtime_options(const Options& o) {
   ro.expand_partitioned_calls = o.expand_partitioned_calls;
   ro.max_loop_iterations = o.max_loop_iterations;
   ro.max_tensor_bytes = o.max_tensor_bytes;
+  ro.concurrency = o.concurrent == "always"  ? RuntimeOptions::Concurrency::kAlways
+                   : o.concurrent == "never" ? RuntimeOptions::Concurrency::kNever
+                                             : RuntimeOptions::Concurrency::kAuto;
   return ro;
 }
 
@@ -426,7 +430,15 @@ int main(int argc, char** argv) {
   app.add_option("--atol", o.atol, "Absolute tolerance of --compare");
   app.add_option("--loop", o.loop, "Runs; the summary gives mean, min and median");
   app.add_option("--warmup", o.warmup, "Untimed runs before the --loop runs (not with --jit)");
-  app.add_option("--threads", o.threads, "BLAS threads (1 = single-threaded; 0 = the library default)");
+  app.add_option(
+      "--threads", o.threads,
+      "Thread budget of the kernels and of independent segments run at once (1 = single-threaded; 0 = "
+      "every processor)");
+  app.add_option(
+         "--concurrent", o.concurrent,
+         "Independent engine segments and control-flow steps at once: auto (time both ways on the first "
+         "runs, keep the faster), always, never. Results do not change")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
   app.add_option(
       "--max_tensor_bytes", o.max_tensor_bytes,
       "Largest tensor a kernel may allocate; a larger one fails the run naming the node (0 = no limit)");

@@ -25,6 +25,7 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
   auto impl = std::make_unique<Impl>();
   impl->source = source;
   impl->max_loop_iterations = options.max_loop_iterations;
+  impl->concurrency = options.concurrency;
   if (options.expand_partitioned_calls) {
     size_t expanded = 0;
     Status s = expand_partitioned_calls(*root, &expanded);
@@ -259,6 +260,8 @@ void Runtime::reset_timing() {
     s.calls = 0;
     s.milliseconds = 0;
   }
+  for (const auto& [graph, plan] : impl_->plans)
+    if (plan->parallel) plan->parallel->concurrent_runs = 0;
   kernels::reset_tensor_memory_peak();
 }
 
@@ -339,6 +342,7 @@ std::string Runtime::timing_summary() const {
                   static_cast<unsigned long long>(e.first), e.second);
     os << line;
   }
+  os << concurrency_summary();
   os << memory_summary();
   return os.str();
 }

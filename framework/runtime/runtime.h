@@ -29,6 +29,12 @@ struct RuntimeOptions {
   // The largest tensor a kernel may allocate (bytes; 0 = no limit). Reaches the engines as the session option
   // sdk::option::kMaxTensorBytes when they are loaded (open_model_session).
   int64_t max_tensor_bytes = 0;
+  // Independent steps of a graph (engine segments, control-flow nodes reading nothing from each other) may
+  // run at once on the kernels' thread budget, GE's multi-stream idea; the results are the same either way.
+  // kAuto times both ways on a graph's first runs and keeps the faster (segments that scale with threads gain
+  // nothing from sharing them; single-threaded work such as recurrences does).
+  enum class Concurrency { kAuto, kAlways, kNever };
+  Concurrency concurrency = Concurrency::kAuto;
 };
 
 struct RuntimeIo {
@@ -46,6 +52,16 @@ struct SegmentStats {
   int64_t arena_bytes = 0;
   uint64_t calls = 0;
   double milliseconds = 0;
+};
+
+// A graph whose steps are not one chain, and how its independent steps ran (RuntimeOptions::concurrency).
+struct ConcurrencyStats {
+  std::string graph;
+  size_t steps = 0;
+  uint64_t concurrent_runs = 0;  // runs with its independent steps at once
+  // kAuto's trial: the fastest run each way (ms; 0 before it was timed) and the choice (-1: still trying).
+  double sequential_ms = 0, concurrent_ms = 0;
+  int choice = -1;
 };
 
 // One timed span of a run, for omrun --profile (Chrome trace events, docs/visualisation.md). Compact, so that
@@ -105,12 +121,16 @@ class Runtime {
   sdk::Status gear_input_dims(std::vector<std::vector<std::vector<int64_t>>>* gears) const;
 
   const std::vector<SegmentStats>& segment_stats() const;
+  // The graphs with independent steps, by name.
+  std::vector<ConcurrencyStats> concurrency_stats() const;
   // Records every segment, control-flow step and kernel call of later runs into `sink` (nullptr: stop).
   void set_trace(TraceSink* sink);
   // The sink as Chrome trace-event JSON; `model` names the process.
   std::string trace_json(const TraceSink& sink, const std::string& model) const;
   // Per segment and per engine: calls, total and mean milliseconds, arena bytes.
   std::string timing_summary() const;
+  // A line per graph with independent steps: how they ran and why (part of timing_summary).
+  std::string concurrency_summary() const;
   // The planned arena bytes, the tensor peak and the process's peak resident size (one line).
   std::string memory_summary() const;
   // Forgets the calls and times counted so far (omrun --warmup: the summary covers the timed runs only).

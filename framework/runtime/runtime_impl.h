@@ -3,6 +3,7 @@
 // (PartitionedCall expansion) and runtime.cpp (the facade). Not installed.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -60,19 +61,47 @@ struct Step {
   std::vector<int> release;
 };
 
+// Which steps wait for which (runtime_concurrent.cpp): made for plans where some steps are independent of
+// each other, which then may run at once.
+struct StepGraph {
+  std::vector<std::vector<int>> successors;  // per step: the steps reading one of its outputs
+  std::vector<int> predecessors;             // per step: how many distinct steps it reads from
+  std::vector<int> readers;                  // per slot: the steps reading it (0 for results: never released)
+  // RuntimeOptions::Concurrency::kAuto's trial: the first runs one after another, the next at once (the first
+  // of each kind untimed: it makes primitives, arenas, workers), then the faster way for good.
+  struct Trial {
+    int runs = 0;
+    double sequential_ms = 1e300, concurrent_ms = 1e300;  // the fastest timed run of each kind
+    int choice = -1;                                      // 0 sequential, 1 concurrent
+  };
+  mutable Trial trial;
+  // Per step: how long its last concurrent run took (ms; -1 before it ran), so that short steps do not take a
+  // share of the threads a long one could use.
+  mutable std::vector<double> last_ms;
+  mutable uint64_t concurrent_runs = 0;
+};
+
 struct GraphPlan {
   const Graph* graph = nullptr;
   size_t num_slots = 0;
   std::vector<std::pair<int64_t, int>> data;  // (parent input index or root `index`, slot)
   std::vector<std::pair<int, Tensor>> constants;
   std::vector<Step> steps;
-  std::vector<int> results;  // NetOutput inputs
+  std::vector<int> results;             // NetOutput inputs
+  std::unique_ptr<StepGraph> parallel;  // null when every step depends on the one before
 };
+
+// Made once per plan after its steps and results: null when the steps form one chain. `step_of` gives the
+// step of each node that runs (control edges between steps order them as data does).
+std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::map<const Node*, int>& step_of);
+
+class WorkerPool;
 
 // Value slots of the plan being built: one per node output.
 struct Slots {
   GraphPlan* plan = nullptr;
   std::map<std::pair<const Node*, int>, int> slot_of;
+  std::map<const Node*, int> step_of;
   int add(const Node* n, int output) {
     const int s = static_cast<int>(plan->num_slots++);
     slot_of[{n, output}] = s;
@@ -89,9 +118,14 @@ struct Slots {
 };
 
 struct Runtime::Impl {
+  Impl();  // both in runtime_concurrent.cpp, where the pool is complete
+  ~Impl();
   std::unique_ptr<Graph> root;
   std::string source;
   int64_t max_loop_iterations = 100'000'000;
+  RuntimeOptions::Concurrency concurrency = RuntimeOptions::Concurrency::kAuto;
+  std::unique_ptr<WorkerPool> pool;  // made at the first run with independent steps and threads to spare
+  std::atomic<int> schedules_running{0};
   std::vector<std::unique_ptr<Segment>> segments;
   std::map<const Graph*, std::unique_ptr<GraphPlan>> plans;
   std::vector<SegmentStats> stats;
@@ -115,6 +149,10 @@ struct Runtime::Impl {
                        sdk::Engine* engine, Segment** out);
   Status run_plan(const GraphPlan& plan, const std::vector<const Tensor*>& parent_inputs,
                   std::vector<Tensor>* results);
+  Status run_step(const Step& step, std::vector<Tensor>& values);
+  Status run_concurrently(const GraphPlan& plan, std::vector<Tensor>& values);
+  bool choose_concurrent(const GraphPlan& plan) const;
+  Status run_steps(const GraphPlan& plan, std::vector<Tensor>& values);
   Status run_control(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_if(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_case(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);

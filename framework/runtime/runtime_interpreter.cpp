@@ -21,52 +21,53 @@ Status Runtime::Impl::run_plan(const GraphPlan& plan, const std::vector<const Te
     values[slot] = *parent_inputs[index];
   }
   for (const auto& [slot, t] : plan.constants) values[slot] = t;
-  std::vector<Tensor> in, out;
-  std::vector<const Tensor*> in_ptrs;
-  for (const Step& step : plan.steps) {
-    out.clear();
-    if (step.segment) {
-      in.clear();
-      for (int s : step.in_slots) in.push_back(values[s]);
-      SegmentStats& st = stats[step.segment->stats_index];
-      const auto t0 = std::chrono::steady_clock::now();
-      Status s;
-      if (trace) {
-        traced_segment = static_cast<int64_t>(step.segment->stats_index);
-        kernels::set_kernel_observer(&kernel_observer);
-      }
-      try {
-        s = step.segment->executable->run(in, &out);
-      } catch (const std::exception& e) {
-        s = Status::internal(std::string("threw: ") + e.what());
-      }
-      if (trace) kernels::set_kernel_observer(nullptr);
-      st.milliseconds +=
-          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      ++st.calls;
-      if (trace && s.is_ok()) trace_step(step, t0, in, in_ptrs, out);
-      if (!s.is_ok())
-        return {s.code(), source + ": engine " + st.engine + ", graph '" + st.graph + "': " + s.message()};
-      if (out.size() != step.out_slots.size())
-        return Status::internal(source + ": engine " + st.engine + " returned " + std::to_string(out.size()) +
-                                " outputs for a segment with " + std::to_string(step.out_slots.size()));
-    } else {
-      in_ptrs.clear();
-      for (int s : step.in_slots) in_ptrs.push_back(s >= 0 ? &values[s] : nullptr);
-      const auto t0 = std::chrono::steady_clock::now();
-      ++trace_depth;
-      Status s = run_control(step, in_ptrs, &out);
-      --trace_depth;
-      GS_RETURN_IF_ERROR(s);
-      if (trace) trace_step(step, t0, in, in_ptrs, out);
-      if (out.size() < step.out_slots.size())
-        return Status::internal(source + ": " + describe(*step.node) + " produced too few outputs");
-    }
-    for (size_t o = 0; o < step.out_slots.size(); ++o) values[step.out_slots[o]] = std::move(out[o]);
-    for (int r : step.release) values[r] = Tensor();
-  }
+  GS_RETURN_IF_ERROR(run_steps(plan, values));
   results->clear();
   for (int r : plan.results) results->push_back(values[r]);
+  return Status::ok();
+}
+
+// Runs one step on the values it reads and stores what it produces. Touches only its own slots and its
+// segment's statistics, so independent steps may run on different threads.
+Status Runtime::Impl::run_step(const Step& step, std::vector<Tensor>& values) {
+  std::vector<Tensor> in, out;
+  std::vector<const Tensor*> in_ptrs;
+  if (step.segment) {
+    for (int s : step.in_slots) in.push_back(values[s]);
+    SegmentStats& st = stats[step.segment->stats_index];
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s;
+    if (trace) {
+      traced_segment = static_cast<int64_t>(step.segment->stats_index);
+      kernels::set_kernel_observer(&kernel_observer);
+    }
+    try {
+      s = step.segment->executable->run(in, &out);
+    } catch (const std::exception& e) {
+      s = Status::internal(std::string("threw: ") + e.what());
+    }
+    if (trace) kernels::set_kernel_observer(nullptr);
+    st.milliseconds +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++st.calls;
+    if (trace && s.is_ok()) trace_step(step, t0, in, in_ptrs, out);
+    if (!s.is_ok())
+      return {s.code(), source + ": engine " + st.engine + ", graph '" + st.graph + "': " + s.message()};
+    if (out.size() != step.out_slots.size())
+      return Status::internal(source + ": engine " + st.engine + " returned " + std::to_string(out.size()) +
+                              " outputs for a segment with " + std::to_string(step.out_slots.size()));
+  } else {
+    for (int s : step.in_slots) in_ptrs.push_back(s >= 0 ? &values[s] : nullptr);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (trace) ++trace_depth;
+    Status s = run_control(step, in_ptrs, &out);
+    if (trace) --trace_depth;
+    GS_RETURN_IF_ERROR(s);
+    if (trace) trace_step(step, t0, in, in_ptrs, out);
+    if (out.size() < step.out_slots.size())
+      return Status::internal(source + ": " + describe(*step.node) + " produced too few outputs");
+  }
+  for (size_t o = 0; o < step.out_slots.size(); ++o) values[step.out_slots[o]] = std::move(out[o]);
   return Status::ok();
 }
 

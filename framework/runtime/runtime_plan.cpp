@@ -253,6 +253,7 @@ Status Runtime::Impl::plan_control(Node* n, const EngineLookup& engines, Slots* 
       (type == sdk::op::kIf && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
     return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
                                     (need > 1 ? "s" : ""));
+  slots->step_of[n] = static_cast<int>(slots->plan->steps.size());
   slots->plan->steps.push_back(std::move(step));
   return Status::ok();
 }
@@ -289,6 +290,7 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
     }
   }
   for (Node* m : members) {
+    slots->step_of[m] = static_cast<int>(slots->plan->steps.size());
     for (size_t o = 0; o < m->num_outputs(); ++o) {
       const int s = slots->add(m, static_cast<int>(o));
       const auto& consumers = m->consumers(o);
@@ -328,7 +330,7 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
   std::vector<Node*> order;
   GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
   GS_RETURN_IF_ERROR(check_value_kinds(order));
-  Slots slots{plan.get(), {}};
+  Slots slots{plan.get(), {}, {}};
   GS_RETURN_IF_ERROR(plan_inputs(g, &order, &slots));
   const Node* net_output = nullptr;
   for (size_t k = 0; k < order.size();) {
@@ -344,6 +346,7 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
     }
   }
   GS_RETURN_IF_ERROR(plan_results(g, net_output, &slots));
+  plan->parallel = make_step_graph(*plan, slots.step_of);
   plans[&g] = std::move(plan);
   return Status::ok();
 }

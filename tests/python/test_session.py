@@ -303,3 +303,12 @@ def test_a_sequence_input_needs_a_list(gs):
         s.run({"x": x, "s": np.zeros(2, np.float32), "o": None})
     with pytest.raises(ValueError, match="input 's': the model takes float32, got numpy int64"):
         s.run({"x": x, "s": [np.zeros(2, np.int64)], "o": None})
+
+
+def test_concurrent_option(gs):
+    c = gs.compile(identity_model("float32"))
+    x = random_input((2, 3))
+    got = {mode: gs.Session(c, concurrent=mode).run({"x": x})[0] for mode in ("auto", "always", "never")}
+    assert all(np.array_equal(y, x) for y in got.values())
+    with pytest.raises(ValueError, match="concurrent: 'sometimes' is not one of 'auto', 'always', 'never'"):
+        gs.Session(c, concurrent="sometimes")

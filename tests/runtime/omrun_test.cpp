@@ -133,8 +133,9 @@ class OmrunTest : public ::testing::Test {
     Result c = atc("--model=" + model + " --output=" + path("stress") + " --pipeline=" + stress_pipeline() +
                    " --options=ge.exec.static_model_ops_lower_limit=1 " + atc_extra);
     EXPECT_EQ(c.code, 0) << c.err;
+    // Cut into many segments, the independent ones run at once on a budget of three threads.
     Result r4 = omrun("--model=" + path("stress.om") + " --input=" + inputs +
-                      " --output=" + path("out_stress") + " --timing");
+                      " --concurrent=always --threads=3 --output=" + path("out_stress") + " --timing");
     EXPECT_EQ(r4.code, 0) << r4.err;
     Result r0 = omrun("--model=" + path("part.om") + " --input=" + inputs + " --timing");
     // The thread budget changes who computes what, never a value: one thread and three (more than this

@@ -186,6 +186,113 @@ TEST_F(RuntimeTest, SegmentsFollowEngineChanges) {
   EXPECT_EQ(rt->segment_stats()[1].calls, 1u);
 }
 
+// x -> Relu x 3 (AI Core) and x -> Relu x 3 (AI CPU) -> Add (AI Core), and idx -> Gather(x, idx) (AI CPU):
+// four segments, of which the two Relu chains and the Gather are independent.
+std::unique_ptr<sdk::Graph> two_branches() {
+  auto g = opset17_root();
+  const auto d = tensor_desc(sdk::DataType::kFloat, {4});
+  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
+  x->add_output(d, "x");
+  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  sdk::Node* idx = g->add_node("idx", sdk::op::kData, 0, 0);
+  idx->add_output(tensor_desc(sdk::DataType::kInt64, {1}), "idx");
+  idx->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(1));
+  auto placed = [](sdk::Node* n, const char* engine) {
+    n->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(engine));
+  };
+  for (const char* branch : {"a", "b"}) {
+    std::string prev = "x";
+    for (int i = 0; i < 3; ++i) {
+      const std::string name = std::string(branch) + std::to_string(i);
+      placed(add_op(*g, name, "Relu", {prev}, d), *branch == 'a' ? "AIcoreEngine" : "DNN_VM_AICPU");
+      prev = name;
+    }
+  }
+  placed(add_op(*g, "sum", "Add", {"a2", "b2"}, d), "AIcoreEngine");
+  placed(add_op(*g, "pick", "Gather", {"x", "idx"}, tensor_desc(sdk::DataType::kFloat, {1})), "DNN_VM_AICPU");
+  add_net_output(*g, {"sum", "pick"});
+  return g;
+}
+
+// Independent segments run at once give the results, and the errors, of the same segments run one by one.
+TEST_F(RuntimeTest, IndependentSegmentsRunAtOnceWithTheSameResults) {
+  kernels::set_blas_threads(2);  // a budget to share
+  std::unique_ptr<Runtime> at_once, in_order;
+  RuntimeOptions always, never;
+  always.concurrency = RuntimeOptions::Concurrency::kAlways;
+  never.concurrency = RuntimeOptions::Concurrency::kNever;
+  ASSERT_TRUE(open(two_branches(), &at_once, always).is_ok());
+  ASSERT_TRUE(open(two_branches(), &in_order, never).is_ok());
+  ASSERT_EQ(at_once->segment_stats().size(), 4u);
+  const sdk::Tensor x = floats({4}, {1, -2, 3, -4});
+  sdk::Tensor idx(tensor_desc(sdk::DataType::kInt64, {1}), std::string(8, '\0'));
+  const int64_t two = 2;
+  std::memcpy(const_cast<char*>(idx.data()), &two, 8);
+  for (int run = 0; run < 3; ++run) {
+    std::vector<sdk::Tensor> a, b;
+    ASSERT_TRUE(at_once->run({x, idx}, &a).is_ok());
+    ASSERT_TRUE(in_order->run({x, idx}, &b).is_ok());
+    EXPECT_EQ(values(a[0]), (std::vector<float>{2, 0, 6, 0}));
+    EXPECT_EQ(values(a[1]), (std::vector<float>{3}));
+    EXPECT_EQ(values(b[0]), values(a[0]));
+  }
+  ASSERT_EQ(at_once->concurrency_stats().size(), 1u);
+  EXPECT_EQ(at_once->concurrency_stats()[0].steps, 4u);
+  EXPECT_EQ(at_once->concurrency_stats()[0].concurrent_runs, 3u);
+  EXPECT_EQ(in_order->concurrency_stats()[0].concurrent_runs, 0u);
+  EXPECT_NE(at_once->timing_summary().find("4 steps        3 runs at once   always"), std::string::npos)
+      << at_once->timing_summary();
+  // An index out of range fails the Gather's segment while the others run: the same one-line error.
+  const int64_t nine = 9;
+  std::memcpy(const_cast<char*>(idx.data()), &nine, 8);
+  std::vector<sdk::Tensor> out;
+  const sdk::Status e1 = at_once->run({x, idx}, &out), e2 = in_order->run({x, idx}, &out);
+  EXPECT_FALSE(e1.is_ok());
+  EXPECT_EQ(e1.message(), e2.message());
+  EXPECT_NE(e1.message().find("node 'pick' (Gather)"), std::string::npos) << e1.message();
+  kernels::set_blas_threads(0);
+}
+
+// With one thread there is nothing to share: the steps run one after another whatever the option.
+TEST_F(RuntimeTest, OneThreadRunsStepsInOrder) {
+  kernels::set_blas_threads(1);
+  std::unique_ptr<Runtime> rt;
+  RuntimeOptions always;
+  always.concurrency = RuntimeOptions::Concurrency::kAlways;
+  ASSERT_TRUE(open(two_branches(), &rt, always).is_ok());
+  sdk::Tensor idx(tensor_desc(sdk::DataType::kInt64, {1}), std::string(8, '\0'));
+  std::vector<sdk::Tensor> out;
+  ASSERT_TRUE(rt->run({floats({4}, {1, -2, 3, -4}), idx}, &out).is_ok());
+  EXPECT_EQ(values(out[1]), (std::vector<float>{1}));
+  EXPECT_EQ(rt->concurrency_stats()[0].concurrent_runs, 0u);
+  kernels::set_blas_threads(0);
+}
+
+// A control edge orders two steps that share no value: with it, they are one chain and never run at once.
+TEST_F(RuntimeTest, ControlEdgesOrderSteps) {
+  auto side_by_side = [](bool ordered) {
+    auto g = opset17_root();
+    const auto d = tensor_desc(sdk::DataType::kFloat, {4});
+    sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
+    x->add_output(d, "x");
+    x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+    sdk::Node* a = add_op(*g, "a", "Relu", {"x"}, d);
+    a->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("AIcoreEngine"));
+    sdk::Node* b = add_op(*g, "b", "Neg", {"x"}, d);
+    b->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
+    if (ordered) {
+      EXPECT_TRUE(g->add_control_edge(a, b).is_ok());
+    }
+    add_net_output(*g, {"a", "b"});
+    return g;
+  };
+  std::unique_ptr<Runtime> free, chained;
+  ASSERT_TRUE(open(side_by_side(false), &free).is_ok());
+  ASSERT_TRUE(open(side_by_side(true), &chained).is_ok());
+  EXPECT_EQ(free->concurrency_stats().size(), 1u);
+  EXPECT_TRUE(chained->concurrency_stats().empty());
+}
+
 // root: x -> call(f: Data -> Relu -> Neg -> NetOutput) -> out, with control edges into and out of the call.
 std::unique_ptr<sdk::Graph> graph_with_call() {
   auto g = opset17_root();

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <utility>
 
 namespace graphsplit::kernels::dnnl_path {
 namespace {
@@ -19,6 +20,8 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 std::atomic<int> thread_budget{0};
+// A share of the budget for kernels called on this thread (the runtime's concurrent segments); 0: the whole.
+thread_local int local_budget = 0;
 
 const dnnl::engine& cpu() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -376,7 +379,7 @@ void set_threads(int threads) {
   thread_budget = threads;
 }
 int threads() {
-  return thread_budget;
+  return local_budget > 0 ? local_budget : thread_budget.load();
 }
 
 }  // namespace graphsplit::kernels::dnnl_path
@@ -386,6 +389,14 @@ namespace graphsplit::kernels {
 int kernel_threads() {
   const int t = dnnl_path::threads();
   return t > 0 ? t : omp_get_num_procs();
+}
+
+int thread_budget() {
+  return kernel_threads();
+}
+
+int set_thread_share(int threads) {
+  return std::exchange(dnnl_path::local_budget, std::max(threads, 0));
 }
 
 }  // namespace graphsplit::kernels

@@ -46,6 +46,14 @@ GS_KERNELS_API std::vector<std::string> kernel_names();
 // OpenBLAS's thread pool is.
 GS_KERNELS_API void set_blas_threads(int threads);
 
+// The threads kernels called on this thread may use: its share (below) when it has one, else the budget set
+// by set_blas_threads (0 there: every processor). At least 1.
+GS_KERNELS_API int thread_budget();
+// Kernels called on this thread use `threads` until the share is set back (0: no share of its own); returns
+// the share it replaces. The runtime gives each of the segments it runs at once a share. Results do not
+// depend on it: a value is computed the same way whatever the thread count.
+GS_KERNELS_API int set_thread_share(int threads);
+
 // Bytes of the tensors kernels allocated outside the planned arenas (dynamic segments' values, results),
 // process-wide: live now and the most live at once since the last reset (omrun --timing). The arenas
 // themselves are Executable::arena_bytes.
