@@ -9,7 +9,8 @@ for each thread count asked for.
 
 Models: the pinned real models of the test set (scripts/fetch_models.sh) and three generated here: a ResNet-18 at
 batch 4, 224x224 and a 4-layer transformer encoder (width 256, 128 tokens), both with random weights, and a chain
-of 1,000 Relu on 8 values that measures per-operator dispatch (not in the geometric mean).
+of 1,000 Relu on 8 values that measures per-operator dispatch, and two independent recurrences (an LSTM and a
+Loop) timed with omrun's --concurrent=never and =always (these two not in the geometric mean).
 Outside CI: installs ONNX Runtime itself (scripts/fetch_ort.sh). Usage:
   bench/vs_ort.py [--threads 1,2] [--rounds 5] [--runs 10] [--models det,rec,...] [--build build]
 """
@@ -56,6 +57,17 @@ class Builder:
         fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
         scale = scale if scale is not None else math.sqrt(2.0 / fan_in)
         self.inits.append(numpy_helper.from_array((self.rng.standard_normal(shape) * scale).astype(np.float32), n))
+        return n
+
+    def const_i64(self, values, dims=None):
+        n = self.name("c")
+        v = np.array(values, np.int64)
+        self.inits.append(numpy_helper.from_array(v.reshape(dims if dims is not None else v.shape), n))
+        return n
+
+    def const_f32(self, value):
+        n = self.name("c")
+        self.inits.append(numpy_helper.from_array(value.astype(np.float32), n))
         return n
 
     def node(self, op, inputs, **attrs):
@@ -147,6 +159,42 @@ def relu_chain():
     return m, {"x": [1, 8]}, {}
 
 
+def two_branches():
+    """Two independent recurrences over 64 steps: an LSTM (an engine segment) and the same kind of cell written
+    as a Loop, as exporters of scripted models write it (a control-flow step): they may run at once
+    (--concurrent)."""
+    b = Builder(2)
+    seq, width, hidden = 64, 64, 256
+
+    def weight(shape):
+        n = b.name("w")
+        b.inits.append(numpy_helper.from_array((b.rng.standard_normal(shape) * 0.05).astype(np.float32), n))
+        return n
+
+    lstm = b.name("lstm")
+    b.nodes.append(helper.make_node("LSTM", ["x", weight((1, 4 * hidden, width)), weight((1, 4 * hidden, hidden))],
+                                    ["", lstm], name=lstm, hidden_size=hidden))
+    last = b.node("Reshape", [lstm, b.const_i64([1, hidden])])
+    w, r = weight((width, hidden)), weight((hidden, hidden))
+    body = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["xt"], axis=0),
+         helper.make_node("MatMul", ["xt", w], ["a"]), helper.make_node("MatMul", ["h", r], ["c"]),
+         helper.make_node("Add", ["a", "c"], ["s"]), helper.make_node("Tanh", ["s"], ["h_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "cell",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h", TensorProto.FLOAT, [1, hidden])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("h_out", TensorProto.FLOAT, [1, hidden])])
+    loop = b.name("loop")
+    b.nodes.append(helper.make_node("Loop", [b.const_i64(seq, []), "", b.const_f32(np.zeros((1, hidden)))],
+                                    [loop], name=loop, body=body))
+    out = b.node("Add", [last, loop])
+    m = b.model("two_branches", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [seq, 1, width])], out)
+    return m, {"x": [seq, 1, width]}, {}
+
+
 def run(cmd, **kw):
     p = subprocess.run(cmd, capture_output=True, text=True, **kw)
     if p.returncode != 0:
@@ -180,10 +228,15 @@ DISPATCH = "relu_chain_1000"
 DISPATCH_ENV = dict(os.environ, GRAPHSPLIT_FUSE_ELEMENTWISE="0")
 
 
-def time_omrun(build, om, pbs, threads, runs, env=None):
+# Measured with its independent segments one after another and at once; neither is in the geometric mean (the
+# model was made for the comparison).
+CONCURRENT = "two_branches"
+
+
+def time_omrun(build, om, pbs, threads, runs, env=None, extra=()):
     # One untimed run first, as ort_bench.js does.
     out = run([os.path.join(build, "bin", "omrun"), f"--model={om}", f"--input={','.join(pbs)}", "--warmup=1",
-               f"--loop={runs}", f"--threads={threads}", "--log=error"], env=env)
+               f"--loop={runs}", f"--threads={threads}", "--log=error", *extra], env=env)
     m = re.search(r"median ([0-9.]+) ms", out)
     if not m:
         sys.exit(f"vs_ort: no median in omrun's output for {om}")
@@ -211,7 +264,8 @@ def main():
     cases = {}
     for name, (file, shapes, fixed) in REAL.items():
         cases[name] = (os.path.join(MODELS, file), shapes, fixed)
-    for name, make in (("resnet18_b4", resnet18), ("encoder_4x256", encoder), ("relu_chain_1000", relu_chain)):
+    for name, make in (("resnet18_b4", resnet18), ("encoder_4x256", encoder), ("relu_chain_1000", relu_chain),
+                       (CONCURRENT, two_branches)):
         model, shapes, fixed = make()
         path = os.path.join(work, name + ".onnx")
         onnx.save(model, path)
@@ -232,21 +286,27 @@ def main():
     print(f"machine: {os.cpu_count()} CPUs, {platform_line()}")
     for threads in [int(t) for t in args.threads.split(",")]:
         print(f"\nthreads = {threads}; median of {args.rounds} rounds x {args.runs} runs, ms")
-        print(f"{'model':<16}{'omrun':>10}{'ORT':>10}{'omrun/ORT':>11}")
+        print(f"{'model':<22}{'omrun':>10}{'ORT':>10}{'omrun/ORT':>11}")
         ratios = []
         for name, onnx_file, om, pbs, folder in prepared:
-            ours, theirs = [], []
+            ways = [("", ())]
+            if name == CONCURRENT:
+                ways = [(" seq", ("--concurrent=never",)), (" at once", ("--concurrent=always",))]
+            ours, theirs = {w: [] for w, _ in ways}, []
             for _ in range(args.rounds):
                 env = DISPATCH_ENV if name == DISPATCH else None
-                ours.append(time_omrun(args.build, om, pbs, threads, args.runs, env))
+                for way, extra in ways:
+                    ours[way].append(time_omrun(args.build, om, pbs, threads, args.runs, env, extra))
                 theirs.append(time_ort(modules, onnx_file, folder, threads, args.runs))
-            a, b = statistics.median(ours), statistics.median(theirs)
-            if name != DISPATCH:
-                ratios.append(a / b)
-            print(f"{name:<16}{a:>10.3f}{b:>10.3f}{a / b:>11.2f}", flush=True)
+            b = statistics.median(theirs)
+            for way, _ in ways:
+                a = statistics.median(ours[way])
+                if name not in (DISPATCH, CONCURRENT):
+                    ratios.append(a / b)
+                print(f"{name + way:<22}{a:>10.3f}{b:>10.3f}{a / b:>11.2f}", flush=True)
         if ratios:
             geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-            print(f"{'geometric mean':<36}{geo:>11.2f}")
+            print(f"{'geometric mean':<42}{geo:>11.2f}")
 
 
 def platform_line():
