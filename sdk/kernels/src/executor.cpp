@@ -836,6 +836,7 @@ class Compiler {
 
 Status compile_graph(const sdk::Graph& graph, const std::function<Status(const sdk::Node&)>& accept,
                      const CompileOptions& options, std::unique_ptr<sdk::Executable>* out) {
+  quiet_blas();
   std::vector<sdk::Node*> order;
   GS_RETURN_IF_ERROR(sdk::topological_order(graph, sdk::TopoSortMode::kStableRDFS, &order));
   auto exe = std::make_unique<GraphExecutable>();

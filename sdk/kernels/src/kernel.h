@@ -144,6 +144,8 @@ struct KernelContext {
 
 // The thread budget of the kernels (omrun --threads; 0 there means every processor), at least 1.
 int kernel_threads();
+// OpenBLAS on one thread and its thread pool stopped, once per process (nn.cpp).
+void quiet_blas();
 
 // Runs f(begin, end) over [0, n) on up to kernel_threads() threads, each taking at least `grain` items; one
 // call on the calling thread when the work is small. For work whose items are independent (elementwise):

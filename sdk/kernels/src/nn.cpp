@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <utility>
 
 #include "broadcast.h"
@@ -979,8 +980,29 @@ namespace graphsplit::kernels {
 // The budget goes to oneDNN, whose kernels split work over outputs; OpenBLAS stays on one thread, because its
 // threaded GEMM sums in an order that depends on the thread count.
 void set_blas_threads(int threads) {
-  openblas_set_num_threads(1);
+  quiet_blas();
   dnnl_path::set_threads(threads);
+}
+
+}  // namespace graphsplit::kernels
+
+// OpenBLAS's threaded build (Debian's default) starts a pool when it loads; the pool's threads spin on
+// sched_yield for about 0.1 s before they sleep. Weak: the serial and OpenMP builds have no pool and no such
+// function.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
+namespace graphsplit::kernels {
+
+// The kernels call OpenBLAS on one thread only, so its pool is stopped the first time they are used. On a
+// 2-vCPU machine its spinning thread made the OpenMP teams of the first ~0.1 s of a process wait for a core:
+// silero VAD legacy with two threads ran 4-16 ms per run instead of 0.3 ms in short processes. Should a
+// caller ask OpenBLAS for threads later, it starts the pool again itself.
+void quiet_blas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    openblas_set_num_threads(1);
+    if (blas_thread_shutdown_) blas_thread_shutdown_();
+  });
 }
 
 }  // namespace graphsplit::kernels
