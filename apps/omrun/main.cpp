@@ -202,9 +202,7 @@ RuntimeOptions runtime_options(const Options& o) {
   ro.expand_partitioned_calls = o.expand_partitioned_calls;
   ro.max_loop_iterations = o.max_loop_iterations;
   ro.max_tensor_bytes = o.max_tensor_bytes;
-  ro.concurrency = o.concurrent == "always"  ? RuntimeOptions::Concurrency::kAlways
-                   : o.concurrent == "never" ? RuntimeOptions::Concurrency::kNever
-                                             : RuntimeOptions::Concurrency::kAuto;
+  (void)parse_concurrency(o.concurrent, &ro.concurrency);  // the option's validator has refused anything else
   return ro;
 }
 
@@ -438,7 +436,11 @@ int main(int argc, char** argv) {
          "--concurrent", o.concurrent,
          "Independent engine segments and control-flow steps at once: auto (time both ways on the first "
          "runs, keep the faster), always, never. Results do not change")
-      ->check(CLI::IsMember({"auto", "always", "never"}));
+      ->check([](const std::string& v) {
+        graphsplit::RuntimeOptions::Concurrency c;
+        const graphsplit::sdk::Status s = graphsplit::parse_concurrency(v, &c);
+        return s.is_ok() ? std::string() : s.message();
+      });
   app.add_option(
       "--max_tensor_bytes", o.max_tensor_bytes,
       "Largest tensor a kernel may allocate; a larger one fails the run naming the node (0 = no limit)");

@@ -20,6 +20,19 @@ Runtime::~Runtime() {
   if (impl_) impl_->segments.clear();
 }
 
+Status parse_concurrency(const std::string& text, RuntimeOptions::Concurrency* out) {
+  using C = RuntimeOptions::Concurrency;
+  static const std::pair<const char*, C> kNames[] = {
+      {"auto", C::kAuto}, {"always", C::kAlways}, {"never", C::kNever}};
+  for (const auto& [name, value] : kNames) {
+    if (text == name) {
+      *out = value;
+      return Status::ok();
+    }
+  }
+  return Status::invalid_argument("'" + text + "' is not one of 'auto', 'always', 'never'");
+}
+
 Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, const EngineLookup& engines,
                        const RuntimeOptions& options, std::unique_ptr<Runtime>* out) {
   auto impl = std::make_unique<Impl>();
@@ -282,8 +295,7 @@ std::string Runtime::memory_summary() const {
   char line[256];
   std::snprintf(line, sizeof line,
                 "memory: planned %lld bytes (the largest of %zu arenas sharing a buffer); tensor peak %lld "
-                "bytes (planned + %lld outside the "
-                "arenas); peak resident %.1f MB\n",
+                "bytes (planned + %lld outside the arenas); peak resident %.1f MB\n",
                 static_cast<long long>(planned), arenas, static_cast<long long>(planned + heap.peak),
                 static_cast<long long>(heap.peak), static_cast<double>(usage.ru_maxrss) / 1024.0);
   return line;

@@ -37,6 +37,10 @@ struct RuntimeOptions {
   Concurrency concurrency = Concurrency::kAuto;
 };
 
+// "auto", "always" or "never" (omrun --concurrent, Session(concurrent=)); anything else is an error naming
+// the option and the value.
+sdk::Status parse_concurrency(const std::string& text, RuntimeOptions::Concurrency* out);
+
 struct RuntimeIo {
   std::string name;
   sdk::TensorDesc desc;

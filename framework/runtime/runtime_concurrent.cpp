@@ -137,17 +137,19 @@ std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::map
     for (int s : plan.steps[k].out_slots) producer[s] = static_cast<int>(k);
   auto g = std::make_unique<StepGraph>();
   g->successors.resize(n);
+  g->reads.resize(n);
   g->predecessors.assign(n, 0);
   g->readers.assign(plan.num_slots, 0);
   g->last_ms.assign(n, -1);
   std::vector<std::vector<int>> producers(n);
   add_control_order(step_of, &producers);
   for (size_t k = 0; k < n; ++k) {
-    std::vector<int> slots = plan.steps[k].in_slots;
+    std::vector<int>& slots = g->reads[k];
+    for (int s : plan.steps[k].in_slots)
+      if (s >= 0) slots.push_back(s);
     std::sort(slots.begin(), slots.end());
     slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
     for (int s : slots) {
-      if (s < 0) continue;
       ++g->readers[s];
       if (producer[s] >= 0) producers[k].push_back(producer[s]);
     }
@@ -246,11 +248,8 @@ struct Schedule {
   void finish(int k) {
     for (int next : plan.parallel->successors[k])
       if (--waiting[next] == 0) ready.push(next);
-    std::vector<int> slots = plan.steps[k].in_slots;
-    std::sort(slots.begin(), slots.end());
-    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
-    for (int s : slots)
-      if (s >= 0 && readers[s] > 0 && --readers[s] == 0) values[s] = Tensor();
+    for (int s : plan.parallel->reads[k])
+      if (readers[s] > 0 && --readers[s] == 0) values[s] = Tensor();
   }
 };
 
@@ -261,19 +260,17 @@ constexpr int kTrialRuns = 4;       // of each kind, the first untimed
 constexpr double kTrialGain = 0.8;  // at once only when clearly faster: timings of one run vary by 10-20%
 }  // namespace
 
-bool Runtime::Impl::choose_concurrent(const GraphPlan& plan) const {
-  // A trace records steps one after another (its sink is not shared between threads).
-  if (!plan.parallel || trace || concurrency == RuntimeOptions::Concurrency::kNever ||
-      kernels::thread_budget() < 2)
-    return false;
-  if (concurrency == RuntimeOptions::Concurrency::kAlways) return true;
-  const StepGraph::Trial& t = plan.parallel->trial;
-  return t.choice >= 0 ? t.choice == 1 : t.runs >= kTrialRuns;
-}
-
-// Runs a plan's steps, at once where they are independent and that was chosen, and keeps kAuto's trial.
+// Runs a plan's steps, at once where they are independent and that was chosen; kAuto's trial is kept here.
 Status Runtime::Impl::run_steps(const GraphPlan& plan, std::vector<Tensor>& values) {
-  const bool concurrent = choose_concurrent(plan);
+  // A trace records steps one after another (its sink is not shared between threads).
+  const bool may = plan.parallel && !trace && concurrency != RuntimeOptions::Concurrency::kNever &&
+                   kernels::thread_budget() >= 2;
+  StepGraph::Trial* trial =
+      may && concurrency == RuntimeOptions::Concurrency::kAuto && plan.parallel->trial.choice < 0
+          ? &plan.parallel->trial
+          : nullptr;
+  const bool concurrent = may && (concurrency == RuntimeOptions::Concurrency::kAlways ||
+                                  (trial ? trial->runs >= kTrialRuns : plan.parallel->trial.choice == 1));
   const auto t0 = std::chrono::steady_clock::now();
   if (concurrent) {
     GS_RETURN_IF_ERROR(run_concurrently(plan, values));
@@ -283,17 +280,14 @@ Status Runtime::Impl::run_steps(const GraphPlan& plan, std::vector<Tensor>& valu
       for (int r : step.release) values[r] = Tensor();
     }
   }
-  if (!plan.parallel || plan.parallel->trial.choice >= 0 ||
-      concurrency != RuntimeOptions::Concurrency::kAuto || (!concurrent && kernels::thread_budget() < 2) ||
-      trace)
-    return Status::ok();
-  StepGraph::Trial& t = plan.parallel->trial;
+  if (!trial) return Status::ok();
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  if (t.runs % kTrialRuns > 0) {
-    double& best = concurrent ? t.concurrent_ms : t.sequential_ms;
+  if (trial->runs % kTrialRuns > 0) {
+    double& best = concurrent ? trial->concurrent_ms : trial->sequential_ms;
     best = std::min(best, ms);
   }
-  if (++t.runs == 2 * kTrialRuns) t.choice = t.concurrent_ms < kTrialGain * t.sequential_ms ? 1 : 0;
+  if (++trial->runs == 2 * kTrialRuns)
+    trial->choice = trial->concurrent_ms < kTrialGain * trial->sequential_ms ? 1 : 0;
   return Status::ok();
 }
 

@@ -67,6 +67,7 @@ struct StepGraph {
   std::vector<std::vector<int>> successors;  // per step: the steps reading one of its outputs
   std::vector<int> predecessors;             // per step: how many distinct steps it reads from
   std::vector<int> readers;                  // per slot: the steps reading it (0 for results: never released)
+  std::vector<std::vector<int>> reads;       // per step: the slots it reads, each once
   // RuntimeOptions::Concurrency::kAuto's trial: the first runs one after another, the next at once (the first
   // of each kind untimed: it makes primitives, arenas, workers), then the faster way for good.
   struct Trial {
@@ -151,7 +152,6 @@ struct Runtime::Impl {
                   std::vector<Tensor>* results);
   Status run_step(const Step& step, std::vector<Tensor>& values);
   Status run_concurrently(const GraphPlan& plan, std::vector<Tensor>& values);
-  bool choose_concurrent(const GraphPlan& plan) const;
   Status run_steps(const GraphPlan& plan, std::vector<Tensor>& values);
   Status run_control(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);
   Status run_if(const Step& step, const std::vector<const Tensor*>& in, std::vector<Tensor>* out);

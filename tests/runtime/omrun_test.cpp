@@ -401,6 +401,8 @@ TEST_F(OmrunBadInput, BadOptions) {
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --rtol=-1", "--rtol and --atol");
   expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --max_loop_iterations=0",
                "--max_loop_iterations must be at least 1");
+  expect_error("--model=" + path("add.om") + " --input=" + a_ + "," + b_ + " --concurrent=sometimes",
+               "--concurrent: 'sometimes' is not one of 'auto', 'always', 'never'");
 }
 
 // --random_input on a gear model takes the shapes of a gear (the first, or --gear=K), for each kind of gear.

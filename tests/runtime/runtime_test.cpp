@@ -29,17 +29,28 @@ std::vector<float> values(const sdk::Tensor& t) {
   return v;
 }
 
+// A root input: Data `name` of this type, the `index`th input.
+sdk::Node* add_input(sdk::Graph& g, const std::string& name, sdk::TensorDesc desc, int64_t index) {
+  sdk::Node* n = g.add_node(name, sdk::op::kData, 0, 0);
+  n->add_output(std::move(desc), name);
+  n->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(index));
+  return n;
+}
+
+// The node, placed on `engine` as atc would have placed it.
+sdk::Node* placed(sdk::Node* n, const std::string& engine) {
+  n->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(engine));
+  return n;
+}
+
 // x -> Relu x `n` -> out, every value float32[shape].
 std::unique_ptr<sdk::Graph> relu_chain(int n, std::vector<int64_t> shape, const std::string& engine) {
   auto g = opset17_root();
-  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
-  x->add_output(tensor_desc(sdk::DataType::kFloat, shape), "x");
-  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
+  add_input(*g, "x", tensor_desc(sdk::DataType::kFloat, shape), 0);
   std::string prev = "x";
   for (int i = 0; i < n; ++i) {
     const std::string name = "relu" + std::to_string(i);
-    sdk::Node* r = add_op(*g, name, "Relu", {prev}, tensor_desc(sdk::DataType::kFloat, shape));
-    r->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(engine));
+    placed(add_op(*g, name, "Relu", {prev}, tensor_desc(sdk::DataType::kFloat, shape)), engine);
     prev = name;
   }
   add_net_output(*g, {prev});
@@ -191,15 +202,8 @@ TEST_F(RuntimeTest, SegmentsFollowEngineChanges) {
 std::unique_ptr<sdk::Graph> two_branches() {
   auto g = opset17_root();
   const auto d = tensor_desc(sdk::DataType::kFloat, {4});
-  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
-  x->add_output(d, "x");
-  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
-  sdk::Node* idx = g->add_node("idx", sdk::op::kData, 0, 0);
-  idx->add_output(tensor_desc(sdk::DataType::kInt64, {1}), "idx");
-  idx->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(1));
-  auto placed = [](sdk::Node* n, const char* engine) {
-    n->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(engine));
-  };
+  add_input(*g, "x", d, 0);
+  add_input(*g, "idx", tensor_desc(sdk::DataType::kInt64, {1}), 1);
   for (const char* branch : {"a", "b"}) {
     std::string prev = "x";
     for (int i = 0; i < 3; ++i) {
@@ -273,13 +277,9 @@ TEST_F(RuntimeTest, ControlEdgesOrderSteps) {
   auto side_by_side = [](bool ordered) {
     auto g = opset17_root();
     const auto d = tensor_desc(sdk::DataType::kFloat, {4});
-    sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
-    x->add_output(d, "x");
-    x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
-    sdk::Node* a = add_op(*g, "a", "Relu", {"x"}, d);
-    a->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("AIcoreEngine"));
-    sdk::Node* b = add_op(*g, "b", "Neg", {"x"}, d);
-    b->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
+    add_input(*g, "x", d, 0);
+    sdk::Node* a = placed(add_op(*g, "a", "Relu", {"x"}, d), "AIcoreEngine");
+    sdk::Node* b = placed(add_op(*g, "b", "Neg", {"x"}, d), "DNN_VM_AICPU");
     if (ordered) {
       EXPECT_TRUE(g->add_control_edge(a, b).is_ok());
     }
@@ -404,15 +404,9 @@ TEST_F(RuntimeTest, InputsAreChecked) {
 TEST_F(RuntimeTest, KernelErrorsNameTheNode) {
   // Gather with an index out of range, found at run time.
   auto g = opset17_root();
-  sdk::Node* x = g->add_node("x", sdk::op::kData, 0, 0);
-  x->add_output(tensor_desc(sdk::DataType::kFloat, {3}), "x");
-  x->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(0));
-  sdk::Node* i = g->add_node("i", sdk::op::kData, 0, 0);
-  i->add_output(tensor_desc(sdk::DataType::kInt64, {1}), "i");
-  i->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(1));
-  add_op(*g, "gather", "Gather", {"x", "i"}, tensor_desc(sdk::DataType::kFloat, {1}))
-      ->attrs()
-      .set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
+  add_input(*g, "x", tensor_desc(sdk::DataType::kFloat, {3}), 0);
+  add_input(*g, "i", tensor_desc(sdk::DataType::kInt64, {1}), 1);
+  placed(add_op(*g, "gather", "Gather", {"x", "i"}, tensor_desc(sdk::DataType::kFloat, {1})), "DNN_VM_AICPU");
   add_net_output(*g, {"gather"});
   std::unique_ptr<Runtime> rt;
   ASSERT_TRUE(open(std::move(g), &rt).is_ok());

@@ -238,8 +238,6 @@ class Session(_Runner):
                  plugin_paths: Optional[Sequence[str]] = None, threads: Optional[int] = None,
                  expand_partitioned_calls: bool = False, max_tensor_bytes: int = 0,
                  max_loop_iterations: int = 100_000_000, concurrent: str = "auto") -> None:
-        if concurrent not in ("auto", "always", "never"):
-            raise ValueError(f"concurrent: {concurrent!r} is not one of 'auto', 'always', 'never'")
         if isinstance(model, CompiledModel):
             graph = model.graph
         elif isinstance(model, Graph):
@@ -255,7 +253,7 @@ class Session(_Runner):
             "expand_partitioned_calls": bool(expand_partitioned_calls),
             "max_tensor_bytes": int(max_tensor_bytes),
             "max_loop_iterations": int(max_loop_iterations),
-            "concurrent": concurrent,
+            "concurrent": str(concurrent),
         }
         self._session = _graphsplit._Session(graph._model(), opts)
 

@@ -141,10 +141,8 @@ std::shared_ptr<Session> open_session(const std::shared_ptr<Model>& model, const
   if (o.contains("max_tensor_bytes")) ro.max_tensor_bytes = o["max_tensor_bytes"].cast<int64_t>();
   if (o.contains("max_loop_iterations")) ro.max_loop_iterations = o["max_loop_iterations"].cast<int64_t>();
   if (o.contains("concurrent")) {
-    const std::string c = o["concurrent"].cast<std::string>();
-    ro.concurrency = c == "always"  ? RuntimeOptions::Concurrency::kAlways
-                     : c == "never" ? RuntimeOptions::Concurrency::kNever
-                                    : RuntimeOptions::Concurrency::kAuto;
+    if (const sdk::Status c = parse_concurrency(o["concurrent"].cast<std::string>(), &ro.concurrency); !c)
+      check(sdk::Status::invalid_argument("concurrent: " + c.message()));
   }
   const std::string pipeline = o["pipeline"].cast<std::string>();
   const auto plugins = o["plugin_paths"].cast<std::vector<std::string>>();
