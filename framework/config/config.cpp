@@ -313,7 +313,7 @@ class Parser {
   void parse_engines(const toml::node& n) {
     const toml::table* t = expect_table(n, "engines");
     if (!t) return;
-    static const std::vector<std::string> kKeys = {"enabled", "priority", "options"};
+    static const std::vector<std::string> kKeys = {"enabled", "priority", "options", "exclude_ops"};
     for (auto&& [name, body] : *t) {
       EngineSettings e;
       e.name = std::string(name.str());
@@ -331,6 +331,8 @@ class Parser {
             e.priority = v.as_integer()->get();
         } else if (key == "options") {
           parse_options_table(v, "engines." + e.name, &e.options);
+        } else if (key == "exclude_ops") {
+          get_strings(v, "engines." + e.name + ".exclude_ops", &e.exclude_ops);
         } else {
           unknown_key(k, kKeys, "key", "in [engines." + e.name + "]");
         }

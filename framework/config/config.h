@@ -62,6 +62,8 @@ struct EngineSettings {
   bool enabled = true;
   std::optional<int64_t> priority;
   std::vector<RawOption> options;
+  // Op types this engine must not take although its op table lists them (exclude_ops = [...]).
+  std::vector<std::pair<std::string, SourcePos>> exclude_ops;
   SourcePos pos;
 };
 

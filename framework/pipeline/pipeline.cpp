@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -109,6 +110,9 @@ struct Pipeline::Engine {
   const ComponentInfo* info = nullptr;
   int64_t priority = 0;
   sdk::OptionValues options;
+  // The op table placement and the engine see: the plugin's, or a copy without the exclude_ops rows.
+  std::shared_ptr<const sdk::OpSupportTable> table;
+  std::vector<std::string> excluded_ops;
   PluginHandle<sdk::Engine> handle;
 };
 
@@ -225,11 +229,43 @@ void Pipeline::select_engines(const PipelineConfig& config, const std::vector<st
              .is_ok()) {
       continue;
     }
+    engine->table = c->op_table;
+    if (settings_it != config.engines.end() && !settings_it->exclude_ops.empty())
+      exclude_ops(*settings_it, engine.get(), diags);
     engines_.push_back(std::move(engine));
   }
   std::stable_sort(engines_.begin(), engines_.end(), [](const auto& a, const auto& b) {
     return a->priority != b->priority ? a->priority > b->priority : a->info->name < b->info->name;
   });
+}
+
+// A copy of the engine's op table without the rows the user excluded; each name must be a row of the table,
+// so that a misspelt op type is an error rather than a silent no-op.
+void Pipeline::exclude_ops(const EngineSettings& settings, Engine* engine, std::vector<Diagnostic>* diags) {
+  const sdk::OpSupportTable* original = engine->info->op_table.get();
+  std::vector<std::string> listed;
+  if (original) {
+    for (const sdk::OpSupportRow& row : original->rows()) listed.push_back(row.type);
+  }
+  std::set<std::string> excluded;
+  for (const auto& [type, pos] : settings.exclude_ops) {
+    if (!original || !original->find(type)) {
+      const std::string dym = did_you_mean(type, listed);
+      diags->push_back({pos, "exclude_ops of [engines." + settings.name + "]: op type '" + type +
+                                 "' is not in the engine's op table" + (dym.empty() ? "" : "; " + dym)});
+      continue;
+    }
+    excluded.insert(type);
+  }
+  if (excluded.empty()) return;
+  auto table = std::make_shared<sdk::OpSupportTable>(
+      original->source() + " (exclude_ops: " + std::to_string(excluded.size()) + " op types)");
+  table->set_kernel_lib(original->kernel_lib());
+  for (const sdk::OpSupportRow& row : original->rows()) {
+    if (!excluded.count(row.type)) table->add(row);
+  }
+  engine->table = std::move(table);
+  engine->excluded_ops.assign(excluded.begin(), excluded.end());
 }
 
 std::string Pipeline::unknown_entry_message(const PipelineEntry& e, ComponentKind kind) const {
@@ -283,7 +319,8 @@ void Pipeline::build_stages(const PipelineConfig& config, const std::vector<std:
 // The components, once every option is valid.
 void Pipeline::create_components(const SourcePos& file_pos, std::vector<Diagnostic>* diags) {
   for (auto& engine : engines_) {
-    Status s = create_engine(*engine->info, engine->options, ge_options_, &engine->handle);
+    Status s =
+        create_engine(*engine->info, engine->options, ge_options_, &engine->handle, engine->table.get());
     if (!s.is_ok()) diags->push_back({file_pos, s.message()});
   }
   for (auto& stage : stages_) {
@@ -339,7 +376,7 @@ Status Pipeline::run(sdk::Graph& root) {
   decisions_.clear();
   std::vector<sdk::EngineRef> engines;
   for (const auto& e : engines_)
-    engines.push_back({e->info->name, e->priority, e->info->op_table.get(), e->handle.get()});
+    engines.push_back({e->info->name, e->priority, e->table.get(), e->handle.get()});
   GS_RETURN_IF_ERROR(dump(root, 0, "input"));
   size_t index = 0;
   for (const auto& stage : stages_) {
@@ -450,6 +487,12 @@ std::string Pipeline::canonical_toml() const {
   for (const auto& e : engines_) {
     out << "\n[engines." << e->info->name << "]  # " << plugin_label(*e->info->library)
         << "\nenabled = true\npriority = " << e->priority << "\n";
+    if (!e->excluded_ops.empty()) {
+      out << "exclude_ops = [";
+      for (size_t i = 0; i < e->excluded_ops.size(); ++i)
+        out << (i ? ", \"" : "\"") << e->excluded_ops[i] << '"';
+      out << "]\n";
+    }
     if (!e->options.empty()) {
       out << "options = {";
       bool first = true;

@@ -84,6 +84,7 @@ class Pipeline {
   void create_components(const SourcePos& file_pos, std::vector<Diagnostic>* diags);
   struct Engine;
   struct Stage;
+  static void exclude_ops(const EngineSettings& settings, Engine* engine, std::vector<Diagnostic>* diags);
   Pipeline() = default;
   sdk::Status dump(const sdk::Graph& root, size_t index, const std::string& label) const;
 

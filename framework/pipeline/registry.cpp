@@ -156,11 +156,12 @@ Status parse_option_spec(const gs_option_desc& d, const std::string& owner, Opti
 
 class HostPluginContext final : public sdk::PluginContext {
  public:
-  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge)
-      : c_(c), options_(options), ge_(ge) {}
+  HostPluginContext(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
+                    const sdk::OpSupportTable* table)
+      : c_(c), options_(options), ge_(ge), table_(table ? table : c.op_table.get()) {}
   std::string_view component_name() const override { return c_.name; }
   const sdk::OptionValues& options() const override { return options_; }
-  const sdk::OpSupportTable* op_table() const override { return c_.op_table.get(); }
+  const sdk::OpSupportTable* op_table() const override { return table_; }
   void log(sdk::LogLevel level, std::string_view message) const override {
     plugin_log(c_.name, level, message);
   }
@@ -170,16 +171,18 @@ class HostPluginContext final : public sdk::PluginContext {
   const ComponentInfo& c_;
   const sdk::OptionValues& options_;
   const sdk::OptionValues& ge_;
+  const sdk::OpSupportTable* table_;
 };
 
 template <class T>
 Status instantiate(const ComponentInfo& c, ComponentKind expected, const sdk::OptionValues& options,
-                   const sdk::OptionValues& ge, PluginHandle<T>* out) {
+                   const sdk::OptionValues& ge, PluginHandle<T>* out,
+                   const sdk::OpSupportTable* table = nullptr) {
   if (c.kind != expected) {
     return Status::invalid_argument("'" + c.name + "' is a " + std::string(to_string(c.kind)) + ", not a " +
                                     std::string(to_string(expected)));
   }
-  HostPluginContext ctx(c, options, ge);
+  HostPluginContext ctx(c, options, ge, table);
   void* object = nullptr;
   GS_RETURN_IF_ERROR(guarded(*c.library, std::string(to_string(c.kind)) + " '" + c.name + "' create", [&] {
     object = c.desc->create(&ctx);
@@ -209,8 +212,8 @@ void plugin_log(const std::string& who, sdk::LogLevel level, std::string_view me
 }
 
 Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
-                     PluginHandle<sdk::Engine>* out) {
-  return instantiate(c, ComponentKind::kEngine, options, ge, out);
+                     PluginHandle<sdk::Engine>* out, const sdk::OpSupportTable* table) {
+  return instantiate(c, ComponentKind::kEngine, options, ge, out, table);
 }
 Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
                    PluginHandle<sdk::Pass>* out) {

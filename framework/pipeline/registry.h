@@ -75,9 +75,10 @@ sdk::Status guarded(const LoadedLibrary& lib, const std::string& what, F&& f) no
 }
 
 // Creates a component with validated options and the session's GE options; the handle keeps its library
-// loaded.
+// loaded. An engine is handed `table` instead of its own op table when one is given (exclude_ops).
 sdk::Status create_engine(const ComponentInfo& c, const sdk::OptionValues& options,
-                          const sdk::OptionValues& ge, PluginHandle<sdk::Engine>* out);
+                          const sdk::OptionValues& ge, PluginHandle<sdk::Engine>* out,
+                          const sdk::OpSupportTable* table = nullptr);
 sdk::Status create_pass(const ComponentInfo& c, const sdk::OptionValues& options, const sdk::OptionValues& ge,
                         PluginHandle<sdk::Pass>* out);
 sdk::Status create_partitioner(const ComponentInfo& c, const sdk::OptionValues& options,

@@ -359,6 +359,42 @@ TEST_F(AtcTest, DumpPlacementAndExplain) {
                "--explain: no node named 'sigmod'; did you mean 'sigmoid'?");
 }
 
+// exclude_ops in an [engines.X] table: that engine no longer takes the op type, the next engine in cost order
+// does; the other op types stay; a name the engine's table does not list is an error at its position.
+TEST_F(AtcTest, ExcludeOpsMovesOneOpTypeToAnotherEngine) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  std::string config = slurp(GRAPHSPLIT_DEFAULT_PIPELINE);
+  const std::string header = "[engines.AIcoreEngine]\n";
+  ASSERT_NE(config.find(header), std::string::npos);
+  auto with = [&](const std::string& line) {
+    std::string text = config;
+    text.insert(text.find(header) + header.size(), line + "\n");
+    std::ofstream(path("p.toml")) << text;
+    return " --pipeline=" + path("p.toml");
+  };
+  const std::string excluded = " --output=" + path("t") + with("exclude_ops = [\"Sigmoid\"]");
+  Result r = atc("--model=" + model + excluded + " --explain=sigmoid");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  engine:  DNN_VM_AICPU (kernel lib aicpu_ascend_kernel), decision COST_ORDER"),
+            std::string::npos)
+      << r.out;
+  r = atc("--model=" + model + excluded + " --explain=relu");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("  engine:  AIcoreEngine (kernel lib AIcoreEngine), decision COST_ORDER"),
+            std::string::npos)
+      << "relu stays on AI Core: " << r.out;
+  const auto line = std::count(config.begin(), config.begin() + config.find(header), '\n') + 2;
+  r = atc("--print_pipeline" + with("exclude_ops = [\"Sigmoid\", \"Relu\"]"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("exclude_ops = [\"Relu\", \"Sigmoid\"]"), std::string::npos) << r.out;
+  expect_error("--model=" + model + " --output=" + path("o") + with("exclude_ops = [\"Sigmoud\"]"),
+               "p.toml:" + std::to_string(line) +
+                   ":16: error: exclude_ops of [engines.AIcoreEngine]: op type 'Sigmoud' is not in the "
+                   "engine's op table; did you mean 'Sigmoid'?");
+  expect_error("--model=" + model + " --output=" + path("o") + with("exclude_ops = \"Sigmoid\""),
+               "'engines.AIcoreEngine.exclude_ops' must be an array of strings");
+}
+
 // The default pipeline on the real models, through atc: the partition report's summary against what the ONNX
 // file and the report itself say.
 TEST_F(AtcTest, PartitionReportOnRealModels) {
