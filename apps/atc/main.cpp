@@ -16,6 +16,7 @@
 #include "model/om_io.h"
 #include "options.h"
 #include "pipeline/pipeline.h"
+#include "progress.h"
 #include "report/onnx_export.h"
 #include "report/partition_report.h"
 #include "report/placement_report.h"
@@ -26,7 +27,11 @@ namespace {
 using sdk::Status;
 namespace fs = std::filesystem;
 
+// The progress line is erased before an error is printed (stderr is the terminal it is drawn on).
+Progress* active_progress = nullptr;
+
 int fail(const std::string& message) {
+  if (active_progress) active_progress->finish();
   std::string line = message;
   std::replace(line.begin(), line.end(), '\n', ' ');
   std::fprintf(stderr, "atc: error: %s\n", line.c_str());
@@ -195,9 +200,20 @@ int convert(const AtcOptions& o) {
   if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
   const std::string path = ends_with(o.output, ".om") ? o.output : o.output + ".om";
   Compilation c;
-  Status compiled = compile_model(request_of(o, o.model), &c);
-  if (c.pipeline && c.pipeline->timing_enabled() && c.root)
+  Progress progress(o.log);
+  CompileRequest request = request_of(o, o.model);
+  if (progress.enabled())
+    request.on_step = [&](const std::string& what, size_t i, size_t n) { progress.step(what, i, n); };
+  active_progress = &progress;
+  struct Forget {
+    ~Forget() { active_progress = nullptr; }
+  } forget;
+  Status compiled = compile_model(request, &c);
+  progress.step("writing " + path);
+  if (c.pipeline && c.pipeline->timing_enabled() && c.root) {
+    progress.finish();
     std::fputs(c.pipeline->timing_table().c_str(), stdout);
+  }
   if (!compiled) return fail_and_remove(path, compiled.message());
   std::string explanation;
   if (!o.explain.empty()) {
@@ -231,6 +247,7 @@ int convert(const AtcOptions& o) {
     for (const auto& [file, text] : side_files) remove_quietly(file);
     return fail_and_remove(path, s.message());
   }
+  progress.finish();
   print_summary(o, *c.root, path, bytes.size());
   for (const auto& [file, text] : side_files)
     std::printf("wrote:     %s (%zu bytes)\n", file.c_str(), text.size());

@@ -131,6 +131,7 @@ Status build_pipeline(const CompileRequest& r, const PipelineConfig& config, std
   settings.entry_time_limit_s = r.entry_timeout;
   settings.on_time_limit = r.on_time_limit;
   settings.after_entry = r.after_entry;
+  settings.before_entry = r.on_step;
   if (!r.dump_graph.empty()) settings.dump_graph = r.dump_graph;
   return Pipeline::create(config, settings, out, diags);
 }
@@ -150,7 +151,12 @@ Status load_model(const CompileRequest& r, std::unique_ptr<sdk::Graph>* root) {
 
 Status compile_model(const CompileRequest& r, Compilation* out) {
   std::vector<Diagnostic> diags;
+  auto step = [&](const char* what) {
+    if (r.on_step) r.on_step(what, 0, 0);
+  };
+  step("loading plugins");
   GS_RETURN_IF_ERROR(build_pipeline(r, pipeline_path(r), &out->pipeline, &diags));
+  step("reading the model");
   GS_RETURN_IF_ERROR(load_model(r, &out->root));
   out->model = r.model_bytes.empty() || !r.model.empty() ? r.model : std::string("<bytes>");
   Status run = out->pipeline->run(*out->root);

@@ -37,6 +37,9 @@ struct CompileRequest {
   // Called after each pipeline entry ran; a non-ok status stops the compile with it (Python: Ctrl-C, a
   // progress callback that raised).
   std::function<sdk::Status(const EntryReport& entry, size_t index, size_t count)> after_entry;
+  // What the compile is doing now, for a progress display: "loading plugins", "reading the model", then each
+  // pipeline entry's label with its 1-based index and the entry count (0 and 0 outside the pipeline).
+  std::function<void(const std::string& what, size_t index, size_t count)> on_step;
 };
 
 // Splits --options values ("k=v;k=v") into pairs; a value may be empty, a key may not.

@@ -353,6 +353,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   p->entry_time_limit_s_ = settings.entry_time_limit_s;
   p->on_time_limit_ = settings.on_time_limit;
   p->after_entry_ = settings.after_entry;
+  p->before_entry_ = settings.before_entry;
   *out = std::move(p);
   return Status::ok();
 }
@@ -390,6 +391,7 @@ Status Pipeline::run(sdk::Graph& root) {
       if (after_entry_) GS_RETURN_IF_ERROR(after_entry_(report, index, stages_.size()));
       continue;
     }
+    if (before_entry_) before_entry_(stage->label, index, stages_.size());
     HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_, &decisions_);
     const std::string what = "pipeline entry " + std::to_string(index) + " (" + stage->label + ")";
     bool changed = false;

@@ -44,6 +44,8 @@ struct PipelineSettings {
   // Called after each entry (disabled ones too) with its report, its 1-based index and the entry count; a
   // non-ok status stops the run with it.
   std::function<sdk::Status(const EntryReport&, size_t index, size_t count)> after_entry;
+  // Called before each enabled entry runs (atc's progress line), with its label, 1-based index and the count.
+  std::function<void(const std::string& label, size_t index, size_t count)> before_entry;
 };
 
 class Pipeline {
@@ -104,6 +106,7 @@ class Pipeline {
   double entry_time_limit_s_ = 0;
   std::function<void(const std::string&)> on_time_limit_;
   std::function<sdk::Status(const EntryReport&, size_t, size_t)> after_entry_;
+  std::function<void(const std::string&, size_t, size_t)> before_entry_;
 };
 
 // What a plugin library declares (atc --list_plugins, graphsplit.list_plugins()).

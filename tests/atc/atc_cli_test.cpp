@@ -395,6 +395,31 @@ TEST_F(AtcTest, ExcludeOpsMovesOneOpTypeToAnotherEngine) {
                "'engines.AIcoreEngine.exclude_ops' must be an array of strings");
 }
 
+// The progress line: drawn on a terminal (script(1) gives atc one) once the delay has passed, erased before
+// the summary; never when stderr is not a terminal or with --log=error.
+TEST_F(AtcTest, ProgressLineOnlyOnATerminal) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  const std::string run = std::string(GRAPHSPLIT_ATC) + " --model=" + model + " --output=" + path("t");
+  auto on_terminal = [&](const std::string& args) {
+    return run_command("GRAPHSPLIT_PROGRESS_DELAY=0 script -qec '" + run + args + "' /dev/null", dir_);
+  };
+  Result r = on_terminal("");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t line = r.out.find("\r\x1b[Katc: ");
+  ASSERT_NE(line, std::string::npos) << r.out;
+  const size_t erased = r.out.find("\r\x1b[Kmodel:     ");
+  EXPECT_NE(erased, std::string::npos) << "the line is erased before the summary: " << r.out;
+  EXPECT_LT(line, erased);
+  r = on_terminal(" --log=error");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.find("\x1b[K"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.rfind("model:     ", 0), 0u) << r.out;
+  r = run_command("GRAPHSPLIT_PROGRESS_DELAY=0 " + run, dir_);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out.find("\x1b[K"), std::string::npos) << r.out;
+}
+
 // The default pipeline on the real models, through atc: the partition report's summary against what the ONNX
 // file and the report itself say.
 TEST_F(AtcTest, PartitionReportOnRealModels) {
