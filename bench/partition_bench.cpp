@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "bench_graphs.h"
 #include "dynamic_shape_partitioner.h"
 #include "graphsplit/sdk/cluster_graph.h"
 #include "graphsplit/sdk/testing/contexts.h"
@@ -15,81 +16,7 @@ namespace {
 using namespace graphsplit;
 using sdk::Graph;
 using sdk::Node;
-
-enum Shape { kChain = 0, kLayered = 1, kRandom = 2, kTransformer = 3 };
-const char* kShapeNames[] = {"chain", "layered", "random10pct", "transformer"};
-
-// Node k's inputs, and whether its output is dynamic. The same description builds the IR graph and the ONNX
-// model.
-struct Dag {
-  std::vector<std::vector<int>> inputs;
-  std::vector<char> dynamic;
-  std::vector<const char*> type;
-};
-
-Dag make_dag(Shape shape, int n) {
-  Dag d;
-  d.inputs.resize(n);
-  d.dynamic.assign(n, 0);
-  d.type.assign(n, "Relu");
-  std::mt19937 rng(11);
-  for (int k = 1; k < n; ++k) {
-    switch (shape) {
-      case kChain:
-        d.inputs[k] = {k - 1};
-        break;
-      case kLayered: {
-        const int width = 32, layer = k / width;
-        if (layer == 0) {
-          d.inputs[k] = {0};
-        } else {
-          const int base = (layer - 1) * width;
-          d.inputs[k] = {base + static_cast<int>(rng() % width), base + static_cast<int>(rng() % width)};
-          d.type[k] = "Add";
-        }
-        break;
-      }
-      case kRandom: {
-        // Like a DNN: most edges are short (geometric lengths), one in fifty is a long skip connection.
-        auto pick = [&] {
-          int back = 1;
-          while (rng() % 4 != 0 && back < 64) back *= 2;
-          back = 1 + static_cast<int>(rng() % back);
-          if (rng() % 50 == 0) back = 1 + static_cast<int>(rng() % 1000);
-          return std::max(0, k - back);
-        };
-        d.inputs[k] = {pick()};
-        if (rng() % 2) {
-          d.inputs[k].push_back(pick());
-          d.type[k] = "Add";
-        }
-        d.dynamic[k] = rng() % 10 == 0;
-        break;
-      }
-      case kTransformer: {
-        // Blocks of 24: attention (q, k, v MatMuls, scores, softmax, context), residual, layer norm, MLP,
-        // residual; every 8th block has a dynamic sequence length (a Shape-driven Reshape).
-        const int block = (k - 1) / 24, i = (k - 1) % 24, start = 1 + block * 24, in = start - 1;
-        if (i < 3)
-          d.inputs[k] = {in};
-        else if (i == 3)
-          d.inputs[k] = {start, start + 1};
-        else if (i == 5)
-          d.inputs[k] = {k - 1, start + 2};
-        else if (i == 8)
-          d.inputs[k] = {k - 1, in};
-        else if (i == 16)
-          d.inputs[k] = {k - 1, start + 8};
-        else
-          d.inputs[k] = {k - 1};
-        d.type[k] = i < 3 || i == 5 ? "MatMul" : i == 4 ? "Softmax" : i == 8 || i == 16 ? "Add" : "Relu";
-        d.dynamic[k] = block % 8 == 0 && i == 6;
-        break;
-      }
-    }
-  }
-  return d;
-}
+using namespace graphsplit::bench;
 
 std::unique_ptr<Graph> build_ir(const Dag& d) {
   auto g = Graph::create("bench");
