@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <unordered_map>
+#include <unordered_set>
 
 namespace graphsplit::sdk {
 namespace {
@@ -370,16 +372,50 @@ bool Graph::owns_graph(const Graph* graph) const {
 }
 
 void Graph::remove_subgraph(Graph* graph) {
-  if (!is_root() || graph == this || !owns_graph(graph)) return;
-  // Collect the graph and everything nested below it first, so that no pointer is used after it is freed.
-  std::vector<Graph*> doomed{graph};
-  for (size_t i = 0; i < doomed.size(); ++i) {
-    for (Graph* g : subgraph_list_) {
-      if (g->parent_node_ && g->parent_node_->owner_ == doomed[i]) doomed.push_back(g);
+  remove_subgraphs({graph});
+}
+
+// Work areas and fresh subgraphs sit at the end of the registration list, so the lists are searched from the
+// back and only as far as the graphs to remove: removing a partition's engine subgraphs costs their number,
+// not the root's subgraph count. Given pointers are compared before any is dereferenced (they may be stale).
+void Graph::remove_subgraphs(const std::vector<Graph*>& graphs) {
+  if (!is_root() || graphs.empty()) return;
+  std::unordered_set<const Graph*> wanted(graphs.begin(), graphs.end());
+  wanted.erase(this);
+  std::unordered_set<const Graph*> doomed;
+  size_t scanned = subgraph_list_.size();  // subgraph_list_[scanned, end) has been searched
+  auto search = [&](std::unordered_set<const Graph*>& set) {
+    for (const Graph* g : doomed) set.erase(g);
+    while (!set.empty() && scanned > 0) {
+      const Graph* g = subgraph_list_[--scanned];
+      if (set.erase(g)) doomed.insert(g);
+    }
+  };
+  search(wanted);
+  // Everything nested in a doomed graph goes too: the subgraphs its nodes reference, transitively.
+  std::vector<const Graph*> todo(doomed.begin(), doomed.end());
+  std::unordered_set<const Graph*> nested;
+  while (!todo.empty()) {
+    const Graph* g = todo.back();
+    todo.pop_back();
+    for (const Node* n : g->nodes()) {
+      for (const Graph* sub : n->subgraphs()) {
+        if (!doomed.count(sub) && nested.insert(sub).second) todo.push_back(sub);
+      }
     }
   }
-  if (Node* parent = graph->parent_node_;
-      parent && std::find(doomed.begin(), doomed.end(), parent->owner_) == doomed.end()) {
+  if (!nested.empty()) {
+    std::unordered_set<const Graph*> all(doomed);
+    all.insert(nested.begin(), nested.end());
+    doomed.clear();
+    scanned = subgraph_list_.size();
+    search(all);
+  }
+  if (doomed.empty()) return;
+  // Parent nodes that survive lose their references to the removed graphs.
+  for (const Graph* graph : doomed) {
+    Node* parent = graph->parent_node_;
+    if (!parent || doomed.count(parent->owner_)) continue;
     std::vector<std::string> emptied, pruned;
     for (const auto& [key, value] : parent->attrs_.entries()) {
       if (value.as_graph() == graph) emptied.push_back(key);
@@ -391,16 +427,17 @@ void Graph::remove_subgraph(Graph* graph) {
     }
     for (const std::string& key : emptied) parent->attrs_.remove(key);
   }
-  for (Graph* g : doomed) {
-    subgraph_by_name_.erase(g->name_);
-    subgraph_list_.erase(std::find(subgraph_list_.begin(), subgraph_list_.end(), g));
-  }
-  owned_subgraphs_.erase(std::remove_if(owned_subgraphs_.begin(), owned_subgraphs_.end(),
-                                        [&](const std::unique_ptr<Graph>& g) {
-                                          return std::find(doomed.begin(), doomed.end(), g.get()) !=
-                                                 doomed.end();
-                                        }),
-                         owned_subgraphs_.end());
+  for (const Graph* g : doomed) subgraph_by_name_.erase(g->name_);
+  subgraph_list_.erase(
+      std::remove_if(subgraph_list_.begin() + static_cast<std::ptrdiff_t>(scanned), subgraph_list_.end(),
+                     [&](const Graph* g) { return doomed.count(g) > 0; }),
+      subgraph_list_.end());
+  size_t owned = owned_subgraphs_.size(), left = doomed.size();
+  while (left > 0 && owned > 0) left -= doomed.count(owned_subgraphs_[--owned].get());
+  owned_subgraphs_.erase(
+      std::remove_if(owned_subgraphs_.begin() + static_cast<std::ptrdiff_t>(owned), owned_subgraphs_.end(),
+                     [&](const std::unique_ptr<Graph>& g) { return doomed.count(g.get()) > 0; }),
+      owned_subgraphs_.end());
 }
 
 size_t Graph::total_nodes() const {

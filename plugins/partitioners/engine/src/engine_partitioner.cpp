@@ -450,7 +450,9 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
     graph.remove_node(end);
     graph.remove_node(ph);
   }
-  for (const EngineSubgraph& s : partition.subgraphs) tree.remove_subgraph(s.graph);
+  std::vector<sdk::Graph*> work_areas;
+  for (const EngineSubgraph& s : partition.subgraphs) work_areas.push_back(s.graph);
+  tree.remove_subgraphs(work_areas);
   if (!summary.empty())
     graph.attrs().set(sdk::attr::kEnginePartitions, AttrValue::Strings(std::move(summary)));
   return sdk::topological_sort(graph, sort_mode);

@@ -210,6 +210,9 @@ class GS_SDK_API Graph final {
   std::string unique_subgraph_name(std::string_view base) const;
   // Unregisters and destroys a subgraph, every subgraph nested in it, and the parent node's references to it.
   void remove_subgraph(Graph* graph);
+  // The same for many at once, in time linear in the number of subgraphs (one remove_subgraph per graph is
+  // linear per call). Graphs that are not registered here are skipped.
+  void remove_subgraphs(const std::vector<Graph*>& graphs);
   // True if `graph` is this root or one of its registered subgraphs (compares addresses only, never
   // dereferences).
   bool owns_graph(const Graph* graph) const;
