@@ -1,6 +1,9 @@
 #include "model/om_io.h"
 
+#include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <limits>
@@ -11,6 +14,7 @@
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
 #include "model/om.pb.h"
+#include "model/om_internal.h"
 
 namespace graphsplit {
 namespace {
@@ -154,7 +158,7 @@ class Loader {
 
   Status load(const om::Model& m, std::unique_ptr<sdk::Graph>* out) {
     if (m.magic() != kOmMagic) return err("not a graphsplit model (bad magic)");
-    if (m.format_version() != kOmFormatVersion) {
+    if (m.format_version() != 1 && m.format_version() != kOmFormatVersion) {
       return err("model format version " + std::to_string(m.format_version()) +
                  " is not supported (expected " + std::to_string(kOmFormatVersion) + ")");
     }
@@ -279,24 +283,7 @@ class Loader {
   Status from_proto(const om::Tensor& p, sdk::Tensor* t, const std::string& owner) const {
     sdk::TensorDesc d;
     GS_RETURN_IF_ERROR(from_proto(p.desc(), &d, owner));
-    // The bytes must be what the descriptor says: kernels trust the shape (found by fuzzing the runtime).
-    const int64_t es = sdk::element_size(d.dtype);
-    if (es > 0) {
-      const std::optional<int64_t> n = d.shape.num_elements();
-      if (!d.shape.is_static() || !n || *n > std::numeric_limits<int64_t>::max() / es ||
-          static_cast<int64_t>(p.data().size()) != *n * es)
-        return err("'" + owner + "': a tensor of " + d.to_string() + " holds " +
-                   std::to_string(p.data().size()) + " bytes");
-    } else if (d.dtype == sdk::DataType::kString) {
-      sdk::Tensor probe(d, p.data());
-      std::vector<std::string> values;
-      const std::optional<int64_t> n = d.shape.num_elements();
-      if (!probe.strings(&values) || !n || static_cast<int64_t>(values.size()) != *n)
-        return err("'" + owner + "': a string tensor of " + d.to_string() +
-                   " holds corrupt or too few strings");
-    }
-    *t = sdk::Tensor(std::move(d), p.data());
-    return Status::ok();
+    return om_detail::make_tensor(std::move(d), p.data(), source_ + ": '" + owner + "'", t);
   }
 
   Status from_proto(const om::AttrValue& p, AttrValue* v, const std::string& owner) const {
@@ -394,14 +381,33 @@ class Loader {
 
 }  // namespace
 
-Status serialize_om(const sdk::Graph& root, std::string* bytes) {
-  om::Model model;
-  GS_RETURN_IF_ERROR(build_model(root, &model));
-  if (!model.SerializeToString(bytes)) {
-    return Status::resource_exhausted("model '" + root.name() +
-                                      "' is too large to serialize (protobuf 2 GiB limit)");
+namespace om_detail {
+
+// The bytes must be what the descriptor says: kernels trust the shape (found by fuzzing the runtime).
+Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string& what, sdk::Tensor* t) {
+  const int64_t es = sdk::element_size(d.dtype);
+  if (es > 0) {
+    const std::optional<int64_t> n = d.shape.num_elements();
+    if (!d.shape.is_static() || !n || *n > std::numeric_limits<int64_t>::max() / es ||
+        static_cast<int64_t>(data.size()) != *n * es)
+      return Status::invalid_argument(what + ": a tensor of " + d.to_string() + " holds " +
+                                      std::to_string(data.size()) + " bytes");
+  } else if (d.dtype == sdk::DataType::kString) {
+    sdk::Tensor probe(d, data);
+    std::vector<std::string> values;
+    const std::optional<int64_t> n = d.shape.num_elements();
+    if (!probe.strings(&values) || !n || static_cast<int64_t>(values.size()) != *n)
+      return Status::invalid_argument(what + ": a string tensor of " + d.to_string() +
+                                      " holds corrupt or too few strings");
   }
+  *t = sdk::Tensor(std::move(d), data);
   return Status::ok();
+}
+
+}  // namespace om_detail
+
+Status serialize_om(const sdk::Graph& root, std::string* bytes) {
+  return om_detail::write_compact(root, bytes);
 }
 
 Status write_om_file(const sdk::Graph& root, const std::string& path) {
@@ -410,13 +416,35 @@ Status write_om_file(const sdk::Graph& root, const std::string& path) {
   return write_file_atomically(path, bytes);
 }
 
+// The format version from the first fields (both formats start with magic = 1 and format_version = 2),
+// without parsing the rest; 0 when they are not there.
+static uint32_t sniff_format(std::string_view bytes) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            static_cast<int>(std::min<size_t>(bytes.size(), 1 << 20)));
+  uint32_t version = 0;
+  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
+    const uint32_t field = google::protobuf::internal::WireFormatLite::GetTagFieldNumber(tag);
+    if (field == 2 && google::protobuf::internal::WireFormatLite::GetTagWireType(tag) ==
+                          google::protobuf::internal::WireFormatLite::WIRETYPE_VARINT) {
+      if (!in.ReadVarint32(&version)) return 0;
+      return version;
+    }
+    if (field > 2 || !google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) return 0;
+  }
+  return 0;
+}
+
 Status parse_om(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {
-  om::Model model;
-  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
+    return Status::invalid_argument(source + ": larger than 2 GiB, the protobuf limit");
+  if (sniff_format(bytes) == kOmFormatVersion) return om_detail::read_compact(bytes, source, root);
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<om::Model>(&arena);
+  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Status::invalid_argument(
         source + ": not a graphsplit model (the file does not parse; truncated or corrupt?)");
   }
-  return Loader(source).load(model, root);
+  return Loader(source).load(*model, root);
 }
 
 Status read_om_file(const std::string& path, std::unique_ptr<sdk::Graph>* root) {
@@ -442,9 +470,22 @@ Status om_to_json(std::string_view om_bytes, const std::string& source, std::str
 }
 
 Status graph_to_json(const sdk::Graph& root, std::string* json) {
-  om::Model model;
-  GS_RETURN_IF_ERROR(build_model(root, &model));
-  return model_to_json(model, json);
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<om::Model>(&arena);
+  GS_RETURN_IF_ERROR(build_model(root, model));
+  return model_to_json(*model, json);
+}
+
+Status json_to_om(std::string_view json, const std::string& source, std::string* om_bytes) {
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<om::Model>(&arena);
+  auto st = google::protobuf::util::JsonStringToMessage(
+      google::protobuf::StringPiece(json.data(), json.size()), model);
+  if (!st.ok())
+    return Status::invalid_argument(source + ": not a graphsplit JSON model: " + std::string(st.message()));
+  std::unique_ptr<sdk::Graph> root;
+  GS_RETURN_IF_ERROR(Loader(source).load(*model, &root));
+  return serialize_om(*root, om_bytes);
 }
 
 }  // namespace graphsplit

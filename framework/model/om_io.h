@@ -11,7 +11,9 @@
 namespace graphsplit {
 
 inline constexpr std::string_view kOmMagic = "GSOM";
-inline constexpr uint32_t kOmFormatVersion = 1;
+// Format 2 (om.proto's Compact) is what atc writes; format 1 (Model) files are still read. The JSON view is
+// always a Model document.
+inline constexpr uint32_t kOmFormatVersion = 2;
 
 // Serializes the root graph and all its subgraphs. The bytes depend only on the IR (deterministic).
 sdk::Status serialize_om(const sdk::Graph& root, std::string* bytes);
@@ -24,5 +26,7 @@ sdk::Status read_om_file(const std::string& path, std::unique_ptr<sdk::Graph>* r
 // The model as JSON through protobuf's JSON printer (atc --mode=1).
 sdk::Status om_to_json(std::string_view om_bytes, const std::string& source, std::string* json);
 sdk::Status graph_to_json(const sdk::Graph& root, std::string* json);
+// The JSON view back to .om bytes (loaded and verified in between): the round trip is lossless.
+sdk::Status json_to_om(std::string_view json, const std::string& source, std::string* om_bytes);
 
 }  // namespace graphsplit

@@ -1,0 +1,515 @@
+// The compact .om encoding (format 2, om.proto's Compact): every recurring string, descriptor and attribute
+// list stored once, producers by position. Written and read straight from and into the IR.
+#include <google/protobuf/arena.h>
+
+#include <algorithm>
+#include <limits>
+#include <unordered_map>
+
+#include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/strings.h"
+#include "model/om.pb.h"
+#include "model/om_internal.h"
+#include "model/om_io.h"
+
+namespace graphsplit::om_detail {
+namespace {
+
+using sdk::AttrValue;
+using sdk::Status;
+
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+};
+template <class V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+// ------------------------------------------------------------------ IR -> Compact
+
+class Writer {
+ public:
+  explicit Writer(om::Compact* out) : out_(out) { intern(""); }
+
+  Status write(const sdk::Graph& root) {
+    out_->set_magic(std::string(kOmMagic));
+    out_->set_format_version(kOmFormatVersion);
+    out_->set_producer("graphsplit " GRAPHSPLIT_VERSION);
+    std::vector<const sdk::Graph*> graphs{&root};
+    graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+    for (size_t i = 0; i < graphs.size(); ++i) graph_index_[graphs[i]] = static_cast<uint32_t>(i);
+    for (const sdk::Graph* g : graphs) write_graph(*g, out_->add_graphs());
+    return Status::ok();
+  }
+
+ private:
+  uint32_t intern(std::string_view s) {
+    if (auto it = strings_.find(s); it != strings_.end()) return it->second;
+    const auto index = static_cast<uint32_t>(out_->strings_size());
+    out_->add_strings(std::string(s));
+    strings_.emplace(std::string(s), index);
+    return index;
+  }
+
+  uint32_t desc(const sdk::TensorDesc& d) {
+    key_.clear();
+    auto put = [&](int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    put(static_cast<int64_t>(d.kind));
+    put(static_cast<int64_t>(d.dtype));
+    put(static_cast<int64_t>(d.format));
+    put(static_cast<int64_t>(d.shape.dims().size()));
+    for (int64_t v : d.shape.dims()) put(v);
+    for (const std::string& n : d.shape.dim_names()) put(intern(n));
+    if (auto it = descs_.find(std::string_view(key_)); it != descs_.end()) return it->second;
+    om::CDesc* p = out_->add_descs();
+    p->set_kind(intern(sdk::to_string(d.kind)));
+    p->set_dtype(intern(sdk::to_string(d.dtype)));
+    p->set_format(intern(sdk::to_string(d.format)));
+    for (int64_t v : d.shape.dims()) p->mutable_shape()->add_dims(v);
+    for (const std::string& n : d.shape.dim_names()) p->mutable_shape()->add_dim_names(intern(n));
+    const auto index = static_cast<uint32_t>(out_->descs_size() - 1);
+    descs_.emplace(key_, index);
+    return index;
+  }
+
+  void tensor(const sdk::Tensor& t, om::CTensor* p) {
+    p->set_desc(desc(t.desc()));
+    p->set_data(std::string(t.bytes()));
+  }
+
+  void value(const AttrValue& v, om::CValue* p) {
+    using K = AttrValue::Kind;
+    const auto& st = v.storage();
+    switch (v.kind()) {
+      case K::kNone:
+        break;
+      case K::kInt:
+        p->set_i(std::get<1>(st));
+        break;
+      case K::kFloat:
+        p->set_f(std::get<2>(st));
+        break;
+      case K::kString: {
+        const std::string& s = std::get<3>(st);
+        if (sdk::is_valid_utf8(s))
+          p->set_s(intern(s));
+        else
+          p->set_raw(s);
+        break;
+      }
+      case K::kBool:
+        p->set_b(std::get<4>(st));
+        break;
+      case K::kInts:
+        for (int64_t x : std::get<5>(st)) p->mutable_ints()->add_values(x);
+        break;
+      case K::kFloats:
+        for (double x : std::get<6>(st)) p->mutable_floats()->add_values(x);
+        break;
+      case K::kStrings: {
+        const auto& list = std::get<7>(st);
+        if (std::all_of(list.begin(), list.end(),
+                        [](const std::string& x) { return sdk::is_valid_utf8(x); })) {
+          auto* l = p->mutable_strings();
+          for (const std::string& x : list) l->add_values(intern(x));
+        } else {
+          auto* l = p->mutable_raw_strings();
+          for (const std::string& x : list) l->add_values(x);
+        }
+        break;
+      }
+      case K::kBools:
+        for (bool x : std::get<8>(st)) p->mutable_bools()->add_values(x);
+        break;
+      case K::kTensor:
+        tensor(std::get<9>(st), p->mutable_tensor());
+        break;
+      case K::kTensors:
+        for (const sdk::Tensor& t : std::get<10>(st)) tensor(t, p->mutable_tensors()->add_values());
+        break;
+      case K::kGraph:
+        p->set_graph(intern(std::get<11>(st)->name()));
+        break;
+      case K::kGraphs:
+        for (const sdk::Graph* g : std::get<12>(st)) p->mutable_graphs()->add_values(intern(g->name()));
+        break;
+      case K::kType:
+        p->set_type(intern(std::get<13>(st).text));
+        break;
+    }
+  }
+
+  // 1 + the index of an equal attribute list already written, or of a new one; 0 for none.
+  uint32_t attrs(const sdk::AttrMap& map) {
+    if (map.empty()) return 0;
+    scratch_.Clear();
+    for (const auto& [k, v] : map.entries()) {
+      scratch_.add_names(intern(k));
+      value(v, scratch_.add_values());
+    }
+    scratch_.SerializeToString(&key_);
+    if (auto it = attr_sets_.find(std::string_view(key_)); it != attr_sets_.end()) return it->second;
+    *out_->add_attr_sets() = scratch_;
+    const auto index = static_cast<uint32_t>(out_->attr_sets_size());
+    attr_sets_.emplace(key_, index);
+    return index;
+  }
+
+  void write_graph(const sdk::Graph& g, om::CGraph* p) {
+    p->set_name(intern(g.name()));
+    p->set_parent_node(-1);
+    if (const sdk::Node* parent = g.parent_node()) {
+      p->set_parent_graph(graph_index_.at(parent->owner()));
+      p->set_parent_node(position_in_owner(*parent));
+    }
+    p->set_attrs(attrs(g.attrs()));
+    positions_.clear();
+    int32_t position = 0;
+    for (const sdk::Node* n : g.nodes()) positions_[n] = position++;
+    p->mutable_nodes()->Reserve(position);
+    for (const sdk::Node* n : g.nodes()) write_node(*n, p->add_nodes());
+  }
+
+  int32_t position_in_owner(const sdk::Node& node) const {
+    int32_t position = 0;
+    for (const sdk::Node* n : node.owner()->nodes()) {
+      if (n == &node) return position;
+      ++position;
+    }
+    return -1;
+  }
+
+  void write_node(const sdk::Node& n, om::CNode* p) {
+    p->set_name(n.name());
+    p->set_type(intern(n.type()));
+    for (const sdk::OutPort& in : n.inputs()) {
+      p->add_inputs(in.node ? positions_.at(in.node) : -1);
+      p->add_inputs(in.node ? in.index : 0);
+    }
+    for (const sdk::Node* c : n.control_inputs()) p->add_control_inputs(positions_.at(c));
+    const bool implied = n.num_outputs() == 1 && n.output_name(0) == n.name();
+    for (size_t o = 0; o < n.num_outputs(); ++o) {
+      if (!implied) p->add_output_names(n.output_name(o));
+      p->add_output_descs(desc(n.output_desc(o)));
+    }
+    p->set_attrs(attrs(n.attrs()));
+  }
+
+  om::Compact* out_;
+  StringMap<uint32_t> strings_, descs_, attr_sets_;
+  std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
+  std::unordered_map<const sdk::Node*, int32_t> positions_;
+  std::string key_;
+  om::CAttrSet scratch_;
+};
+
+// ------------------------------------------------------------------ Compact -> IR
+
+class Reader {
+ public:
+  Reader(const om::Compact& m, std::string source) : m_(m), source_(std::move(source)) {}
+
+  Status read(std::unique_ptr<sdk::Graph>* out) {
+    if (m_.graphs_size() == 0) return err("no root graph");
+    GS_RETURN_IF_ERROR(read_descs());
+    const om::CGraph& pr = m_.graphs(0);
+    if (pr.parent_node() != -1) return err("the first graph is not a root");
+    GS_RETURN_IF_ERROR(str(pr.name(), "the root's name"));
+    auto root = sdk::Graph::create(m_.strings(static_cast<int>(pr.name())));
+    graphs_.assign(m_.graphs_size(), nullptr);
+    nodes_.resize(m_.graphs_size());
+    graphs_[0] = root.get();
+    GS_RETURN_IF_ERROR(create_nodes(pr, root.get(), &nodes_[0]));
+    for (int i = 1; i < m_.graphs_size(); ++i) GS_RETURN_IF_ERROR(create_graph(i, root.get(), 0));
+    GS_RETURN_IF_ERROR(root->reorder_subgraphs({graphs_.begin() + 1, graphs_.end()}));
+    GS_RETURN_IF_ERROR(read_attr_sets());
+    for (int i = 0; i < m_.graphs_size(); ++i) GS_RETURN_IF_ERROR(link(m_.graphs(i), graphs_[i], nodes_[i]));
+    GS_RETURN_IF_ERROR(sdk::verify(*root).with_context(source_ + ": "));
+    *out = std::move(root);
+    return Status::ok();
+  }
+
+ private:
+  Status err(const std::string& what) const { return Status::invalid_argument(source_ + ": " + what); }
+
+  Status str(uint32_t index, const std::string& what) const {
+    if (index >= static_cast<uint32_t>(m_.strings_size()))
+      return err(what + ": string index " + std::to_string(index) + " out of range");
+    return Status::ok();
+  }
+  const std::string& s(uint32_t index) const { return m_.strings(static_cast<int>(index)); }
+
+  Status read_descs() {
+    descs_.resize(m_.descs_size());
+    for (int i = 0; i < m_.descs_size(); ++i) {
+      const om::CDesc& p = m_.descs(i);
+      const std::string what = "descriptor " + std::to_string(i);
+      GS_RETURN_IF_ERROR(str(p.kind(), what));
+      GS_RETURN_IF_ERROR(str(p.dtype(), what));
+      GS_RETURN_IF_ERROR(str(p.format(), what));
+      sdk::TensorDesc& d = descs_[i];
+      bool kind_ok = false;
+      for (int k = 0; k <= static_cast<int>(sdk::ValueKind::kUnknown); ++k) {
+        if (sdk::to_string(static_cast<sdk::ValueKind>(k)) == s(p.kind())) {
+          d.kind = static_cast<sdk::ValueKind>(k);
+          kind_ok = true;
+        }
+      }
+      auto dtype = sdk::parse_data_type(s(p.dtype()));
+      auto format = sdk::parse_format(s(p.format()));
+      if (!kind_ok || !dtype || !format) {
+        return err(what + " is bad (kind '" + s(p.kind()) + "', dtype '" + s(p.dtype()) + "', format '" +
+                   s(p.format()) + "')");
+      }
+      d.dtype = *dtype;
+      d.format = *format;
+      d.shape = sdk::Shape(std::vector<int64_t>(p.shape().dims().begin(), p.shape().dims().end()));
+      if (p.shape().dim_names_size() > 0) {
+        if (p.shape().dim_names_size() != p.shape().dims_size())
+          return err(what + ": dim_names and dims differ in length");
+        std::vector<std::string> names;
+        for (uint32_t n : p.shape().dim_names()) {
+          GS_RETURN_IF_ERROR(str(n, what));
+          names.push_back(s(n));
+        }
+        d.shape.set_dim_names(std::move(names));
+      }
+    }
+    return Status::ok();
+  }
+
+  Status desc(uint32_t index, const std::string& what, const sdk::TensorDesc** out) const {
+    if (index >= descs_.size())
+      return err(what + ": descriptor index " + std::to_string(index) + " out of range");
+    *out = &descs_[index];
+    return Status::ok();
+  }
+
+  // Parent-first, whatever the file's order; `depth` stops a cycle of parents.
+  Status create_graph(int i, sdk::Graph* root, int depth) {
+    if (graphs_[i]) return Status::ok();
+    const om::CGraph& p = m_.graphs(i);
+    GS_RETURN_IF_ERROR(str(p.name(), "graph " + std::to_string(i)));
+    const std::string& name = s(p.name());
+    if (depth > m_.graphs_size()) return err("subgraph '" + name + "' is its own ancestor");
+    if (p.parent_graph() >= static_cast<uint32_t>(m_.graphs_size()) ||
+        static_cast<int>(p.parent_graph()) == i)
+      return err("subgraph '" + name + "' names a bad parent graph");
+    const int parent_graph = static_cast<int>(p.parent_graph());
+    GS_RETURN_IF_ERROR(create_graph(parent_graph, root, depth + 1));
+    const std::vector<sdk::Node*>& siblings = nodes_[parent_graph];
+    if (p.parent_node() < 0 || static_cast<size_t>(p.parent_node()) >= siblings.size())
+      return err("subgraph '" + name + "' names a parent node out of range");
+    sdk::Graph* sub = root->add_subgraph(name, siblings[p.parent_node()]);
+    if (!sub) return err("subgraph '" + name + "' cannot be registered (duplicate name)");
+    graphs_[i] = sub;
+    by_name_[name] = sub;
+    return create_nodes(p, sub, &nodes_[i]);
+  }
+
+  Status create_nodes(const om::CGraph& pg, sdk::Graph* g, std::vector<sdk::Node*>* nodes) {
+    nodes->reserve(pg.nodes_size());
+    for (const om::CNode& pn : pg.nodes()) {
+      GS_RETURN_IF_ERROR(str(pn.type(), "node '" + pn.name() + "'"));
+      if (pn.inputs_size() % 2 != 0) return err("node '" + pn.name() + "': odd input list");
+      sdk::Node* n = g->add_node(pn.name(), s(pn.type()), pn.inputs_size() / 2, 0);
+      if (!n) return err("graph '" + g->name() + "': duplicate node name '" + pn.name() + "'");
+      if (pn.output_names_size() != 0 && pn.output_names_size() != pn.output_descs_size())
+        return err("node '" + pn.name() + "': output names and descriptors differ in number");
+      for (int o = 0; o < pn.output_descs_size(); ++o) {
+        const sdk::TensorDesc* d = nullptr;
+        GS_RETURN_IF_ERROR(desc(pn.output_descs(o), "node '" + pn.name() + "'", &d));
+        n->add_output(*d, pn.output_names_size() ? pn.output_names(o) : pn.name());
+      }
+      nodes->push_back(n);
+    }
+    return Status::ok();
+  }
+
+  Status read_attr_sets() {
+    attr_sets_.resize(m_.attr_sets_size());
+    for (int i = 0; i < m_.attr_sets_size(); ++i) {
+      const om::CAttrSet& p = m_.attr_sets(i);
+      const std::string what = "attribute list " + std::to_string(i);
+      if (p.names_size() != p.values_size()) return err(what + ": names and values differ in number");
+      for (int k = 0; k < p.names_size(); ++k) {
+        GS_RETURN_IF_ERROR(str(p.names(k), what));
+        const std::string& name = s(p.names(k));
+        if (attr_sets_[i].has(name)) return err(what + " has attribute '" + name + "' twice");
+        AttrValue v;
+        GS_RETURN_IF_ERROR(value(p.values(k), what + " attribute '" + name + "'", &v));
+        attr_sets_[i].set(name, std::move(v));
+      }
+    }
+    return Status::ok();
+  }
+
+  Status attrs(uint32_t ref, const std::string& owner, sdk::AttrMap* out) const {
+    if (ref == 0) return Status::ok();
+    if (ref > attr_sets_.size())
+      return err(owner + ": attribute list " + std::to_string(ref) + " out of range");
+    *out = attr_sets_[ref - 1];
+    return Status::ok();
+  }
+
+  Status tensor(const om::CTensor& p, const std::string& owner, sdk::Tensor* t) const {
+    const sdk::TensorDesc* d = nullptr;
+    GS_RETURN_IF_ERROR(desc(p.desc(), owner, &d));
+    return make_tensor(*d, p.data(), source_ + ": '" + owner + "'", t);
+  }
+
+  Status graph(uint32_t name, const std::string& owner, sdk::Graph** out) const {
+    GS_RETURN_IF_ERROR(str(name, owner));
+    auto it = by_name_.find(s(name));
+    if (it == by_name_.end()) return err(owner + " references unknown subgraph '" + s(name) + "'");
+    *out = it->second;
+    return Status::ok();
+  }
+
+  Status strings(const om::CStringList& list, const std::string& owner, std::vector<std::string>* out) const {
+    for (uint32_t i : list.values()) {
+      GS_RETURN_IF_ERROR(str(i, owner));
+      out->push_back(s(i));
+    }
+    return Status::ok();
+  }
+
+  Status value(const om::CValue& p, const std::string& owner, AttrValue* v) const {
+    using C = om::CValue::ValueCase;
+    switch (p.value_case()) {
+      case C::VALUE_NOT_SET:
+        *v = AttrValue();
+        break;
+      case C::kI:
+        *v = AttrValue::Int(p.i());
+        break;
+      case C::kF:
+        *v = AttrValue::Float(p.f());
+        break;
+      case C::kS:
+        GS_RETURN_IF_ERROR(str(p.s(), owner));
+        *v = AttrValue::String(s(p.s()));
+        break;
+      case C::kRaw:
+        *v = AttrValue::String(p.raw());
+        break;
+      case C::kB:
+        *v = AttrValue::Bool(p.b());
+        break;
+      case C::kInts:
+        *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()});
+        break;
+      case C::kFloats:
+        *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()});
+        break;
+      case C::kStrings: {
+        std::vector<std::string> list;
+        GS_RETURN_IF_ERROR(strings(p.strings(), owner, &list));
+        *v = AttrValue::Strings(std::move(list));
+        break;
+      }
+      case C::kRawStrings:
+        *v = AttrValue::Strings({p.raw_strings().values().begin(), p.raw_strings().values().end()});
+        break;
+      case C::kBools:
+        *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()});
+        break;
+      case C::kTensor: {
+        sdk::Tensor t;
+        GS_RETURN_IF_ERROR(tensor(p.tensor(), owner, &t));
+        *v = AttrValue::OfTensor(std::move(t));
+        break;
+      }
+      case C::kTensors: {
+        std::vector<sdk::Tensor> ts(p.tensors().values_size());
+        for (int i = 0; i < p.tensors().values_size(); ++i)
+          GS_RETURN_IF_ERROR(tensor(p.tensors().values(i), owner, &ts[i]));
+        *v = AttrValue::Tensors(std::move(ts));
+        break;
+      }
+      case C::kGraph: {
+        sdk::Graph* g = nullptr;
+        GS_RETURN_IF_ERROR(graph(p.graph(), owner, &g));
+        *v = AttrValue::OfGraph(g);
+        break;
+      }
+      case C::kGraphs: {
+        std::vector<sdk::Graph*> gs;
+        for (uint32_t name : p.graphs().values()) {
+          sdk::Graph* g = nullptr;
+          GS_RETURN_IF_ERROR(graph(name, owner, &g));
+          gs.push_back(g);
+        }
+        *v = AttrValue::Graphs(std::move(gs));
+        break;
+      }
+      case C::kType:
+        GS_RETURN_IF_ERROR(str(p.type(), owner));
+        *v = AttrValue::Type(s(p.type()));
+        break;
+    }
+    return Status::ok();
+  }
+
+  Status link(const om::CGraph& pg, sdk::Graph* g, const std::vector<sdk::Node*>& nodes) const {
+    GS_RETURN_IF_ERROR(attrs(pg.attrs(), "graph '" + g->name() + "'", &g->attrs()));
+    const auto count = static_cast<int64_t>(nodes.size());
+    for (int k = 0; k < pg.nodes_size(); ++k) {
+      const om::CNode& pn = pg.nodes(k);
+      sdk::Node* n = nodes[k];
+      for (int i = 0; i + 1 < pn.inputs_size(); i += 2) {
+        const int64_t from = pn.inputs(i);
+        if (from == -1) continue;
+        if (from < 0 || from >= count)
+          return err("graph '" + g->name() + "': node '" + pn.name() + "' input " + std::to_string(i / 2) +
+                     " names a producer out of range");
+        Status st = g->add_edge({nodes[from], pn.inputs(i + 1)}, {n, i / 2});
+        if (!st) return err("graph '" + g->name() + "': node '" + pn.name() + "': " + st.message());
+      }
+      for (uint32_t c : pn.control_inputs()) {
+        if (c >= nodes.size())
+          return err("graph '" + g->name() + "': node '" + pn.name() + "' has a control input out of range");
+        GS_RETURN_IF_ERROR(g->add_control_edge(nodes[c], n));
+      }
+      GS_RETURN_IF_ERROR(attrs(pn.attrs(), "node '" + pn.name() + "'", &n->attrs()));
+    }
+    return Status::ok();
+  }
+
+  const om::Compact& m_;
+  std::string source_;
+  std::vector<sdk::TensorDesc> descs_;
+  std::vector<sdk::AttrMap> attr_sets_;
+  std::vector<sdk::Graph*> graphs_;
+  std::vector<std::vector<sdk::Node*>> nodes_;
+  std::unordered_map<std::string, sdk::Graph*> by_name_;
+};
+
+}  // namespace
+
+Status write_compact(const sdk::Graph& root, std::string* bytes) {
+  if (!root.is_root())
+    return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<om::Compact>(&arena);
+  GS_RETURN_IF_ERROR(Writer(model).write(root));
+  if (!model->SerializeToString(bytes)) {
+    return Status::resource_exhausted("model '" + root.name() +
+                                      "' is too large to serialize (protobuf 2 GiB limit)");
+  }
+  return Status::ok();
+}
+
+Status read_compact(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {
+  google::protobuf::Arena arena;
+  auto* model = google::protobuf::Arena::CreateMessage<om::Compact>(&arena);
+  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Status::invalid_argument(
+        source + ": not a graphsplit model (the file does not parse; truncated or corrupt?)");
+  }
+  if (model->magic() != kOmMagic)
+    return Status::invalid_argument(source + ": not a graphsplit model (bad magic)");
+  return Reader(*model, source).read(root);
+}
+
+}  // namespace graphsplit::om_detail

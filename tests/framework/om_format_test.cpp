@@ -1,0 +1,110 @@
+// The .om encodings: the compact file (format 2) against the readable Model (format 1, the JSON view).
+#include <google/protobuf/util/json_util.h>
+#include <gtest/gtest.h>
+
+#include "graphsplit/sdk/ir/graph.h"
+#include "model/om.pb.h"
+#include "model/om_io.h"
+
+namespace graphsplit {
+namespace {
+
+// A chain of `n` Relus carrying the same engine attributes, with a control edge and a two-output node.
+std::unique_ptr<sdk::Graph> chain(int n) {
+  auto g = sdk::Graph::create("chain");
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kFloat;
+  d.shape = sdk::Shape({64, 64});
+  sdk::Node* prev = g->add_node("x", "Data", 0, 0);
+  prev->add_output(d, "x");
+  for (int k = 0; k < n; ++k) {
+    sdk::Node* r = g->add_node("r" + std::to_string(k), "Relu", 1, 0);
+    r->add_output(d, "r" + std::to_string(k));
+    r->attrs().set("_op_engine_name", sdk::AttrValue::String("AIcoreEngine"));
+    r->attrs().set("_kernel_lib_name", sdk::AttrValue::String("AIcoreEngine"));
+    EXPECT_TRUE(g->add_edge({prev, 0}, {r, 0}).is_ok());
+    prev = r;
+  }
+  sdk::Node* split = g->add_node("split", "Split", 1, 0);
+  split->add_output(d, "a");
+  split->add_output(d, "b");
+  EXPECT_TRUE(g->add_edge({prev, 0}, {split, 0}).is_ok());
+  EXPECT_TRUE(g->add_control_edge(g->find_node("x"), split).is_ok());
+  sdk::Node* out = g->add_node("out", "NetOutput", 2, 0);
+  EXPECT_TRUE(g->add_edge({split, 0}, {out, 0}).is_ok());
+  EXPECT_TRUE(g->add_edge({split, 1}, {out, 1}).is_ok());
+  return g;
+}
+
+TEST(OmFormatTest, CompactFileStoresRecurringStringsOnce) {
+  auto g = chain(10'000);
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  // A node costs its name, a few small numbers and nothing else: well under the 70+ bytes of format 1.
+  EXPECT_LT(bytes.size(), 10'000u * 24);
+  std::unique_ptr<sdk::Graph> loaded;
+  ASSERT_TRUE(parse_om(bytes, "c.om", &loaded).is_ok());
+  EXPECT_EQ(loaded->num_nodes(), g->num_nodes());
+  const sdk::Node* split = loaded->find_node("split");
+  ASSERT_NE(split, nullptr);
+  EXPECT_EQ(split->output_name(1), "b");
+  ASSERT_EQ(split->control_inputs().size(), 1u);
+  EXPECT_EQ(split->control_inputs()[0]->name(), "x");
+  EXPECT_EQ(loaded->find_node("r9999")->attrs().get_string("_op_engine_name"), "AIcoreEngine");
+  std::string again;
+  ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
+  EXPECT_TRUE(again == bytes);
+}
+
+TEST(OmFormatTest, FormatOneFilesStillLoad) {
+  auto g = chain(3);
+  std::string compact, json;
+  ASSERT_TRUE(serialize_om(*g, &compact).is_ok());
+  ASSERT_TRUE(graph_to_json(*g, &json).is_ok());
+  om::Model model;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &model).ok());
+  model.set_format_version(1);
+  std::string v1;
+  ASSERT_TRUE(model.SerializeToString(&v1));
+  EXPECT_GT(v1.size(), compact.size());
+  std::unique_ptr<sdk::Graph> loaded;
+  ASSERT_TRUE(parse_om(v1, "old.om", &loaded).is_ok());
+  std::string again;
+  ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
+  EXPECT_TRUE(again == compact);
+  std::string from_json;
+  ASSERT_TRUE(json_to_om(json, "c.json", &from_json).is_ok());
+  EXPECT_TRUE(from_json == compact);
+}
+
+// Indices that point nowhere are refused with the file's name, never followed.
+TEST(OmFormatTest, CorruptIndicesAreRefused) {
+  auto g = chain(2);
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  om::Compact good;
+  ASSERT_TRUE(good.ParseFromString(bytes));
+  auto refusal = [&](const std::function<void(om::Compact*)>& damage) {
+    om::Compact m = good;
+    damage(&m);
+    std::string b;
+    m.SerializeToString(&b);
+    std::unique_ptr<sdk::Graph> root;
+    const sdk::Status s = parse_om(b, "bad.om", &root);
+    EXPECT_EQ(root, nullptr);
+    return s.message();
+  };
+  EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->set_type(999); }),
+            "bad.om: node 'r0': string index 999 out of range");
+  EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->set_inputs(0, 77); }),
+            "bad.om: graph 'chain': node 'r0' input 0 names a producer out of range");
+  EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->set_output_descs(0, 5); }),
+            "bad.om: node 'r0': descriptor index 5 out of range");
+  EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->set_attrs(9); }),
+            "bad.om: node 'r0': attribute list 9 out of range");
+  EXPECT_EQ(refusal([](om::Compact* m) { m->set_magic("XXXX"); }),
+            "bad.om: not a graphsplit model (bad magic)");
+}
+
+}  // namespace
+}  // namespace graphsplit
