@@ -11,6 +11,10 @@ constexpr gs_option_desc kPlaceOptions[] = {
      nullptr},
     {"record_verdicts", GS_OPT_BOOL, "true", 1, 0, nullptr,
      "Keep every asked engine's verdict on the node (for --dump_placement and --explain)", nullptr},
+    {"record_kept", GS_OPT_BOOL, "true", 1, 0, nullptr,
+     "Record KEPT for nodes that already have an engine (false for a placement run after an earlier one, "
+     "which recorded them)",
+     nullptr},
 };
 constexpr gs_option_desc kUpdateOptions[] = {
     {"max_small_elements", GS_OPT_INT, "8", 1, 1e9, nullptr,

@@ -76,8 +76,12 @@ struct Candidate {
 
 class Placer {
  public:
-  Placer(sdk::PassContext& ctx, bool stop_on_no_dynamic_shape, bool record)
-      : ctx_(ctx), engines_(ctx.engines()), stop_(stop_on_no_dynamic_shape), record_(record) {}
+  Placer(sdk::PassContext& ctx, bool stop_on_no_dynamic_shape, bool record, bool record_kept)
+      : ctx_(ctx),
+        engines_(ctx.engines()),
+        stop_(stop_on_no_dynamic_shape),
+        record_(record),
+        record_kept_(record_kept) {}
 
   Status init() {
     GS_RETURN_IF_ERROR(excluded_engines(ctx_, &excluded_));
@@ -103,7 +107,7 @@ class Placer {
         n.attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String(engine));
         n.attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String(kernel));
       }
-      record(n, sdk::ReasonCode::kKept, engine, "the node had an engine before placement");
+      if (record_kept_) record(n, sdk::ReasonCode::kKept, engine, "the node had an engine before placement");
       return Status::ok();
     }
     // Rule 2: both lx attributes name the engine and kernel; one alone counts as absent.
@@ -258,6 +262,7 @@ class Placer {
   bool host_exec_ = false;
   bool stop_;
   bool record_;
+  bool record_kept_;
 };
 
 }  // namespace
@@ -270,11 +275,12 @@ bool is_structural(std::string_view type) {
 
 EnginePlace::EnginePlace(const sdk::PluginContext& ctx)
     : stop_on_no_dynamic_shape_(ctx.options().get_bool("stop_on_no_dynamic_shape", true)),
-      record_verdicts_(ctx.options().get_bool("record_verdicts", true)) {}
+      record_verdicts_(ctx.options().get_bool("record_verdicts", true)),
+      record_kept_(ctx.options().get_bool("record_kept", true)) {}
 
 Status EnginePlace::run(sdk::Graph& root, sdk::PassContext& ctx, bool* changed) {
   *changed = false;
-  Placer placer(ctx, stop_on_no_dynamic_shape_, record_verdicts_);
+  Placer placer(ctx, stop_on_no_dynamic_shape_, record_verdicts_, record_kept_);
   GS_RETURN_IF_ERROR(placer.init());
   // Deepest subgraphs first, so that a node with subgraphs sees its subgraphs placed.
   std::vector<std::pair<int, sdk::Graph*>> graphs;

@@ -25,6 +25,7 @@ class EnginePlace final : public sdk::Pass {
  private:
   bool stop_on_no_dynamic_shape_;
   bool record_verdicts_;
+  bool record_kept_;
 };
 
 // Moves small host-side shape computation to the host CPU engine (GE's HostcpuEngineUpdatePass, reference
