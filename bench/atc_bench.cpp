@@ -17,6 +17,8 @@
 #include <sstream>
 
 #include "bench_graphs.h"
+#include "import/onnx_import.h"
+#include "model/om_io.h"
 
 extern char** environ;
 
@@ -112,6 +114,49 @@ void BM_AtcEndToEnd(benchmark::State& state) {
   state.counters["onnx_MB"] = static_cast<double>(fs::file_size(model)) / 1e6;
   if (fs::exists(om)) state.counters["om_MB"] = static_cast<double>(fs::file_size(om)) / 1e6;
 }
+
+// The .om writer and loader alone on the imported model (before the pipeline: every node in the root graph).
+// range(2) = 1: the compiled model instead, as BM_AtcEndToEnd left it (attributes on every node, subgraphs).
+void BM_OmWriteAndLoad(benchmark::State& state) {
+  const auto shape = static_cast<Shape>(state.range(0));
+  const int n = static_cast<int>(state.range(1));
+  std::unique_ptr<graphsplit::sdk::Graph> root;
+  const fs::path om = work_dir() / (std::string(kShapeNames[shape]) + "_" + std::to_string(n) + ".om");
+  if (state.range(2) == 1 && !fs::exists(om)) run_atc(model_file(shape, n), om);
+  const graphsplit::sdk::Status read =
+      state.range(2) == 1 ? graphsplit::read_om_file(om.string(), &root)
+                          : graphsplit::import_onnx_file(model_file(shape, n).string(), {}, &root);
+  if (!read.is_ok()) {
+    state.SkipWithError(read.message().c_str());
+    return;
+  }
+  double write_s = 0, load_s = 0;
+  std::string bytes;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!graphsplit::serialize_om(*root, &bytes).is_ok()) state.SkipWithError("write failed");
+    const auto t1 = std::chrono::steady_clock::now();
+    std::unique_ptr<graphsplit::sdk::Graph> loaded;
+    if (!graphsplit::parse_om(bytes, "bench.om", &loaded).is_ok()) state.SkipWithError("load failed");
+    const auto t2 = std::chrono::steady_clock::now();
+    write_s = std::chrono::duration<double>(t1 - t0).count();
+    load_s = std::chrono::duration<double>(t2 - t1).count();
+    state.SetIterationTime(write_s + load_s);
+    state.PauseTiming();
+    loaded.reset();
+    state.ResumeTiming();
+  }
+  state.SetLabel(std::string(kShapeNames[shape]) + (state.range(2) ? " compiled" : " imported"));
+  state.counters["write_ms"] = write_s * 1e3;
+  state.counters["load_ms"] = load_s * 1e3;
+  state.counters["om_MB"] = static_cast<double>(bytes.size()) / 1e6;
+}
+
+BENCHMARK(BM_OmWriteAndLoad)
+    ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {100'000, 1'000'000}, {0, 1}})
+    ->UseManualTime()
+    ->Iterations(1)
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_AtcEndToEnd)
     ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {100'000, 1'000'000}})

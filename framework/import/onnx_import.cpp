@@ -116,7 +116,6 @@ class Importer {
     Scope scope;
     scope.graph = root.get();
     GS_RETURN_IF_ERROR(build_graph(g, &scope, 0));
-    GS_RETURN_IF_ERROR(sdk::verify(*root).with_context(source_ + ": "));
     *out = std::move(root);
     return Status::ok();
   }
@@ -211,8 +210,10 @@ class Importer {
     return sdk::is_valid_utf8(g.name()) ? g.name() : "?";
   }
 
+  // check_all has checked every graph's text and operators already (import_onnx_bytes runs it first).
   Status build_graph(const onnx::GraphProto& g, Scope* s, int64_t formal_parent_offset) {
-    GS_RETURN_IF_ERROR(check_graph_text(g));
+    s->values.reserve(g.input_size() + g.initializer_size() + g.node_size());
+    s->types.reserve(g.input_size() + g.value_info_size() + g.output_size());
     for (const auto& vi : g.input()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.value_info()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.output()) s->types.emplace(vi.name(), &vi.type());
@@ -270,7 +271,6 @@ class Importer {
     std::vector<sdk::Node*>& created = *created_out;
     created.reserve(g.node_size());
     for (const auto& n : g.node()) {
-      GS_RETURN_IF_ERROR(check_operator(n));
       const bool is_constant = n.op_type() == sdk::op::kConstant && is_default_domain(n.domain());
       std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
       sdk::Node* ir =
@@ -678,6 +678,16 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return Status::resource_exhausted(source + ": models over 2 GiB need external data files");
   }
+  // Each phase's time goes to the debug log (atc --log=debug), for finding where a large model's import goes.
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point mark = Clock::now();
+  std::string phases;
+  auto phase = [&](const char* name) {
+    const Clock::time_point now = Clock::now();
+    phases += (phases.empty() ? "" : ", ") + std::string(name) + " " +
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - mark).count()) + " ms";
+    mark = now;
+  };
   onnx::ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return Status::invalid_argument(
@@ -685,12 +695,21 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
         ": not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or nested "
         "deeper than protobuf's limit of 100 message levels)");
   }
+  phase("parse");
   GS_RETURN_IF_ERROR(check_model_header(model, source));
   GS_RETURN_IF_ERROR(onnx_detail::normalize_model(&model, source, base_dir));
+  phase("normalise");
   GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all(options));
   GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
+  phase("check");
   if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);
   GS_RETURN_IF_ERROR(Importer(source, base_dir, model).run(root));
+  phase("build");
+  if (Status v = sdk::verify(**root); !v) {
+    root->reset();
+    return v.with_context(source + ": ");
+  }
+  phase("verify");
   if (!options.infer_shapes || options.onnx_reference_inference) return Status::ok();
   kernels::ShapeInferenceOptions inference;
   inference.fold_constants =
@@ -700,6 +719,8 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
     root->reset();
     return {s.code(), source + ": " + s.message()};
   }
+  phase("shape inference");
+  spdlog::debug("{}: import: {}", source, phases);
   return Status::ok();
 }
 

@@ -4,6 +4,8 @@
 #include <deque>
 #include <limits>
 
+#include "topo_internal.h"
+
 namespace graphsplit::sdk {
 namespace {
 
@@ -122,12 +124,6 @@ Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
   return Status::ok();
 }
 
-Status check_acyclic(const Graph& g) {
-  // The stack variant: same answer as BFS, without sorting ready successors by name.
-  std::vector<Node*> scratch;
-  return kahn(g, true, &scratch);
-}
-
 // Post-order reverse DFS from `root` over unvisited predecessors taken in ascending id order.
 void reverse_dfs(Node* root, std::vector<char>& visited, std::vector<Node*>* order) {
   struct Frame {
@@ -218,6 +214,12 @@ std::vector<Node*> delay_to_first_consumer(const Graph& g, const std::vector<Nod
 }
 
 }  // namespace
+
+Status check_acyclic(const Graph& g) {
+  // The stack variant: same answer as BFS, without sorting ready successors by name.
+  std::vector<Node*> scratch;
+  return kahn(g, true, &scratch);
+}
 
 std::optional<TopoSortMode> parse_topo_sorting_mode(std::string_view text) {
   if (text == "0") return TopoSortMode::kBFS;

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "graphsplit/sdk/ir/topo.h"
+#include "topo_internal.h"
 
 namespace graphsplit::sdk {
 namespace {
@@ -20,7 +21,13 @@ Status fail(const Graph& g, const Node* n, const std::string& what) {
 // Linear in the edges (a hub with 100k consumers must not cost 100k^2): every edge is seen from both ends,
 // counted per producer output, and the consumer lists are checked for duplicates after a sort.
 using ControlEdges = std::vector<std::pair<int64_t, int64_t>>;  // (from id, to id)
-using Uses = std::vector<std::vector<size_t>>;                  // per node id and output: inputs naming it
+// Per node id and output: how many inputs name it; one flat array (a vector per node was a million heap
+// blocks for a million nodes), node id k's outputs from first[k].
+struct Uses {
+  std::vector<size_t> first;
+  std::vector<size_t> count;
+  size_t& at(const Node* n, size_t output) { return count[first[static_cast<size_t>(n->id())] + output]; }
+};
 
 // Every data input names an existing output of a node of this graph.
 Status verify_inputs(const Graph& g, const Node* n, Uses* uses) {
@@ -36,7 +43,7 @@ Status verify_inputs(const Graph& g, const Node* n, Uses* uses) {
                   "input " + std::to_string(i) + " names missing output " + std::to_string(p.index) +
                       " of node '" + p.node->name() + "'");
     }
-    ++(*uses)[static_cast<size_t>(p.node->id())][static_cast<size_t>(p.index)];
+    ++uses->at(p.node, static_cast<size_t>(p.index));
   }
   return Status::ok();
 }
@@ -91,15 +98,18 @@ Status verify_control_mirror(const Graph& g, ControlEdges& ctrl_out, ControlEdge
 }
 
 Status verify_edges(const Graph& g) {
-  size_t seen = 0;
-  Uses uses(g.id_bound());
+  size_t seen = 0, outputs = 0;
+  Uses uses;
+  uses.first.assign(g.id_bound(), 0);
   ControlEdges ctrl_out, ctrl_in;
   for (const Node* n : g.nodes()) {
     ++seen;
     if (n->owner() != &g) return fail(g, n, "owner pointer does not point at this graph");
     if (g.find_node(n->name()) != n) return fail(g, n, "name index disagrees (duplicate or renamed node)");
-    uses[static_cast<size_t>(n->id())].resize(n->num_outputs(), 0);
+    uses.first[static_cast<size_t>(n->id())] = outputs;
+    outputs += n->num_outputs();
   }
+  uses.count.assign(outputs, 0);
   for (const Node* n : g.nodes()) {
     GS_RETURN_IF_ERROR(verify_inputs(g, n, &uses));
     GS_RETURN_IF_ERROR(verify_consumers(g, n));
@@ -116,11 +126,10 @@ Status verify_edges(const Graph& g) {
   // are as many entries as inputs naming the output.
   for (const Node* n : g.nodes()) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
-      if (uses[static_cast<size_t>(n->id())][o] != n->consumers(o).size()) {
+      if (uses.at(n, o) != n->consumers(o).size()) {
         return fail(g, n,
                     "output " + std::to_string(o) + " has " + std::to_string(n->consumers(o).size()) +
-                        " consumers listed but " + std::to_string(uses[static_cast<size_t>(n->id())][o]) +
-                        " inputs read it");
+                        " consumers listed but " + std::to_string(uses.at(n, o)) + " inputs read it");
       }
     }
   }
@@ -265,10 +274,8 @@ Status verify(const Graph& root) {
   GS_RETURN_IF_ERROR(verify_edges(root));
   for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(verify_edges(*g));
   GS_RETURN_IF_ERROR(verify_structure(root));
-  std::vector<Node*> scratch;
-  GS_RETURN_IF_ERROR(topological_order(root, TopoSortMode::kBFS, &scratch));
-  for (const Graph* g : root.subgraphs())
-    GS_RETURN_IF_ERROR(topological_order(*g, TopoSortMode::kBFS, &scratch));
+  GS_RETURN_IF_ERROR(check_acyclic(root));
+  for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(check_acyclic(*g));
   return Status::ok();
 }
 
@@ -281,8 +288,7 @@ Status verify_graph(const Graph& graph) {
       GS_RETURN_IF_ERROR(verify_subgraph_io(graph, n, *sub));
     }
   }
-  std::vector<Node*> scratch;
-  return topological_order(graph, TopoSortMode::kBFS, &scratch);
+  return check_acyclic(graph);
 }
 
 }  // namespace graphsplit::sdk
