@@ -7,8 +7,12 @@
 #include <random>
 
 #include "bench_graphs.h"
+#include "common/log.h"
+#include "driver/compile.h"
 #include "dynamic_shape_partitioner.h"
+#include "engine_partitioner.h"
 #include "graphsplit/sdk/cluster_graph.h"
+#include "graphsplit/sdk/reason.h"
 #include "graphsplit/sdk/testing/contexts.h"
 
 namespace {
@@ -105,8 +109,86 @@ void BM_ProtobufParseOnnx(benchmark::State& state) {
   state.counters["MB"] = static_cast<double>(bytes.size()) / 1e6;
 }
 
+// The engine partitioner (atomic mode: split, merge back; no engine optimises) on the same graphs, placed as
+// the torch.fx comparison places them: every tenth operator on AI CPU, the rest on AI Core.
+void BM_EnginePartition(benchmark::State& state) {
+  const auto shape = static_cast<Shape>(state.range(0));
+  const int n = static_cast<int>(state.range(1));
+  const Dag dag = make_dag(shape, n);
+  sdk::testing::TestPluginContext pc("engine");
+  plugins::engine::EnginePartitioner partitioner(pc);
+  sdk::OptionValues own;
+  own.set("modes", sdk::AttrValue::Strings({"atomic"}));
+  sdk::testing::TestPassContext ctx(own, {});
+  size_t subgraphs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto g = build_ir(dag);
+    int k = 0;
+    for (Node* node : g->nodes()) {
+      const bool structural = node->type() == "Data" || node->type() == sdk::op::kNetOutput;
+      node->attrs().set(sdk::attr::kOpEngineName,
+                        sdk::AttrValue::String(structural      ? std::string(sdk::engine::kGeLocal)
+                                               : k++ % 10 == 9 ? std::string(sdk::engine::kAiCpu)
+                                                               : std::string(sdk::engine::kAiCore)));
+    }
+    state.ResumeTiming();
+    bool changed = false;
+    sdk::Status s = partitioner.partition(*g, ctx, &changed);
+    state.PauseTiming();
+    if (!s.is_ok()) state.SkipWithError(s.message().c_str());
+    const sdk::AttrValue* summary = g->attrs().get(sdk::attr::kEnginePartitions);
+    subgraphs = summary && summary->as_strings() ? summary->as_strings()->size() : 0;
+    g.reset();
+    state.ResumeTiming();
+  }
+  state.SetLabel(kShapeNames[shape]);
+  state.counters["nodes/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["engine_subgraphs"] = static_cast<double>(subgraphs);
+}
+
+// The whole default pipeline (share/graphsplit/pipeline.toml, the built plugins) on the ONNX form of the
+// graph (bench_graphs.h's build_atc_onnx), imported outside the timing.
+void BM_DefaultPipeline(benchmark::State& state) {
+  const auto shape = static_cast<Shape>(state.range(0));
+  const int n = static_cast<int>(state.range(1));
+  (void)init_logging("warning");
+  CompileRequest r;
+  r.model = "bench.onnx";
+  r.model_bytes = build_atc_onnx(make_dag(shape, n));
+  r.pipeline = GRAPHSPLIT_BUILD_DIR "/share/graphsplit/pipeline.toml";
+  std::unique_ptr<Pipeline> pipeline;
+  std::vector<Diagnostic> diags;
+  if (sdk::Status s = build_pipeline(r, r.pipeline, &pipeline, &diags); !s.is_ok()) {
+    state.SkipWithError(s.message().c_str());
+    return;
+  }
+  size_t subgraphs = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<Graph> root;
+    if (sdk::Status s = load_model(r, &root); !s.is_ok()) state.SkipWithError(s.message().c_str());
+    state.ResumeTiming();
+    if (sdk::Status s = pipeline->run(*root); !s.is_ok()) state.SkipWithError(s.message().c_str());
+    state.PauseTiming();
+    subgraphs = root->subgraphs().size();
+    root.reset();
+    state.ResumeTiming();
+  }
+  state.SetLabel(kShapeNames[shape]);
+  state.counters["nodes/s"] = benchmark::Counter(n, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["subgraphs"] = static_cast<double>(subgraphs);
+}
+
 BENCHMARK(BM_DynamicShapePartition)
     ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {10'000, 100'000, 1'000'000}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_EnginePartition)
+    ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {10'000, 100'000, 1'000'000}})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_DefaultPipeline)
+    ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {10'000, 100'000, 1'000'000}})
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ProtobufParseOnnx)
     ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {10'000, 100'000, 1'000'000}})
