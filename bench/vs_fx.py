@@ -8,7 +8,8 @@ gets the same graph as ONNX with a pipeline whose [engines.AIcoreEngine] table s
 multiplications go to AI CPU. Reported: the partitioner's time and the number of partitions of supported nodes
 (torch.fx's partitions; graphsplit's AI Core engine subgraphs). graphsplit's time is the engine partition entry
 of atc --timing, and placement plus engine partition beside it (torch.fx asks its support check inside
-propose_partitions).
+propose_partitions); once with GE's merge rule (the default) and once with the engine partitioner's
+merge_siblings option, which also joins same-engine clusters that read one cluster, as torch.fx does.
 
 Run: /usr/bin/python3 bench/vs_fx.py [--nodes 10000] [--build build]. Not run by CI.
 """
@@ -89,7 +90,7 @@ def onnx_model(dag, path):
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
 
 
-def graphsplit_partition(dag, build, work):
+def graphsplit_partition(dag, build, work, siblings=False):
     model = os.path.join(work, "layered.onnx")
     onnx_model(dag, model)
     default = open(os.path.join(build, "share/graphsplit/pipeline.toml")).read()
@@ -97,7 +98,12 @@ def graphsplit_partition(dag, build, work):
     assert header in default
     config = os.path.join(work, "pipeline.toml")
     with open(config, "w") as f:
-        f.write(default.replace(header, header + 'exclude_ops = ["Mul"]\n'))
+        text = default.replace(header, header + 'exclude_ops = ["Mul"]\n')
+        if siblings:
+            entry = 'options = { modes = ["composite", "atomic"] }'
+            assert entry in text
+            text = text.replace(entry, 'options = { modes = ["composite", "atomic"], merge_siblings = true }')
+        f.write(text)
     report = os.path.join(work, "report.json")
     out = subprocess.run([os.path.join(build, "bin/atc"), "--model=" + model, "--output=" + os.path.join(work, "m"),
                           "--pipeline=" + config, "--timing", "--log=error", "--partition_report=" + report],
@@ -120,7 +126,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     dag = make_dag(args.nodes)
-    fx_times, gs_times, gs_with_placement = [], [], []
+    fx_times, gs_times, gs_with_placement, sib_times = [], [], [], []
     with tempfile.TemporaryDirectory() as work:
         for _ in range(args.rounds):
             t, fx_parts = fx_partition(dag)
@@ -128,12 +134,17 @@ def main():
             e, ep, aicore, aicpu = graphsplit_partition(dag, args.build, work)
             gs_times.append(e)
             gs_with_placement.append(ep)
+            s, _, sib_aicore, sib_aicpu = graphsplit_partition(dag, args.build, work, siblings=True)
+            sib_times.append(s)
     fx_t, gs_t, gs_tp = min(fx_times), min(gs_times), min(gs_with_placement)
     print(f"graph: {args.nodes} nodes in layers of {WIDTH}, every tenth a Mul (unsupported / excluded)")
     print(f"torch.fx CapabilityBasedPartitioner: {fx_t * 1e3:10.1f} ms, {fx_parts} partitions")
     print(f"graphsplit engine partition:         {gs_t * 1e3:10.1f} ms, {aicore} AI Core subgraphs "
           f"({aicpu} AI CPU), {fx_t / gs_t:.0f}x faster")
     print(f"graphsplit placement + engine:       {gs_tp * 1e3:10.1f} ms, {fx_t / gs_tp:.0f}x faster")
+    sib_t = min(sib_times)
+    print(f"graphsplit engine, merge_siblings:   {sib_t * 1e3:10.1f} ms, {sib_aicore} AI Core subgraphs "
+          f"({sib_aicpu} AI CPU), {fx_t / sib_t:.0f}x faster")
     print(f"(best of {args.rounds} rounds each, alternating; torch {__import__('torch').__version__})")
     return 0
 

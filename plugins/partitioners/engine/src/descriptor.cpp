@@ -11,6 +11,10 @@ constexpr gs_option_desc kOptions[] = {
      nullptr},
     {"composite_engines", GS_OPT_LIST, "[]", 1, 0, nullptr,
      "Composite mode: the atomic->composite registry, as \"ATOMIC=COMPOSITE\" entries", nullptr},
+    {"merge_siblings", GS_OPT_BOOL, "false", 1, 0, nullptr,
+     "Beyond GE: clusters of one engine reading the same cluster also merge when no path joins them (fewer "
+     "engine subgraphs; GE's own rule only merges a cluster into its consumer)",
+     nullptr},
     {"threads", GS_OPT_INT, "1", 0, 256, nullptr,
      "Workers for the per-subgraph optimise hooks (0 = one per core); the result never depends on it",
      nullptr},

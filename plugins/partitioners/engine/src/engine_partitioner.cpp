@@ -45,10 +45,12 @@ class Splitter {
     nodes_ = graph_.node_list();
     GS_RETURN_IF_ERROR(classify());
     GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
-    if (options_.stable)
+    if (options_.stable) {
       merge_stable();
-    else
+    } else {
       merge_normal();
+      if (options_.merge_siblings) merge_siblings();
+    }
     number();
     make_pairs(next_pair, out);
     return move_out(partition_index, out);
@@ -107,6 +109,34 @@ class Splitter {
         key_[m] = k;
         cur = m;
       }
+    }
+  }
+
+  // Beyond GE (option merge_siblings): clusters of one engine that read the same cluster merge when neither
+  // reaches the other, as torch.fx's partitioner joins the partitions of a node's users; fewer subgraphs,
+  // fewer End/PlaceHolder pairs. Repeated until nothing merges, since each merge can open another.
+  void merge_siblings() {
+    for (bool merged = true; merged;) {
+      merged = false;
+      for (ClusterGraph::Id c : clusters_->topological_order()) {
+        if (!clusters_->is_live(c)) continue;
+        std::vector<ClusterGraph::Id> children = clusters_->successors(c);
+        for (size_t i = 0; i < children.size(); ++i) {
+          ClusterGraph::Id cur = children[i];
+          if (!clusters_->is_live(cur)) continue;
+          for (size_t j = i + 1; j < children.size(); ++j) {
+            const ClusterGraph::Id other = children[j];
+            if (!clusters_->is_live(other) || !mergeable(cur, other)) continue;
+            const int k = key(cur);
+            const ClusterGraph::Id m = clusters_->try_merge(cur, other);
+            if (m == ClusterGraph::kNone) continue;
+            key_[m] = k;
+            children[i] = children[j] = cur = m;
+            merged = true;
+          }
+        }
+      }
+      if (merged) merge_normal();
     }
   }
 
@@ -482,6 +512,7 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   options.mode = mode;
   const sdk::OptionValues& ge = ctx.ge_options();
   options.stable = ge.get_string("ge.topoSortingMode") == "3";
+  options.merge_siblings = own.get_bool("merge_siblings", false);
   sdk::TopoSortMode sort_mode = sdk::kDefaultTopoSortMode;
   if (auto m = sdk::parse_topo_sorting_mode(ge.get_string("ge.topoSortingMode"))) sort_mode = *m;
   if (options.mode == Mode::kComposite) {

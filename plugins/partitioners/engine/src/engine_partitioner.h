@@ -34,7 +34,8 @@ enum class Mode { kAtomic, kComposite };
 
 struct Options {
   Mode mode = Mode::kAtomic;
-  bool stable = false;  // ge.topoSortingMode = 3: adjacent merging in node order
+  bool stable = false;          // ge.topoSortingMode = 3: adjacent merging in node order
+  bool merge_siblings = false;  // also merge same-engine clusters that read one cluster (not GE's rule)
   // Composite mode: atomic engine -> composite engine.
   std::map<std::string, std::string> composite_map;
 };

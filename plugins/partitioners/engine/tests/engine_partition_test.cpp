@@ -166,6 +166,42 @@ TEST(EnginePartitionTest, Ept29SecondPathKeepsTwoClustersOfOneEngineApart) {
   ASSERT_TRUE(merge_back(p, {}, sdk::TopoSortMode::kStableRDFS).is_ok());
 }
 
+// Beyond GE: with merge_siblings, two AI CPU readers of one AI Core node share a subgraph (no path joins
+// them); GE's rule keeps them apart (each may only merge into a consumer, and their consumer is on AI Core).
+// The merged-back graph is the same either way.
+TEST(EnginePartitionTest, MergeSiblingsJoinsReadersOfOneClusterOnlyWhenAsked) {
+  auto build = [] {
+    auto g = testing::opset17_root("g");
+    op(*g, "x", "Data", {}, kGeLocal);
+    op(*g, "a", "Relu", {"x"}, kAiCore);
+    op(*g, "s1", "Relu", {"a"}, kAiCpu);
+    op(*g, "s2", "Sigmoid", {"a"}, kAiCpu);
+    op(*g, "y", "Add", {"s1", "s2"}, kAiCore);
+    net_output(*g, {"y"});
+    return g;
+  };
+  for (const bool siblings : {false, true}) {
+    auto g = build();
+    const std::string before = snapshot(*g);
+    Options options;
+    options.merge_siblings = siblings;
+    GraphPartition p;
+    int64_t pairs = 0;
+    ASSERT_TRUE(split(*g, options, sdk::TopoSortMode::kStableRDFS, 0, &pairs, &p).is_ok());
+    std::vector<std::vector<std::string>> cpu;
+    for (const EngineSubgraph& s : p.subgraphs) {
+      if (s.engine == kAiCpu) cpu.push_back(members(*s.graph));
+    }
+    if (siblings) {
+      EXPECT_EQ(cpu, (std::vector<std::vector<std::string>>{{"s1", "s2"}}));
+    } else {
+      EXPECT_EQ(cpu, (std::vector<std::vector<std::string>>{{"s1"}, {"s2"}}));
+    }
+    ASSERT_TRUE(merge_back(p, {}, sdk::TopoSortMode::kStableRDFS).is_ok());
+    EXPECT_EQ(snapshot(*g), before);
+  }
+}
+
 TEST(EnginePartitionTest, StreamLabelsSplitOneEngineAndControlEdgesGetPairsToo) {
   auto g = testing::opset17_root("g");
   op(*g, "x", "Data", {}, kGeLocal);
