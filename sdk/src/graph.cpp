@@ -208,14 +208,24 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   if (!dst || dst == this || dst->root_ != root_) {
     return Status::invalid_argument("move_nodes_to: the target must be another graph of the same root");
   }
-  std::vector<char> moving(slots_.size(), 0);
+  // Which nodes move: a flag per slot when they are many, a hash set when they are few (a partitioner moving
+  // each of 20k small parts out of a 100k-node graph must not clear 100k flags per part).
+  const bool few = nodes.size() * 16 < slots_.size();
+  std::vector<char> moving(few ? 0 : slots_.size(), 0);
+  std::unordered_set<const Node*> moving_set;
+  if (few) moving_set.reserve(nodes.size());
   for (Node* n : nodes) {
     if (!n || n->owner_ != this)
       return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
-    moving[n->id_] = 1;
+    if (few)
+      moving_set.insert(n);
+    else
+      moving[n->id_] = 1;
   }
   for (Node* n : nodes) {
-    auto inside = [&](const Node* other) { return other->owner_ == this && moving[other->id_]; };
+    auto inside = [&](const Node* other) {
+      return other->owner_ == this && (few ? moving_set.count(other) > 0 : moving[other->id_] != 0);
+    };
     for (const OutPort& p : n->inputs_) {
       if (p.node && !inside(p.node)) {
         return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still has an input from " +
