@@ -80,12 +80,21 @@ Run run_atc(const fs::path& model, const fs::path& out) {
   const auto start = std::chrono::steady_clock::now();
   pid_t pid = 0;
   if (posix_spawn(&pid, atc.c_str(), &actions, nullptr, argv.data(), environ) != 0) return r;
+  // Peak memory from the child's own VmHWM, sampled while it runs: wait4's ru_maxrss would include this
+  // process's peak (posix_spawn's child shares our memory until it execs, and Linux keeps that high-water
+  // mark).
   int status = 0;
-  rusage usage{};
-  wait4(pid, &status, 0, &usage);
+  const std::string proc = "/proc/" + std::to_string(pid) + "/status";
+  for (;;) {
+    std::ifstream in(proc);
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("VmHWM:", 0) == 0) r.peak_kb = std::max(r.peak_kb, std::stol(line.substr(6)));
+    }
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    usleep(2000);
+  }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.peak_kb = usage.ru_maxrss;
   posix_spawn_file_actions_destroy(&actions);
   return r;
 }
