@@ -685,7 +685,8 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   auto phase = [&](const char* name) {
     const Clock::time_point now = Clock::now();
     phases += (phases.empty() ? "" : ", ") + std::string(name) + " " +
-              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - mark).count()) + " ms";
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - mark).count()) +
+              " ms";
     mark = now;
   };
   onnx::ModelProto model;

@@ -38,6 +38,18 @@ class Writer {
     std::vector<const sdk::Graph*> graphs{&root};
     graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
     for (size_t i = 0; i < graphs.size(); ++i) graph_index_[graphs[i]] = static_cast<uint32_t>(i);
+    // Parent nodes' positions, each graph scanned once (not once per subgraph: 66k subgraphs of one root).
+    for (const sdk::Graph* g : root.subgraphs()) {
+      if (g->parent_node()) parent_position_[g->parent_node()] = -1;
+    }
+    for (const sdk::Graph* g : graphs) {
+      if (parent_position_.empty()) break;
+      int32_t position = 0;
+      for (const sdk::Node* n : g->nodes()) {
+        if (auto it = parent_position_.find(n); it != parent_position_.end()) it->second = position;
+        ++position;
+      }
+    }
     for (const sdk::Graph* g : graphs) write_graph(*g, out_->add_graphs());
     return Status::ok();
   }
@@ -160,7 +172,7 @@ class Writer {
     p->set_parent_node(-1);
     if (const sdk::Node* parent = g.parent_node()) {
       p->set_parent_graph(graph_index_.at(parent->owner()));
-      p->set_parent_node(position_in_owner(*parent));
+      p->set_parent_node(parent_position_.at(parent));
     }
     p->set_attrs(attrs(g.attrs()));
     positions_.clear();
@@ -168,15 +180,6 @@ class Writer {
     for (const sdk::Node* n : g.nodes()) positions_[n] = position++;
     p->mutable_nodes()->Reserve(position);
     for (const sdk::Node* n : g.nodes()) write_node(*n, p->add_nodes());
-  }
-
-  int32_t position_in_owner(const sdk::Node& node) const {
-    int32_t position = 0;
-    for (const sdk::Node* n : node.owner()->nodes()) {
-      if (n == &node) return position;
-      ++position;
-    }
-    return -1;
   }
 
   void write_node(const sdk::Node& n, om::CNode* p) {
@@ -198,7 +201,7 @@ class Writer {
   om::Compact* out_;
   StringMap<uint32_t> strings_, descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
-  std::unordered_map<const sdk::Node*, int32_t> positions_;
+  std::unordered_map<const sdk::Node*, int32_t> positions_, parent_position_;
   std::string key_;
   om::CAttrSet scratch_;
 };

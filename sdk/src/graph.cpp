@@ -9,6 +9,9 @@
 namespace graphsplit::sdk {
 namespace {
 
+// Consumer lists up to this long keep insertion order when one is removed (see disconnect_input).
+constexpr size_t kOrderedConsumers = 256;
+
 template <class T>
 bool erase_first(std::vector<T>& v, const T& value) {
   auto it = std::find(v.begin(), v.end(), value);
@@ -305,7 +308,15 @@ Status Graph::remove_edge(OutPort src, InPort dst) {
 void Graph::disconnect_input(InPort dst) {
   OutPort& src = dst.node->inputs_[dst.index];
   if (!src.node) return;
-  erase_first(src.node->outputs_[src.index].consumers, dst);
+  std::vector<InPort>& consumers = src.node->outputs_[src.index].consumers;
+  if (consumers.size() <= kOrderedConsumers) {
+    erase_first(consumers, dst);
+  } else if (auto it = std::find(consumers.begin(), consumers.end(), dst); it != consumers.end()) {
+    // A hub (a shape input read by 100k Reshapes): closing the gap would move the whole list for every
+    // consumer a partitioner disconnects, quadratic in the hub's size; the last consumer fills it instead.
+    *it = consumers.back();
+    consumers.pop_back();
+  }
   src = {};
 }
 
