@@ -11,7 +11,8 @@ of atc --timing, and placement plus engine partition beside it (torch.fx asks it
 propose_partitions); once with GE's merge rule (the default) and once with the engine partitioner's
 merge_siblings option, which also joins same-engine clusters that read one cluster, as torch.fx does.
 
-Run: /usr/bin/python3 bench/vs_fx.py [--nodes 10000] [--build build]. Not run by CI.
+Needs Debian's python3-torch and python3-onnx (apt-get install python3-torch python3-onnx), a built tree.
+Run: /usr/bin/python3 bench/vs_fx.py [--nodes 10000] [--build build] [--rounds 3]. Not run by CI.
 """
 import argparse
 import json
