@@ -1,5 +1,6 @@
 #include "driver/compile.h"
 
+#include <chrono>
 #include <filesystem>
 
 #include "common/install_paths.h"
@@ -151,15 +152,24 @@ Status load_model(const CompileRequest& r, std::unique_ptr<sdk::Graph>* root) {
 
 Status compile_model(const CompileRequest& r, Compilation* out) {
   std::vector<Diagnostic> diags;
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point began = Clock::now();
+  // Reports the step to come and returns how long the one before took.
   auto step = [&](const char* what) {
-    if (r.on_step) r.on_step(what, 0, 0);
+    if (what && r.on_step) r.on_step(what, 0, 0);
+    const Clock::time_point now = Clock::now();
+    const double ms = std::chrono::duration<double, std::milli>(now - began).count();
+    began = now;
+    return ms;
   };
   step("loading plugins");
   GS_RETURN_IF_ERROR(build_pipeline(r, pipeline_path(r), &out->pipeline, &diags));
-  step("reading the model");
+  out->plugins_ms = step("reading the model");
   GS_RETURN_IF_ERROR(load_model(r, &out->root));
+  out->import_ms = step(nullptr);
   out->model = r.model_bytes.empty() || !r.model.empty() ? r.model : std::string("<bytes>");
   Status run = out->pipeline->run(*out->root);
+  out->pipeline_ms = step(nullptr);
   if (!run) return {run.code(), out->model + ": " + run.message()};
   return Status::ok();
 }

@@ -80,6 +80,8 @@ struct Compilation {
   sdk::Status placement_report(std::string* json) const;
   sdk::Status explain(const std::string& node, std::string* text) const;
   std::string model;
+  // Wall time of each phase of compile_model (atc --timing).
+  double plugins_ms = 0, import_ms = 0, pipeline_ms = 0;
 };
 
 // Builds the pipeline, loads the model and runs the pipeline on it. Nothing is written. An error of the

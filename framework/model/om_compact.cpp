@@ -31,27 +31,19 @@ class Writer {
  public:
   explicit Writer(om::Compact* out) : out_(out) { intern(""); }
 
-  Status write(const sdk::Graph& root) {
+  void write(const sdk::Graph& root) {
     out_->set_magic(std::string(kOmMagic));
     out_->set_format_version(kOmFormatVersion);
     out_->set_producer("graphsplit " GRAPHSPLIT_VERSION);
     std::vector<const sdk::Graph*> graphs{&root};
     graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
-    for (size_t i = 0; i < graphs.size(); ++i) graph_index_[graphs[i]] = static_cast<uint32_t>(i);
-    // Parent nodes' positions, each graph scanned once (not once per subgraph: 66k subgraphs of one root).
-    for (const sdk::Graph* g : root.subgraphs()) {
-      if (g->parent_node()) parent_position_[g->parent_node()] = -1;
-    }
-    for (const sdk::Graph* g : graphs) {
-      if (parent_position_.empty()) break;
+    // Every node's position in its graph, each graph walked once: inputs and parent nodes are named by it.
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      graph_index_[graphs[i]] = static_cast<uint32_t>(i);
       int32_t position = 0;
-      for (const sdk::Node* n : g->nodes()) {
-        if (auto it = parent_position_.find(n); it != parent_position_.end()) it->second = position;
-        ++position;
-      }
+      for (const sdk::Node* n : graphs[i]->nodes()) positions_[n] = position++;
     }
     for (const sdk::Graph* g : graphs) write_graph(*g, out_->add_graphs());
-    return Status::ok();
   }
 
  private:
@@ -172,13 +164,10 @@ class Writer {
     p->set_parent_node(-1);
     if (const sdk::Node* parent = g.parent_node()) {
       p->set_parent_graph(graph_index_.at(parent->owner()));
-      p->set_parent_node(parent_position_.at(parent));
+      p->set_parent_node(positions_.at(parent));
     }
     p->set_attrs(attrs(g.attrs()));
-    positions_.clear();
-    int32_t position = 0;
-    for (const sdk::Node* n : g.nodes()) positions_[n] = position++;
-    p->mutable_nodes()->Reserve(position);
+    p->mutable_nodes()->Reserve(static_cast<int>(g.num_nodes()));
     for (const sdk::Node* n : g.nodes()) write_node(*n, p->add_nodes());
   }
 
@@ -201,7 +190,7 @@ class Writer {
   om::Compact* out_;
   StringMap<uint32_t> strings_, descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
-  std::unordered_map<const sdk::Node*, int32_t> positions_, parent_position_;
+  std::unordered_map<const sdk::Node*, int32_t> positions_;
   std::string key_;
   om::CAttrSet scratch_;
 };
@@ -495,7 +484,7 @@ Status write_compact(const sdk::Graph& root, std::string* bytes) {
     return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
   google::protobuf::Arena arena;
   auto* model = google::protobuf::Arena::CreateMessage<om::Compact>(&arena);
-  GS_RETURN_IF_ERROR(Writer(model).write(root));
+  Writer(model).write(root);
   if (!model->SerializeToString(bytes)) {
     return Status::resource_exhausted("model '" + root.name() +
                                       "' is too large to serialize (protobuf 2 GiB limit)");

@@ -152,16 +152,20 @@ Status build_model(const sdk::Graph& root, om::Model* model) {
 
 // ------------------------------------------------------------------ proto -> IR
 
+std::string unsupported_format(uint32_t version) {
+  return "model format version " + std::to_string(version) +
+         " is not supported (this graphsplit reads 1 and " + std::to_string(kOmFormatVersion) +
+         "; a newer graphsplit is needed)";
+}
+
 class Loader {
  public:
   explicit Loader(std::string source) : source_(std::move(source)) {}
 
   Status load(const om::Model& m, std::unique_ptr<sdk::Graph>* out) {
     if (m.magic() != kOmMagic) return err("not a graphsplit model (bad magic)");
-    if (m.format_version() != 1 && m.format_version() != kOmFormatVersion) {
-      return err("model format version " + std::to_string(m.format_version()) +
-                 " is not supported (expected " + std::to_string(kOmFormatVersion) + ")");
-    }
+    if (m.format_version() != 1 && m.format_version() != kOmFormatVersion)
+      return err(unsupported_format(m.format_version()));
     auto root = sdk::Graph::create(m.root().name());
     graphs_[m.root().name()] = root.get();
     GS_RETURN_IF_ERROR(create_nodes(m.root(), root.get()));
@@ -417,27 +421,34 @@ Status write_om_file(const sdk::Graph& root, const std::string& path) {
 }
 
 // The format version from the first fields (both formats start with magic = 1 and format_version = 2),
-// without parsing the rest; 0 when they are not there.
-static uint32_t sniff_format(std::string_view bytes) {
+// without parsing the rest; 0 when they are not there. `ours` tells whether the magic is GSOM.
+static uint32_t sniff_format(std::string_view bytes, bool* ours) {
+  using google::protobuf::internal::WireFormatLite;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(std::min<size_t>(bytes.size(), 1 << 20)));
+  std::string magic;
+  uint32_t tag = in.ReadTag();
+  if (WireFormatLite::GetTagFieldNumber(tag) != 1 ||
+      WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_LENGTH_DELIMITED ||
+      !WireFormatLite::ReadString(&in, &magic))
+    return 0;
+  *ours = magic == kOmMagic;
+  tag = in.ReadTag();
   uint32_t version = 0;
-  for (uint32_t tag = in.ReadTag(); tag != 0; tag = in.ReadTag()) {
-    const uint32_t field = google::protobuf::internal::WireFormatLite::GetTagFieldNumber(tag);
-    if (field == 2 && google::protobuf::internal::WireFormatLite::GetTagWireType(tag) ==
-                          google::protobuf::internal::WireFormatLite::WIRETYPE_VARINT) {
-      if (!in.ReadVarint32(&version)) return 0;
-      return version;
-    }
-    if (field > 2 || !google::protobuf::internal::WireFormatLite::SkipField(&in, tag)) return 0;
-  }
-  return 0;
+  if (WireFormatLite::GetTagFieldNumber(tag) != 2 ||
+      WireFormatLite::GetTagWireType(tag) != WireFormatLite::WIRETYPE_VARINT || !in.ReadVarint32(&version))
+    return 0;
+  return version;
 }
 
 Status parse_om(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max()))
     return Status::invalid_argument(source + ": larger than 2 GiB, the protobuf limit");
-  if (sniff_format(bytes) == kOmFormatVersion) return om_detail::read_compact(bytes, source, root);
+  bool ours = false;
+  const uint32_t version = sniff_format(bytes, &ours);
+  if (version == kOmFormatVersion) return om_detail::read_compact(bytes, source, root);
+  if (ours && version > kOmFormatVersion)
+    return Status::invalid_argument(source + ": " + unsupported_format(version));
   google::protobuf::Arena arena;
   auto* model = google::protobuf::Arena::CreateMessage<om::Model>(&arena);
   if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {

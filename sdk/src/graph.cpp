@@ -12,6 +12,16 @@ namespace {
 // Consumer lists up to this long keep insertion order when one is removed (see disconnect_input).
 constexpr size_t kOrderedConsumers = 256;
 
+// Removes the elements in `doomed` from `v`, keeping the order, touching only the tail that holds them all.
+template <class T, class Key>
+void erase_from_tail(std::vector<T>& v, const std::unordered_set<const Graph*>& doomed, Key key) {
+  size_t from = v.size(), left = doomed.size();
+  while (left > 0 && from > 0) left -= doomed.count(key(v[--from]));
+  v.erase(std::remove_if(v.begin() + static_cast<std::ptrdiff_t>(from), v.end(),
+                         [&](const T& x) { return doomed.count(key(x)) > 0; }),
+          v.end());
+}
+
 template <class T>
 bool erase_first(std::vector<T>& v, const T& value) {
   auto it = std::find(v.begin(), v.end(), value);
@@ -398,39 +408,27 @@ void Graph::remove_subgraph(Graph* graph) {
 
 // Work areas and fresh subgraphs sit at the end of the registration list, so the lists are searched from the
 // back and only as far as the graphs to remove: removing a partition's engine subgraphs costs their number,
-// not the root's subgraph count. Given pointers are compared before any is dereferenced (they may be stale).
+// not the root's subgraph count.
 void Graph::remove_subgraphs(const std::vector<Graph*>& graphs) {
-  if (!is_root() || graphs.empty()) return;
-  std::unordered_set<const Graph*> wanted(graphs.begin(), graphs.end());
-  wanted.erase(this);
+  if (!is_root()) return;
+  // The given graphs that are registered; pointers are compared before any is dereferenced (they may be
+  // stale).
+  const std::unordered_set<const Graph*> wanted(graphs.begin(), graphs.end());
   std::unordered_set<const Graph*> doomed;
-  size_t scanned = subgraph_list_.size();  // subgraph_list_[scanned, end) has been searched
-  auto search = [&](std::unordered_set<const Graph*>& set) {
-    for (const Graph* g : doomed) set.erase(g);
-    while (!set.empty() && scanned > 0) {
-      const Graph* g = subgraph_list_[--scanned];
-      if (set.erase(g)) doomed.insert(g);
-    }
-  };
-  search(wanted);
-  // Everything nested in a doomed graph goes too: the subgraphs its nodes reference, transitively.
+  for (size_t i = subgraph_list_.size(); i-- > 0 && doomed.size() < wanted.size();) {
+    if (wanted.count(subgraph_list_[i])) doomed.insert(subgraph_list_[i]);
+  }
+  // Everything nested in them goes too: the subgraphs their nodes reference (verify() requires every
+  // registered subgraph to be referenced), transitively.
   std::vector<const Graph*> todo(doomed.begin(), doomed.end());
-  std::unordered_set<const Graph*> nested;
   while (!todo.empty()) {
     const Graph* g = todo.back();
     todo.pop_back();
     for (const Node* n : g->nodes()) {
       for (const Graph* sub : n->subgraphs()) {
-        if (!doomed.count(sub) && nested.insert(sub).second) todo.push_back(sub);
+        if (doomed.insert(sub).second) todo.push_back(sub);
       }
     }
-  }
-  if (!nested.empty()) {
-    std::unordered_set<const Graph*> all(doomed);
-    all.insert(nested.begin(), nested.end());
-    doomed.clear();
-    scanned = subgraph_list_.size();
-    search(all);
   }
   if (doomed.empty()) return;
   // Parent nodes that survive lose their references to the removed graphs.
@@ -449,16 +447,8 @@ void Graph::remove_subgraphs(const std::vector<Graph*>& graphs) {
     for (const std::string& key : emptied) parent->attrs_.remove(key);
   }
   for (const Graph* g : doomed) subgraph_by_name_.erase(g->name_);
-  subgraph_list_.erase(
-      std::remove_if(subgraph_list_.begin() + static_cast<std::ptrdiff_t>(scanned), subgraph_list_.end(),
-                     [&](const Graph* g) { return doomed.count(g) > 0; }),
-      subgraph_list_.end());
-  size_t owned = owned_subgraphs_.size(), left = doomed.size();
-  while (left > 0 && owned > 0) left -= doomed.count(owned_subgraphs_[--owned].get());
-  owned_subgraphs_.erase(
-      std::remove_if(owned_subgraphs_.begin() + static_cast<std::ptrdiff_t>(owned), owned_subgraphs_.end(),
-                     [&](const std::unique_ptr<Graph>& g) { return doomed.count(g.get()) > 0; }),
-      owned_subgraphs_.end());
+  erase_from_tail(subgraph_list_, doomed, [](const Graph* g) { return g; });
+  erase_from_tail(owned_subgraphs_, doomed, [](const std::unique_ptr<Graph>& g) { return g.get(); });
 }
 
 size_t Graph::total_nodes() const {

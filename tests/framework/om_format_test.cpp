@@ -104,6 +104,23 @@ TEST(OmFormatTest, CorruptIndicesAreRefused) {
             "bad.om: node 'r0': attribute list 9 out of range");
   EXPECT_EQ(refusal([](om::Compact* m) { m->set_magic("XXXX"); }),
             "bad.om: not a graphsplit model (bad magic)");
+  EXPECT_EQ(
+      refusal([](om::Compact* m) { m->set_format_version(3); }),
+      "bad.om: model format version 3 is not supported (this graphsplit reads 1 and 2; a newer graphsplit "
+      "is needed)");
+}
+
+TEST(OmFormatTest, BadJsonIsRefusedWithItsName) {
+  std::string bytes;
+  sdk::Status s = json_to_om("{\"magic\": 7", "m.json", &bytes);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_EQ(s.message().rfind("m.json: not a graphsplit JSON model: ", 0), 0u) << s.message();
+  s = json_to_om("{\"magic\": \"GSOM\", \"format_version\": 9}", "m.json", &bytes);
+  EXPECT_EQ(
+      s.message(),
+      "m.json: model format version 9 is not supported (this graphsplit reads 1 and 2; a newer graphsplit "
+      "is needed)");
+  EXPECT_TRUE(bytes.empty());
 }
 
 }  // namespace

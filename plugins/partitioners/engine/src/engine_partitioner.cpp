@@ -119,25 +119,28 @@ class Splitter {
     for (bool merged = true; merged;) {
       merged = false;
       for (ClusterGraph::Id c : clusters_->topological_order()) {
-        if (!clusters_->is_live(c)) continue;
-        std::vector<ClusterGraph::Id> children = clusters_->successors(c);
-        for (size_t i = 0; i < children.size(); ++i) {
-          ClusterGraph::Id cur = children[i];
-          if (!clusters_->is_live(cur)) continue;
-          for (size_t j = i + 1; j < children.size(); ++j) {
-            const ClusterGraph::Id other = children[j];
-            if (!clusters_->is_live(other) || !mergeable(cur, other)) continue;
-            const int k = key(cur);
-            const ClusterGraph::Id m = clusters_->try_merge(cur, other);
-            if (m == ClusterGraph::kNone) continue;
-            key_[m] = k;
-            children[i] = children[j] = cur = m;
-            merged = true;
-          }
-        }
+        if (clusters_->is_live(c)) merged = merge_children(c) || merged;
       }
       if (merged) merge_normal();
     }
+  }
+
+  // Each successor of `c`, in order, absorbs the later ones it may merge with; true if any merged.
+  bool merge_children(ClusterGraph::Id c) {
+    std::vector<ClusterGraph::Id> children = clusters_->successors(c);
+    bool merged = false;
+    for (size_t i = 0; i < children.size(); ++i) {
+      for (size_t j = i + 1; j < children.size() && clusters_->is_live(children[i]); ++j) {
+        if (!clusters_->is_live(children[j]) || !mergeable(children[i], children[j])) continue;
+        const int k = key(children[i]);
+        const ClusterGraph::Id m = clusters_->try_merge(children[i], children[j]);
+        if (m == ClusterGraph::kNone) continue;
+        key_[m] = k;
+        children[i] = children[j] = m;
+        merged = true;
+      }
+    }
+    return merged;
   }
 
   // ge.topoSortingMode = 3: neighbours in node order (data nodes aside) merge, from the last pair down.

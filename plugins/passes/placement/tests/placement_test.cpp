@@ -101,6 +101,15 @@ TEST(EnginePlaceTest, AnEngineAlreadySetIsKeptAndLxAttributesAreWrittenBack) {
   EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");  // EPL-03/04: the op wins
   EXPECT_EQ(decision_of(*g, "relu"), "KEPT");
   EXPECT_EQ(relu->attrs().get_string(sdk::attr::kLxfusionEngineName), "DNN_VM_AICPU");
+  // record_kept = false (the default pipeline's second run): the engine still stays, nothing is recorded.
+  relu->attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String("AIcoreEngine"));
+  add(*g, "late", "Sigmoid", {"x"}, tensor_desc(DataType::kFloat, {4}));  // no engine yet
+  ASSERT_TRUE(place(*g, "", {}, false, {}, "record_kept = false").is_ok());
+  EXPECT_EQ(engine_of(*g, "relu"), "DNN_VM_AICPU");
+  EXPECT_EQ(decision_of(*g, "relu"), "");
+  EXPECT_EQ(decision_of(*g, "x"), "");
+  EXPECT_EQ(decision_of(*g, "late"), "COST_ORDER") << "only KEPT is left out";
+  EXPECT_EQ(relu->attrs().get_string(sdk::attr::kLxfusionEngineName), "DNN_VM_AICPU");
 }
 
 TEST(EnginePlaceTest, BothLxAttributesChooseOneAloneIsIgnored) {

@@ -210,8 +210,9 @@ class GS_SDK_API Graph final {
   std::string unique_subgraph_name(std::string_view base) const;
   // Unregisters and destroys a subgraph, every subgraph nested in it, and the parent node's references to it.
   void remove_subgraph(Graph* graph);
-  // The same for many at once, in time linear in the number of subgraphs (one remove_subgraph per graph is
-  // linear per call). Graphs that are not registered here are skipped.
+  // The same for many at once, costing the graphs removed when they are the latest registered (one
+  // remove_subgraph per graph would search the list each time). Graphs that are not registered here are
+  // skipped; nested means referenced from a removed graph's nodes, as verify() requires of every subgraph.
   void remove_subgraphs(const std::vector<Graph*>& graphs);
   // True if `graph` is this root or one of its registered subgraphs (compares addresses only, never
   // dereferences).
