@@ -66,8 +66,9 @@ sdk::Status build_pipeline(const CompileRequest& r, const PipelineConfig& config
 sdk::Status build_pipeline_from_text(const CompileRequest& r, std::string_view text, const std::string& name,
                                      std::unique_ptr<Pipeline>* out, std::vector<Diagnostic>* diags);
 
-// Reads the model (a file, or `model_bytes`) with the request's input shapes and limits.
-sdk::Status load_model(const CompileRequest& r, std::unique_ptr<sdk::Graph>* root);
+// Reads the model (a file, or `model_bytes`) with the request's input shapes and limits; `infer_shapes` false
+// leaves the shapes as the file gives them (for a pipeline that infers them first).
+sdk::Status load_model(const CompileRequest& r, std::unique_ptr<sdk::Graph>* root, bool infer_shapes = true);
 
 // A compiled model: the partitioned graph and the pipeline that made it (its decisions and timing).
 struct Compilation {

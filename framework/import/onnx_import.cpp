@@ -26,10 +26,12 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/atomic_file.h"
+#include "common/flat_name_map.h"
 #include "graphsplit/kernels/shape_inference.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
@@ -78,8 +80,9 @@ struct Scope {
   Scope* parent = nullptr;
   sdk::Node* owner = nullptr;  // the control-flow node (in the parent graph) that owns this subgraph
   int64_t next_data_index = 0;
-  std::unordered_map<std::string, sdk::OutPort> values;
-  std::unordered_map<std::string, const onnx::TypeProto*> types;
+  // Keyed by views of the model's own strings (the ModelProto outlives the import): no key is copied.
+  FlatNameMap<sdk::OutPort> values;
+  FlatNameMap<const onnx::TypeProto*> types;
 };
 
 class Importer {
@@ -236,7 +239,7 @@ class Importer {
       if (initializer_names.count(vi.name()))
         continue;  // an initializer that is also an input: the initializer wins
       if (vi.name().empty()) return err("graph '" + s->graph->name() + "' has an input without a name");
-      if (s->values.count(vi.name()))
+      if (s->values.contains(vi.name()))
         return err("graph '" + s->graph->name() + "' lists input '" + vi.name() + "' twice");
       sdk::Node* d =
           s->graph->add_node(s->graph->unique_node_name(vi.name()), std::string(sdk::op::kData), 0, 0);
@@ -246,7 +249,7 @@ class Importer {
       if (s->owner) {
         d->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(index + formal_parent_offset));
       }
-      s->values[vi.name()] = {d, 0};
+      s->values.assign(vi.name(), {d, 0});
     }
     return Status::ok();
   }
@@ -254,14 +257,14 @@ class Importer {
   Status add_initializers(const onnx::GraphProto& g, Scope* s) {
     for (const auto& t : g.initializer()) {
       if (t.name().empty()) return err("graph '" + s->graph->name() + "' has an initializer without a name");
-      if (s->values.count(t.name())) return err("initializer '" + t.name() + "' is defined twice");
+      if (s->values.contains(t.name())) return err("initializer '" + t.name() + "' is defined twice");
       sdk::Tensor value;
       GS_RETURN_IF_ERROR(tensors_.read(t, "initializer '" + t.name() + "'", &value));
       sdk::Node* c =
           s->graph->add_node(s->graph->unique_node_name(t.name()), std::string(sdk::op::kConst), 0, 0);
       c->add_output(value.desc(), t.name());
       c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(std::move(value)));
-      s->values[t.name()] = {c, 0};
+      s->values.assign(t.name(), {c, 0});
     }
 
     return Status::ok();
@@ -280,14 +283,13 @@ class Importer {
         ir->attrs().set(sdk::attr::kDomain, sdk::AttrValue::String(n.domain()));
       for (int o = 0; o < n.output_size(); ++o) {
         const std::string& v = n.output(o);
-        auto type = s->types.find(v);
-        ir->add_output(desc_of(type == s->types.end() ? nullptr : type->second), v);
+        const onnx::TypeProto* const* type = s->types.find(v);
+        ir->add_output(desc_of(type ? *type : nullptr), v);
         if (v.empty()) continue;
-        auto [it, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
+        auto [first, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
         if (!fresh) {
           return err("value '" + v + "' is produced twice in graph '" + s->graph->name() + "': by '" +
-                     it->second.node->name() + "' (" + it->second.node->type() + ") and by " +
-                     node_label(n, ir));
+                     first->node->name() + "' (" + first->node->type() + ") and by " + node_label(n, ir));
         }
       }
       created.push_back(ir);
@@ -393,8 +395,8 @@ class Importer {
   // Finds the producer of `name`, capturing it from an enclosing graph if needed. An invalid port means the
   // name is defined nowhere.
   Status resolve(Scope* s, const std::string& name, sdk::OutPort* out) {
-    if (auto it = s->values.find(name); it != s->values.end()) {
-      *out = it->second;
+    if (const sdk::OutPort* found = s->values.find(name)) {
+      *out = *found;
       return Status::ok();
     }
     *out = {};
@@ -416,7 +418,7 @@ class Importer {
     d->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(s->next_data_index++));
     d->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(input_index));
     d->attrs().set(sdk::attr::kOuterValue, sdk::AttrValue::String(name));
-    s->values[name] = {d, 0};
+    s->values.assign(name, {d, 0});
     *out = {d, 0};
     return Status::ok();
   }
@@ -711,16 +713,17 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
     return v.with_context(source + ": ");
   }
   phase("verify");
-  if (!options.infer_shapes || options.onnx_reference_inference) return Status::ok();
-  kernels::ShapeInferenceOptions inference;
-  inference.fold_constants =
-      false;  // folding is the pipeline's (shape.infer), so that dumps show both graphs
-  Status s = kernels::infer_shapes(**root, inference, nullptr);
-  if (!s.is_ok()) {
-    root->reset();
-    return {s.code(), source + ": " + s.message()};
+  if (options.infer_shapes && !options.onnx_reference_inference) {
+    kernels::ShapeInferenceOptions inference;
+    inference.fold_constants =
+        false;  // folding is the pipeline's (shape.infer), so that dumps show both graphs
+    Status s = kernels::infer_shapes(**root, inference, nullptr);
+    if (!s.is_ok()) {
+      root->reset();
+      return {s.code(), source + ": " + s.message()};
+    }
+    phase("shape inference");
   }
-  phase("shape inference");
   spdlog::debug("{}: import: {}", source, phases);
   return Status::ok();
 }

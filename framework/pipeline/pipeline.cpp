@@ -36,7 +36,7 @@ class HostPassContext final : public sdk::PassContext {
   using Infer = std::function<Status(const sdk::InputDims&, sdk::ValueDescs*)>;
   HostPassContext(std::string who, const sdk::OptionValues& options, const sdk::OptionValues& ge,
                   std::vector<sdk::EngineRef> engines, const Infer* infer = nullptr,
-                  std::vector<sdk::Decision>* decisions = nullptr)
+                  DecisionLog* decisions = nullptr)
       : who_(std::move(who)),
         options_(options),
         ge_(ge),
@@ -54,8 +54,7 @@ class HostPassContext final : public sdk::PassContext {
   void record(const sdk::Decision& decision) override {
     if (spdlog::should_log(spdlog::level::debug)) plugin_log(who_, sdk::LogLevel::kDebug, describe(decision));
     if (!decisions_) return;
-    decisions_->push_back(decision);
-    decisions_->back().stage = who_;
+    decisions_->add(decision, who_);
   }
 
  private:
@@ -64,7 +63,7 @@ class HostPassContext final : public sdk::PassContext {
   const sdk::OptionValues& ge_;
   std::vector<sdk::EngineRef> engines_;
   const Infer* infer_;
-  std::vector<sdk::Decision>* decisions_;
+  DecisionLog* decisions_;
 };
 
 std::string literal(const AttrValue& v) {
@@ -370,6 +369,13 @@ Status Pipeline::dump(const sdk::Graph& root, size_t index, const std::string& l
   GS_RETURN_IF_ERROR(graph_to_json(root, &json));
   GS_RETURN_IF_ERROR(write_file_atomically(base + ".json", json));
   return write_file_atomically(base + ".dot", graph_to_dot(root));
+}
+
+bool Pipeline::begins_with_shape_inference() const {
+  for (const auto& stage : stages_) {
+    if (stage->entry.enabled) return stage->entry.is_pass && stage->info->name == "shape.infer";
+  }
+  return false;
 }
 
 Status Pipeline::run(sdk::Graph& root) {

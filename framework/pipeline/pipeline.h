@@ -13,6 +13,7 @@
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "graphsplit/sdk/pass.h"
+#include "pipeline/decision_log.h"
 #include "pipeline/registry.h"
 
 namespace graphsplit {
@@ -58,10 +59,13 @@ class Pipeline {
   ~Pipeline();
 
   sdk::Status run(sdk::Graph& root);
+  // Whether the first enabled entry is the shape.infer pass: then the importer's own inference would be done
+  // twice (atc imports without it; a graph that is never run through the pipeline keeps it).
+  bool begins_with_shape_inference() const;
 
   const std::vector<EntryReport>& reports() const { return reports_; }
   // Every decision the entries of the last run() recorded, in order, with the entry in Decision::stage.
-  const std::vector<sdk::Decision>& decisions() const { return decisions_; }
+  const std::vector<sdk::Decision>& decisions() const { return decisions_.decisions(); }
   std::string timing_table() const;
   // The resolved pipeline as TOML, every option filled in, with where each value came from.
   std::string canonical_toml() const;
@@ -94,7 +98,7 @@ class Pipeline {
   Registry registry_;
   std::vector<std::string> search_paths_;
   sdk::OptionValues ge_options_;
-  std::vector<sdk::Decision> decisions_;
+  DecisionLog decisions_;
   std::vector<std::pair<std::string, std::string>> ge_sources_;  // option -> where its value came from
   std::vector<std::unique_ptr<Engine>> engines_;
   std::vector<std::unique_ptr<Stage>> stages_;

@@ -106,21 +106,26 @@ size_t Graph::index_find(std::string_view name, uint64_t hash) const {
 }
 
 void Graph::index_insert(Node* node, uint64_t hash) {
-  if ((live_nodes_ + 1) * 2 > name_slots_.size()) {
-    std::vector<NameSlot> old = std::move(name_slots_);
-    name_slots_.assign(std::max<size_t>(16, old.size() * 2), NameSlot{});
-    const size_t mask = name_slots_.size() - 1;
-    for (const NameSlot& s : old) {
-      if (!s.node) continue;
-      size_t i = s.hash & mask;
-      while (name_slots_[i].node) i = (i + 1) & mask;
-      name_slots_[i] = s;
-    }
-  }
+  if ((live_nodes_ + 1) * 2 > name_slots_.size()) index_reserve(std::max<size_t>(8, name_slots_.size()));
   const size_t mask = name_slots_.size() - 1;
   size_t i = hash & mask;
   while (name_slots_[i].node) i = (i + 1) & mask;
   name_slots_[i] = {hash, node};
+}
+
+void Graph::index_reserve(size_t nodes) {
+  if (nodes * 2 <= name_slots_.size()) return;
+  size_t size = std::max<size_t>(16, name_slots_.size());
+  while (nodes * 2 > size) size *= 2;
+  std::vector<NameSlot> old = std::move(name_slots_);
+  name_slots_.assign(size, NameSlot{});
+  const size_t mask = size - 1;
+  for (const NameSlot& s : old) {
+    if (!s.node) continue;
+    size_t i = s.hash & mask;
+    while (name_slots_[i].node) i = (i + 1) & mask;
+    name_slots_[i] = s;
+  }
 }
 
 void Graph::index_erase(std::string_view name) {
@@ -225,60 +230,82 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   // each of 20k small parts out of a 100k-node graph must not clear 100k flags per part).
   const bool few = nodes.size() * 16 < slots_.size();
   std::vector<char> moving(few ? 0 : slots_.size(), 0);
-  std::unordered_set<const Node*> moving_set;
-  if (few) moving_set.reserve(nodes.size());
+  std::vector<const Node*> moving_set;  // sorted, when few
   for (Node* n : nodes) {
     if (!n || n->owner_ != this)
       return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
-    if (few)
-      moving_set.insert(n);
-    else
-      moving[n->id_] = 1;
-  }
-  for (Node* n : nodes) {
-    auto inside = [&](const Node* other) {
-      return other->owner_ == this && (few ? moving_set.count(other) > 0 : moving[other->id_] != 0);
-    };
-    for (const OutPort& p : n->inputs_) {
-      if (p.node && !inside(p.node)) {
-        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still has an input from " +
-                                        describe(p.node));
-      }
-    }
-    for (const Node::OutputSlot& o : n->outputs_) {
-      for (const InPort& c : o.consumers) {
-        if (!inside(c.node)) {
-          return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still feeds " +
-                                          describe(c.node));
-        }
-      }
-    }
-    for (const Node* c : n->control_inputs_) {
-      if (!inside(c))
-        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control input from " +
-                                        describe(c));
-    }
-    for (const Node* c : n->control_outputs_) {
-      if (!inside(c))
-        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control output to " +
-                                        describe(c));
-    }
-    if (dst->find_node(n->name_)) {
-      return Status::invalid_argument("move_nodes_to: graph '" + dst->name_ + "' already has a node named '" +
-                                      n->name_ + "'");
+    if (few) {
+      moving_set.push_back(n);
+    } else if (moving[n->id_]++) {
+      return Status::invalid_argument("move_nodes_to: node " + describe(n) + " is listed twice");
     }
   }
+  std::sort(moving_set.begin(), moving_set.end());
+  if (auto twice = std::adjacent_find(moving_set.begin(), moving_set.end()); twice != moving_set.end())
+    return Status::invalid_argument("move_nodes_to: node " + describe(*twice) + " is listed twice");
+  // Moving every node (a partitioner's largest part, a subgraph merged back) needs no per-name index work in
+  // this graph, and into an empty graph none at all: the index goes with the nodes.
+  const bool all = nodes.size() == live_nodes_;
+  const bool into_empty = dst->live_nodes_ == 0;
+  for (Node* n : nodes) GS_RETURN_IF_ERROR(check_movable(n, few, moving, moving_set, *dst, into_empty));
   std::vector<Node*> ordered(nodes);
   std::sort(ordered.begin(), ordered.end(), [](const Node* a, const Node* b) { return a->id_ < b->id_; });
+  const bool steal = all && into_empty;
+  if (!steal) dst->index_reserve(dst->live_nodes_ + ordered.size());
+  dst->slots_.reserve(dst->slots_.size() + ordered.size());
   for (Node* n : ordered) {
     std::unique_ptr<Node> owned = std::move(slots_[n->id_]);
-    index_erase(n->name_);
-    --live_nodes_;
+    if (!all) index_erase(n->name_);
     n->owner_ = dst;
     n->id_ = static_cast<int64_t>(dst->slots_.size());
-    dst->index_insert(n, name_hash(n->name_));
+    if (!steal) dst->index_insert(n, name_hash(n->name_));
     dst->slots_.push_back(std::move(owned));
-    ++dst->live_nodes_;
+  }
+  live_nodes_ -= ordered.size();
+  dst->live_nodes_ += ordered.size();
+  if (steal) {
+    dst->name_slots_ = std::move(name_slots_);
+    name_slots_.clear();
+  } else if (all) {
+    name_slots_.clear();
+  }
+  return Status::ok();
+}
+
+Status Graph::check_movable(const Node* n, bool few, const std::vector<char>& moving,
+                            const std::vector<const Node*>& moving_set, const Graph& dst,
+                            bool into_empty) const {
+  auto inside = [&](const Node* other) {
+    return other->owner_ == this &&
+           (few ? std::binary_search(moving_set.begin(), moving_set.end(), other) : moving[other->id_] != 0);
+  };
+  for (const OutPort& p : n->inputs_) {
+    if (p.node && !inside(p.node)) {
+      return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still has an input from " +
+                                      describe(p.node));
+    }
+  }
+  for (const Node::OutputSlot& o : n->outputs_) {
+    for (const InPort& c : o.consumers) {
+      if (!inside(c.node))
+        return Status::invalid_argument("move_nodes_to: node " + describe(n) + " still feeds " +
+                                        describe(c.node));
+    }
+  }
+  for (const Node* c : n->control_inputs_) {
+    if (!inside(c))
+      return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control input from " +
+                                      describe(c));
+  }
+  for (const Node* c : n->control_outputs_) {
+    if (!inside(c))
+      return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control output to " +
+                                      describe(c));
+  }
+  // Names are unique within this graph, so only a graph that already has nodes can clash.
+  if (!into_empty && dst.find_node(n->name_)) {
+    return Status::invalid_argument("move_nodes_to: graph '" + dst.name_ + "' already has a node named '" +
+                                    n->name_ + "'");
   }
   return Status::ok();
 }

@@ -31,9 +31,12 @@ bool is_data_like_source(const Node& n) {
   return n.control_inputs().empty();
 }
 
+std::string_view engine_attr(Mode mode) {
+  return mode == Mode::kComposite ? sdk::attr::kCompositeEngineName : sdk::attr::kOpEngineName;
+}
+
 std::string engine_key(const Node& n, Mode mode) {
-  return n.attrs().get_string(mode == Mode::kComposite ? sdk::attr::kCompositeEngineName
-                                                       : sdk::attr::kOpEngineName);
+  return n.attrs().get_string(engine_attr(mode));
 }
 
 // Clusters of one graph: the cluster engine does the cycle check exactly (GE bounds a DFS per edge instead).
@@ -57,29 +60,45 @@ class Splitter {
   }
 
  private:
+  // Each node's (engine, stream label) as a small key id; the strings are kept once per key.
   Status classify() {
     key_.resize(nodes_.size());
+    node_key_.resize(nodes_.size());
     data_.assign(nodes_.size(), 0);
-    std::unordered_map<std::string, int> ids;
+    std::map<std::pair<std::string, std::string>, int> ids;
+    std::pair<std::string, std::string> kl;  // reused: most nodes repeat the previous node's key
+    int last = -1;
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node* n = nodes_[i];
-      std::string engine;
       if (is_data_like_source(*n)) {
         data_[i] = 1;
-        engine = std::string(kDefaultDataEngine);
+        kl.first.assign(kDefaultDataEngine);
         n->attrs().remove(sdk::attr::kUserStreamLabel);  // GE clears it on data nodes only
       } else {
-        engine = engine_key(*n, options_.mode);
-        if (engine.empty() && options_.mode == Mode::kAtomic) {
+        const AttrValue* engine = n->attrs().get(engine_attr(options_.mode));
+        const std::string* name = engine ? engine->as_string() : nullptr;
+        if (name)
+          kl.first.assign(*name);
+        else
+          kl.first.clear();
+        if (kl.first.empty() && options_.mode == Mode::kAtomic) {
           return Status::failed_precondition("engine partition of graph '" + graph_.name() + "': node '" +
                                              n->name() + "' (" + n->type() +
                                              ") has no _op_engine_name; run placement.engine_place first");
         }
       }
-      engine_.push_back(engine);
-      label_.push_back(n->attrs().get_string(sdk::attr::kStreamLabel));
-      const std::string key = engine + '\n' + label_.back();
-      key_[i] = ids.emplace(key, static_cast<int>(ids.size())).first->second;
+      const AttrValue* label = n->attrs().get(sdk::attr::kStreamLabel);
+      const std::string* text = label ? label->as_string() : nullptr;
+      if (text)
+        kl.second.assign(*text);
+      else
+        kl.second.clear();
+      if (last < 0 || keys_[last] != kl) {
+        auto [it, fresh] = ids.emplace(kl, static_cast<int>(keys_.size()));
+        if (fresh) keys_.push_back(kl);
+        last = it->second;
+      }
+      key_[i] = node_key_[i] = last;
     }
     return Status::ok();
   }
@@ -178,7 +197,7 @@ class Splitter {
         continue;
       }
       part_of_cluster_[c] = static_cast<int>(parts_.size());
-      parts_.push_back({number, engine_[i], label_[i], {}});
+      parts_.push_back({number, keys_[node_key_[i]].first, keys_[node_key_[i]].second, {}});
     }
     part_of_node_.assign(graph_.id_bound(), -1);
     for (size_t i = 0; i < nodes_.size(); ++i)
@@ -266,19 +285,25 @@ class Splitter {
     std::vector<size_t> by_rank(parts_.size());
     std::iota(by_rank.begin(), by_rank.end(), size_t{0});
     std::sort(by_rank.begin(), by_rank.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+    std::vector<Graph*> sub(parts_.size());
     for (size_t p : by_rank) {
       const std::string base = "partition" + std::to_string(partition_index) + "_rank" +
                                std::to_string(rank[p]) + "_" + part_name(static_cast<int>(p));
-      Graph* sub = tree.add_detached_subgraph(tree.unique_subgraph_name(base));
-      sub->attrs().set(sdk::attr::kParentGraphName, AttrValue::String(graph_.name()));
-      if (graph_.is_root()) sub->attrs().set(sdk::attr::kIsRootGraph, AttrValue::Bool(true));
+      sub[p] = tree.add_detached_subgraph(tree.unique_subgraph_name(base));
+      sub[p]->attrs().set(sdk::attr::kParentGraphName, AttrValue::String(graph_.name()));
+      if (graph_.is_root()) sub[p]->attrs().set(sdk::attr::kIsRootGraph, AttrValue::Bool(true));
       if (const AttrValue* v = graph_.attrs().get(sdk::attr::kIsUnknownShape))
-        sub->attrs().set(sdk::attr::kIsUnknownShape, *v);
+        sub[p]->attrs().set(sdk::attr::kIsUnknownShape, *v);
       if (const AttrValue* v = graph_.attrs().get(sdk::attr::kSessionGraphId))
-        sub->attrs().set(sdk::attr::kSessionGraphId, *v);
-      GS_RETURN_IF_ERROR(graph_.move_nodes_to(members[p], sub));
-      out->subgraphs.push_back({sub, parts_[p].engine, parts_[p].label, rank[p]});
+        sub[p]->attrs().set(sdk::attr::kSessionGraphId, *v);
+      out->subgraphs.push_back({sub[p], parts_[p].engine, parts_[p].label, rank[p]});
     }
+    // The largest part last: it then takes every remaining node, and the graph's name index goes with them
+    // instead of a million erase-and-insert steps (the order of moves changes nothing else).
+    std::vector<size_t> by_size = by_rank;
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [&](size_t a, size_t b) { return members[a].size() < members[b].size(); });
+    for (size_t p : by_size) GS_RETURN_IF_ERROR(graph_.move_nodes_to(members[p], sub[p]));
     out->source = &graph_;
     return Status::ok();
   }
@@ -292,9 +317,10 @@ class Splitter {
   Graph& graph_;
   const Options& options_;
   std::vector<Node*> nodes_;
-  std::vector<int> key_;
+  std::vector<int> key_;                                   // per cluster (a cluster keeps its first node's)
+  std::vector<int> node_key_;                              // per node position
+  std::vector<std::pair<std::string, std::string>> keys_;  // engine and stream label of each key
   std::vector<char> data_;
-  std::vector<std::string> engine_, label_;
   std::unique_ptr<ClusterGraph> clusters_;
   std::vector<int> part_of_cluster_, part_of_node_;
   std::vector<int> sub_number_;
@@ -417,6 +443,34 @@ Status split(Graph& graph, const Options& options, sdk::TopoSortMode sort_mode, 
   return Splitter(graph, options).run(partition_index, next_pair, out);
 }
 
+namespace {
+
+// Every node of the subgraphs back into the source graph, in subgraph order. The largest subgraph moves
+// first, into the empty graph, taking its name index along; the order is then restored (the sort after
+// depends on it).
+Status move_back(GraphPartition& partition) {
+  Graph& graph = *partition.source;
+  std::vector<Node*> order;
+  const EngineSubgraph* largest = nullptr;
+  for (const EngineSubgraph& s : partition.subgraphs) {
+    for (Node* n : s.graph->nodes()) order.push_back(n);
+    if (!largest || s.graph->num_nodes() > largest->graph->num_nodes()) largest = &s;
+  }
+  auto move = [&](const EngineSubgraph& s) {
+    const Status moved = s.graph->move_nodes_to(s.graph->node_list(), &graph);
+    if (moved.is_ok()) return moved;
+    return Status::failed_precondition("engine partition: merging subgraph '" + s.graph->name() +
+                                       "' back into '" + graph.name() + "': " + moved.message());
+  };
+  if (graph.num_nodes() == 0 && largest) GS_RETURN_IF_ERROR(move(*largest));
+  for (const EngineSubgraph& s : partition.subgraphs) {
+    if (s.graph->num_nodes() > 0) GS_RETURN_IF_ERROR(move(s));
+  }
+  return graph.num_nodes() == order.size() ? graph.reorder(order) : Status::ok();
+}
+
+}  // namespace
+
 Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& engines,
                   sdk::TopoSortMode sort_mode) {
   Graph& graph = *partition.source;
@@ -442,12 +496,8 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
       }
     }
     summary.push_back(s.graph->name() + "|" + s.engine + "|" + s.stream_label + "|" + std::to_string(count));
-    const Status moved = s.graph->move_nodes_to(s.graph->node_list(), &graph);
-    if (!moved.is_ok()) {
-      return Status::failed_precondition("engine partition: merging subgraph '" + s.graph->name() +
-                                         "' back into '" + graph.name() + "': " + moved.message());
-    }
   }
+  GS_RETURN_IF_ERROR(move_back(partition));
   // Every End meets its PlaceHolder, in pair order.
   std::map<int64_t, std::pair<Node*, Node*>> pairs;
   for (Node* n : graph.nodes()) {

@@ -128,15 +128,17 @@ class Placer {
     std::string detail;
   };
 
+  // Two records per node: one Decision is reused so that recording allocates nothing once warm.
   void record(const sdk::Node& n, sdk::ReasonCode code, const std::string& engine, const std::string& detail,
               bool final = true) {
-    sdk::Decision d;
+    sdk::Decision& d = scratch_;
     d.code = code;
-    d.graph = n.owner()->name();
-    d.nodes = {n.name()};
+    d.graph.assign(n.owner()->name());
+    d.nodes.resize(1);
+    d.nodes[0].assign(n.name());
     d.node_count = 1;
-    d.engine = engine;
-    d.detail = detail;
+    d.engine.assign(engine);
+    d.detail.assign(detail);
     d.final = final;
     ctx_.record(d);
   }
@@ -148,7 +150,8 @@ class Placer {
     if (record_) {
       for (const Verdict& v : verdicts) record(n, v.code, v.engine, v.detail, /*final=*/false);
     }
-    record(n, decision, engine, "kernel library " + kernel);
+    detail_.assign("kernel library ").append(kernel);
+    record(n, decision, engine, detail_);
     *changed = true;
     return Status::ok();
   }
@@ -227,7 +230,8 @@ class Placer {
     } else {
       list = candidates(n);
     }
-    std::vector<Verdict> verdicts;
+    std::vector<Verdict>& verdicts = verdicts_;
+    verdicts.clear();
     for (const Candidate& c : list) {
       if (!specified && excluded_.count(c.engine->name)) {
         verdicts.push_back({c.engine->name, sdk::ReasonCode::kEngineDisabled,
@@ -263,6 +267,9 @@ class Placer {
   bool stop_;
   bool record_;
   bool record_kept_;
+  sdk::Decision scratch_;
+  std::string detail_;
+  std::vector<Verdict> verdicts_;  // place_by_candidates' list, kept to reuse its storage
 };
 
 }  // namespace

@@ -1,0 +1,71 @@
+#include "pipeline/decision_log.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace graphsplit {
+
+uint32_t DecisionLog::intern(std::string_view s) {
+  if (auto it = ids_.find(s); it != ids_.end()) return it->second;
+  const auto id = static_cast<uint32_t>(strings_.size());
+  strings_.emplace_back(s);
+  ids_.emplace(strings_.back(), id);
+  return id;
+}
+
+void DecisionLog::add(const sdk::Decision& d, std::string_view stage) {
+  Record r{};
+  r.graph = intern(d.graph);
+  r.engine = intern(d.engine);
+  r.detail = intern(d.detail);
+  r.stage = intern(stage);
+  r.names = names_.size();
+  r.node_count = d.node_count;
+  r.name_count = static_cast<uint8_t>(std::min<size_t>(d.nodes.size(), 255));
+  r.code = static_cast<int32_t>(d.code);
+  r.final = d.final;
+  for (size_t i = 0; i < r.name_count; ++i) {
+    const auto length = static_cast<uint32_t>(d.nodes[i].size());
+    names_.append(reinterpret_cast<const char*>(&length), sizeof length);
+    names_.append(d.nodes[i]);
+  }
+  records_.push_back(r);
+  built_valid_ = false;
+}
+
+void DecisionLog::clear() {
+  records_.clear();
+  names_.clear();
+  strings_.clear();
+  ids_.clear();
+  built_.clear();
+  built_valid_ = true;
+}
+
+const std::vector<sdk::Decision>& DecisionLog::decisions() const {
+  if (built_valid_) return built_;
+  built_.clear();
+  built_.reserve(records_.size());
+  for (const Record& r : records_) {
+    sdk::Decision& d = built_.emplace_back();
+    d.code = static_cast<sdk::ReasonCode>(r.code);
+    d.graph = strings_[r.graph];
+    d.engine = strings_[r.engine];
+    d.detail = strings_[r.detail];
+    d.stage = strings_[r.stage];
+    d.node_count = r.node_count;
+    d.final = r.final;
+    size_t at = r.names;
+    for (size_t i = 0; i < r.name_count; ++i) {
+      uint32_t length = 0;
+      std::memcpy(&length, names_.data() + at, sizeof length);
+      at += sizeof length;
+      d.nodes.emplace_back(names_, at, length);
+      at += length;
+    }
+  }
+  built_valid_ = true;
+  return built_;
+}
+
+}  // namespace graphsplit
