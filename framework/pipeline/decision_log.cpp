@@ -21,7 +21,7 @@ void DecisionLog::add(const sdk::Decision& d, std::string_view stage) {
   r.stage = intern(stage);
   r.names = names_.size();
   r.node_count = d.node_count;
-  r.name_count = static_cast<uint8_t>(std::min<size_t>(d.nodes.size(), 255));
+  r.name_count = static_cast<uint32_t>(d.nodes.size());
   r.code = static_cast<int32_t>(d.code);
   r.final = d.final;
   for (size_t i = 0; i < r.name_count; ++i) {

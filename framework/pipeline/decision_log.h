@@ -1,6 +1,6 @@
 // The pipeline's decision log, kept compact: placement alone records two decisions per node, and a
 // std::vector<sdk::Decision> costs about 300 bytes and five heap blocks per record (600 MB at 1M nodes). Here
-// a record is 40 bytes: graph, engine, detail and stage are interned (they repeat: "kernel library
+// a record is 48 bytes: graph, engine, detail and stage are interned (they repeat: "kernel library
 // AIcoreEngine"), node names go to one character pool. The reports read sdk::Decision values, rebuilt on
 // first request.
 #pragma once
@@ -29,7 +29,7 @@ class DecisionLog {
     uint32_t graph, engine, detail, stage;
     uint64_t names;  // offset in names_: per name a uint32 length, then its bytes
     uint64_t node_count;
-    uint8_t name_count;
+    uint32_t name_count;
     int32_t code;
     bool final;
   };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "graphsplit/sdk/testing/graph_builder.h"
+#include "pipeline/decision_log.h"
 
 namespace graphsplit {
 namespace {
@@ -47,6 +48,41 @@ TEST(DecisionLogTest, RecordsFollowANodeIntoItsSubgraph) {
   EXPECT_EQ(about[0], &log[0]);
   EXPECT_EQ(about[1], &log[3]);
   EXPECT_FALSE(decided_above(log[1], *relu));
+}
+
+// The pipeline's compact log gives back every field of every record, in order, with the recording stage.
+TEST(DecisionLogTest, CompactLogGivesBackEveryRecordExactly) {
+  std::vector<sdk::Decision> given;
+  for (int i = 0; i < 300; ++i) {
+    sdk::Decision d = record(i % 2 ? sdk::ReasonCode::kCostOrder : sdk::ReasonCode::kOk,
+                             "g" + std::to_string(i % 3), {}, static_cast<size_t>(i));
+    for (int k = 0; k < i % 11; ++k) d.nodes.push_back("node_" + std::to_string(i) + "_" + std::to_string(k));
+    d.engine = i % 5 ? "AIcoreEngine" : "";
+    d.detail = i % 7 ? "kernel library AIcoreEngine" : "unique detail " + std::to_string(i);
+    d.final = i % 4 != 0;
+    given.push_back(d);
+  }
+  given.back().nodes.assign(300, "many");  // more names than one byte counts
+  DecisionLog log;
+  for (size_t i = 0; i < given.size(); ++i) log.add(given[i], i < 100 ? "placement.engine_place" : "engine");
+  const std::vector<sdk::Decision>& back = log.decisions();
+  ASSERT_EQ(back.size(), given.size());
+  for (size_t i = 0; i < given.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(back[i].code, given[i].code);
+    EXPECT_EQ(back[i].graph, given[i].graph);
+    EXPECT_EQ(back[i].nodes, given[i].nodes);
+    EXPECT_EQ(back[i].node_count, given[i].node_count);
+    EXPECT_EQ(back[i].engine, given[i].engine);
+    EXPECT_EQ(back[i].detail, given[i].detail);
+    EXPECT_EQ(back[i].final, given[i].final);
+    EXPECT_EQ(back[i].stage, i < 100 ? "placement.engine_place" : "engine");
+  }
+  log.add(given[0], "later");  // a record added after reading is seen on the next read
+  ASSERT_EQ(log.decisions().size(), given.size() + 1);
+  EXPECT_EQ(log.decisions().back().stage, "later");
+  log.clear();
+  EXPECT_TRUE(log.decisions().empty());
 }
 
 }  // namespace

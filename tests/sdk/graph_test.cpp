@@ -23,6 +23,41 @@ TEST(GraphTest, NodeNamesAreUniquePerGraph) {
   EXPECT_EQ(g->find_node("zzz"), nullptr);
 }
 
+// Moving part of a graph, all of it into an empty graph (the name index moves along) and all of it into a
+// graph with nodes: names are found where the nodes are, and nowhere else, in each case.
+TEST(GraphTest, MoveNodesToKeepsNamesFindableInEveryCase) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu", {"a"});
+  Node* c = add(*g, "c", "Relu", {"b"});
+  Node* d = add(*g, "d", "Data");
+  Node* e = add(*g, "e", "Relu", {"d"});
+  Graph* s1 = g->add_detached_subgraph("s1");
+  Graph* s2 = g->add_detached_subgraph("s2");
+  EXPECT_FALSE(g->move_nodes_to({d}, s1).is_ok());  // d still feeds e
+  const Status twice = g->move_nodes_to({d, e, d}, s1);
+  EXPECT_NE(twice.message().find("listed twice"), std::string::npos) << twice.message();
+  ASSERT_TRUE(g->move_nodes_to({d, e}, s1).is_ok());
+  EXPECT_EQ(s1->find_node("e"), e);
+  EXPECT_EQ(g->find_node("e"), nullptr);
+  EXPECT_EQ(g->find_node("a"), a);
+  ASSERT_TRUE(g->move_nodes_to({c, a, b}, s2).is_ok());  // everything left, into an empty graph
+  EXPECT_EQ(g->num_nodes(), 0u);
+  EXPECT_EQ(g->find_node("a"), nullptr);
+  EXPECT_EQ(s2->node_list(), (std::vector<Node*>{a, b, c}));    // the source's order, not the list's
+  ASSERT_TRUE(s1->move_nodes_to(s1->node_list(), s2).is_ok());  // everything, into a graph with nodes
+  for (const char* name : {"a", "b", "c", "d", "e"}) {
+    EXPECT_NE(s2->find_node(name), nullptr) << name;
+    EXPECT_EQ(s1->find_node(name), nullptr) << name;
+  }
+  EXPECT_NE(g->add_node("a", "Data"), nullptr);  // the emptied graph's index is empty, not stale
+  const Status clash = g->move_nodes_to({g->find_node("a")}, s2);
+  EXPECT_NE(clash.message().find("already has a node named 'a'"), std::string::npos) << clash.message();
+  EXPECT_EQ(b->input(0), (OutPort{a, 0}));  // edges travel with their nodes
+  EXPECT_EQ(e->owner(), s2);
+  EXPECT_EQ(s2->num_nodes(), 5u);
+}
+
 TEST(GraphTest, EdgesAreStoredInBothDirections) {
   auto g = Graph::create("g");
   Node* a = add(*g, "a", "Data");
