@@ -304,8 +304,8 @@ class Importer {
       sdk::Node* ir = created[k];
       for (int i = 0; i < n.input_size(); ++i) {
         if (n.input(i).empty()) continue;  // an omitted optional input
-        sdk::OutPort src;
-        GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
+        sdk::OutPort src = recent_producer(g, created, k, n.input(i));
+        if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
         if (!src.valid()) {
           return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
                      "', which no node, graph input or initializer produces");
@@ -320,6 +320,21 @@ class Importer {
     }
 
     return Status::ok();
+  }
+
+  // Exporters write nodes in order, so an input is most often an output of one of the few nodes just before:
+  // found there without a hash lookup (a table lookup on a million-value graph is a cache miss or two). Names
+  // are unique in a graph, so a match there is the producer.
+  static sdk::OutPort recent_producer(const onnx::GraphProto& g, const std::vector<sdk::Node*>& created,
+                                      int k, const std::string& name) {
+    constexpr int kLookBack = 4;
+    for (int j = k - 1; j >= 0 && j >= k - kLookBack; --j) {
+      const onnx::NodeProto& p = g.node(j);
+      for (int o = 0; o < p.output_size(); ++o) {
+        if (p.output(o) == name) return {created[j], o};
+      }
+    }
+    return {};
   }
 
   Status add_net_output(const onnx::GraphProto& g, Scope* s) {

@@ -5,20 +5,22 @@
 
 namespace graphsplit {
 
-uint32_t DecisionLog::intern(std::string_view s) {
-  if (auto it = ids_.find(s); it != ids_.end()) return it->second;
+uint32_t DecisionLog::intern(std::string_view s, uint32_t* last) {
+  // Consecutive records mostly repeat each field (one stage, one graph, one engine): compare before hashing.
+  if (*last != kNone && strings_[*last] == s) return *last;
+  if (auto it = ids_.find(s); it != ids_.end()) return *last = it->second;
   const auto id = static_cast<uint32_t>(strings_.size());
   strings_.emplace_back(s);
   ids_.emplace(strings_.back(), id);
-  return id;
+  return *last = id;
 }
 
 void DecisionLog::add(const sdk::Decision& d, std::string_view stage) {
   Record r{};
-  r.graph = intern(d.graph);
-  r.engine = intern(d.engine);
-  r.detail = intern(d.detail);
-  r.stage = intern(stage);
+  r.graph = intern(d.graph, &last_[0]);
+  r.engine = intern(d.engine, &last_[1]);
+  r.detail = intern(d.detail, &last_[2]);
+  r.stage = intern(stage, &last_[3]);
   r.names = names_.size();
   r.node_count = d.node_count;
   r.name_count = static_cast<uint32_t>(d.nodes.size());
@@ -38,6 +40,7 @@ void DecisionLog::clear() {
   names_.clear();
   strings_.clear();
   ids_.clear();
+  last_.fill(kNone);
   built_.clear();
   built_valid_ = true;
 }

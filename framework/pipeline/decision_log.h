@@ -5,6 +5,7 @@
 // first request.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -37,12 +38,14 @@ class DecisionLog {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  uint32_t intern(std::string_view s);
+  static constexpr uint32_t kNone = UINT32_MAX;
+  uint32_t intern(std::string_view s, uint32_t* last);
 
   std::vector<Record> records_;
   std::string names_;
   std::deque<std::string> strings_;  // stable addresses: the keys of ids_ view them
   std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> ids_;
+  std::array<uint32_t, 4> last_{kNone, kNone, kNone, kNone};  // the last id of each field
   mutable std::vector<sdk::Decision> built_;
   mutable bool built_valid_ = true;
 };

@@ -196,7 +196,14 @@ class Placer {
     return nullptr;
   }
 
-  std::vector<Candidate> candidates(const sdk::Node& n) const {
+  // The engines listing the op type, cheapest first; the same for every node of a type, so kept per type.
+  const std::vector<Candidate>& candidates(const sdk::Node& n) {
+    auto [it, fresh] = candidates_.try_emplace(n.type());
+    if (fresh) it->second = list_candidates(n);
+    return it->second;
+  }
+
+  std::vector<Candidate> list_candidates(const sdk::Node& n) const {
     std::vector<Candidate> out;
     for (const sdk::EngineRef& e : engines_) {
       if (host_exec_ && e.name != sdk::engine::kHostCpu) continue;
@@ -213,7 +220,8 @@ class Placer {
     const std::string spec_engine = n.attrs().get_string(sdk::attr::kSpecifiedEngineName);
     const std::string spec_kernel = n.attrs().get_string(sdk::attr::kSpecifiedKernelLibName);
     const bool specified = !spec_engine.empty() && !spec_kernel.empty();
-    std::vector<Candidate> list;
+    std::vector<Candidate> chosen;
+    const std::vector<Candidate>* list = &chosen;
     if (specified) {
       // The user's choice is the only candidate, and exclusions do not apply to it.
       const sdk::EngineRef* e = find(spec_engine);
@@ -226,13 +234,13 @@ class Placer {
                                    "' is not the kernel library of engine '" + spec_engine + "' (" +
                                    (e->table ? e->table->kernel_lib() : std::string("none")) + ")");
       }
-      list.push_back({e, 0});
+      chosen.push_back({e, 0});
     } else {
-      list = candidates(n);
+      list = &candidates(n);
     }
     std::vector<Verdict>& verdicts = verdicts_;
     verdicts.clear();
-    for (const Candidate& c : list) {
+    for (const Candidate& c : *list) {
       if (!specified && excluded_.count(c.engine->name)) {
         verdicts.push_back({c.engine->name, sdk::ReasonCode::kEngineDisabled,
                             "excluded by ge.exec.exclude_engines or ge.engineType"});
@@ -270,6 +278,7 @@ class Placer {
   sdk::Decision scratch_;
   std::string detail_;
   std::vector<Verdict> verdicts_;  // place_by_candidates' list, kept to reuse its storage
+  std::map<std::string, std::vector<Candidate>, std::less<>> candidates_;
 };
 
 }  // namespace
