@@ -37,11 +37,16 @@ class Writer {
     out_->set_producer("graphsplit " GRAPHSPLIT_VERSION);
     std::vector<const sdk::Graph*> graphs{&root};
     graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
-    // Every node's position in its graph, each graph walked once: inputs and parent nodes are named by it.
+    // Inputs are named by their producer's position in the graph (written graph by graph, from a table by
+    // node id); a subgraph names its parent node by position too, kept here for the nodes that have
+    // subgraphs.
     for (size_t i = 0; i < graphs.size(); ++i) {
       graph_index_[graphs[i]] = static_cast<uint32_t>(i);
       int32_t position = 0;
-      for (const sdk::Node* n : graphs[i]->nodes()) positions_[n] = position++;
+      for (const sdk::Node* n : graphs[i]->nodes()) {
+        if (!n->subgraphs().empty()) parent_positions_[n] = position;
+        ++position;
+      }
     }
     for (const sdk::Graph* g : graphs) write_graph(*g, out_->add_graphs());
   }
@@ -164,21 +169,26 @@ class Writer {
     p->set_parent_node(-1);
     if (const sdk::Node* parent = g.parent_node()) {
       p->set_parent_graph(graph_index_.at(parent->owner()));
-      p->set_parent_node(positions_.at(parent));
+      p->set_parent_node(parent_positions_.at(parent));
     }
     p->set_attrs(attrs(g.attrs()));
     p->mutable_nodes()->Reserve(static_cast<int>(g.num_nodes()));
+    positions_.assign(g.id_bound(), -1);
+    int32_t position = 0;
+    for (const sdk::Node* n : g.nodes()) positions_[static_cast<size_t>(n->id())] = position++;
     for (const sdk::Node* n : g.nodes()) write_node(*n, p->add_nodes());
   }
+
+  int32_t position(const sdk::Node* n) const { return positions_.at(static_cast<size_t>(n->id())); }
 
   void write_node(const sdk::Node& n, om::CNode* p) {
     p->set_name(n.name());
     p->set_type(intern(n.type()));
     for (const sdk::OutPort& in : n.inputs()) {
-      p->add_inputs(in.node ? positions_.at(in.node) : -1);
+      p->add_inputs(in.node ? position(in.node) : -1);
       p->add_inputs(in.node ? in.index : 0);
     }
-    for (const sdk::Node* c : n.control_inputs()) p->add_control_inputs(positions_.at(c));
+    for (const sdk::Node* c : n.control_inputs()) p->add_control_inputs(position(c));
     const bool implied = n.num_outputs() == 1 && n.output_name(0) == n.name();
     for (size_t o = 0; o < n.num_outputs(); ++o) {
       if (!implied) p->add_output_names(n.output_name(o));
@@ -190,7 +200,8 @@ class Writer {
   om::Compact* out_;
   StringMap<uint32_t> strings_, descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
-  std::unordered_map<const sdk::Node*, int32_t> positions_;
+  std::unordered_map<const sdk::Node*, int32_t> parent_positions_;
+  std::vector<int32_t> positions_;  // the graph being written: position by node id
   std::string key_;
   om::CAttrSet scratch_;
 };

@@ -357,6 +357,67 @@ void Graph::disconnect_input(InPort dst) {
   src = {};
 }
 
+void Graph::compact_consumers(std::vector<OutPort>& outputs) {
+  std::sort(outputs.begin(), outputs.end(), [](const OutPort& a, const OutPort& b) {
+    return a.node != b.node ? std::less<const Node*>()(a.node, b.node) : a.index < b.index;
+  });
+  outputs.erase(std::unique(outputs.begin(), outputs.end()), outputs.end());
+  for (const OutPort& out : outputs) {
+    std::vector<InPort>& consumers = out.node->outputs_[out.index].consumers;
+    std::erase_if(consumers, [&](const InPort& c) { return c.node->inputs_[c.index] != out; });
+  }
+}
+
+void Graph::disconnect_inputs(const std::vector<InPort>& dsts) {
+  std::vector<OutPort> touched;
+  for (const InPort& d : dsts) {
+    if (!d.node || d.node->owner_ != this || d.index < 0 ||
+        static_cast<size_t>(d.index) >= d.node->inputs_.size())
+      continue;
+    OutPort& src = d.node->inputs_[d.index];
+    if (!src.node) continue;
+    touched.push_back(src);
+    src = {};
+  }
+  compact_consumers(touched);
+}
+
+void Graph::remove_nodes(const std::vector<Node*>& nodes) {
+  std::vector<char> doomed(slots_.size(), 0);
+  std::vector<Node*> unique;
+  for (Node* n : nodes) {
+    if (n && n->owner_ == this && !doomed[n->id_]++) unique.push_back(n);
+  }
+  auto is_doomed = [&](const Node* x) { return x->owner_ == this && doomed[x->id_]; };
+  std::vector<OutPort> producers;
+  std::vector<Node*> neighbours;  // control edges to compact
+  for (Node* n : unique) {
+    for (OutPort& src : n->inputs_) {
+      if (src.node && !is_doomed(src.node)) producers.push_back(src);
+      src = {};
+    }
+    for (Node::OutputSlot& o : n->outputs_) {
+      for (const InPort& c : o.consumers) c.node->inputs_[c.index] = {};
+      o.consumers.clear();
+    }
+    neighbours.insert(neighbours.end(), n->control_inputs_.begin(), n->control_inputs_.end());
+    neighbours.insert(neighbours.end(), n->control_outputs_.begin(), n->control_outputs_.end());
+  }
+  compact_consumers(producers);
+  std::sort(neighbours.begin(), neighbours.end());
+  neighbours.erase(std::unique(neighbours.begin(), neighbours.end()), neighbours.end());
+  for (Node* x : neighbours) {
+    if (is_doomed(x)) continue;
+    std::erase_if(x->control_inputs_, is_doomed);
+    std::erase_if(x->control_outputs_, is_doomed);
+  }
+  for (Node* n : unique) {
+    index_erase(n->name_);
+    slots_[n->id_].reset();
+    --live_nodes_;
+  }
+}
+
 Status Graph::add_control_edge(Node* src, Node* dst) {
   if (!src || !dst || src->owner_ != this || dst->owner_ != this) {
     return Status::invalid_argument("add_control_edge: both nodes must belong to graph '" + name_ + "'");
@@ -385,6 +446,7 @@ Graph* Graph::add_subgraph(std::string name, Node* parent_node) {
   owned_subgraphs_.push_back(std::move(g));
   subgraph_list_.push_back(raw);
   subgraph_by_name_.emplace(std::string_view(raw->name_), raw);
+  subgraph_set_.insert(raw);
   return raw;
 }
 
@@ -395,6 +457,7 @@ Graph* Graph::add_detached_subgraph(std::string name) {
   owned_subgraphs_.push_back(std::move(g));
   subgraph_list_.push_back(raw);
   subgraph_by_name_.emplace(std::string_view(raw->name_), raw);
+  subgraph_set_.insert(raw);
   return raw;
 }
 
@@ -426,7 +489,7 @@ Status Graph::reorder_subgraphs(const std::vector<Graph*>& order) {
 
 bool Graph::owns_graph(const Graph* graph) const {
   if (graph == this) return true;
-  return std::find(subgraph_list_.begin(), subgraph_list_.end(), graph) != subgraph_list_.end();
+  return subgraph_set_.count(graph) > 0;
 }
 
 void Graph::remove_subgraph(Graph* graph) {
@@ -473,7 +536,10 @@ void Graph::remove_subgraphs(const std::vector<Graph*>& graphs) {
     }
     for (const std::string& key : emptied) parent->attrs_.remove(key);
   }
-  for (const Graph* g : doomed) subgraph_by_name_.erase(g->name_);
+  for (const Graph* g : doomed) {
+    subgraph_by_name_.erase(g->name_);
+    subgraph_set_.erase(g);
+  }
   erase_from_tail(subgraph_list_, doomed, [](const Graph* g) { return g; });
   erase_from_tail(owned_subgraphs_, doomed, [](const std::unique_ptr<Graph>& g) { return g.get(); });
 }

@@ -44,7 +44,7 @@ class FrameBuilder {
     // Outputs first: consumers outside a frame move to its call, so that a consumer inside another frame then
     // sees the call as its producer.
     for (size_t k = 0; k < specs_.size(); ++k) GS_RETURN_IF_ERROR(rewire_outputs(k));
-    for (size_t k = 0; k < specs_.size(); ++k) GS_RETURN_IF_ERROR(rewire_inputs(k));
+    GS_RETURN_IF_ERROR(rewire_inputs());
     for (size_t k = 0; k < specs_.size(); ++k) GS_RETURN_IF_ERROR(rewire_control(k));
     for (size_t k = 0; k < specs_.size(); ++k) {
       GS_RETURN_IF_ERROR(fill_subgraph(k));
@@ -114,10 +114,8 @@ class FrameBuilder {
         }
         if (outside.empty()) continue;
         const int32_t j = p.call->add_output(m->output_desc(o), m->output_name(o));
-        for (const InPort& c : outside) {
-          graph_.disconnect_input(c);
-          GS_RETURN_IF_ERROR(graph_.add_edge({p.call, j}, c));
-        }
+        graph_.disconnect_inputs(outside);
+        for (const InPort& c : outside) GS_RETURN_IF_ERROR(graph_.add_edge({p.call, j}, c));
         p.outputs.push_back({j, m, static_cast<int32_t>(o)});
       }
     }
@@ -125,19 +123,26 @@ class FrameBuilder {
   }
 
   // One call input per member input fed from outside.
-  Status rewire_inputs(size_t k) {
-    Pending& p = pending_[k];
-    for (Node* m : members_in_order(k)) {
-      for (size_t i = 0; i < m->num_inputs(); ++i) {
-        const OutPort src = m->input(i);
-        if (!src.node || frame_index(src.node) == static_cast<int>(k)) continue;
-        const int32_t idx = p.call->add_input();
-        const TensorDesc desc = src.node->output_desc(src.index);
-        graph_.disconnect_input({m, static_cast<int32_t>(i)});
-        GS_RETURN_IF_ERROR(graph_.add_edge(src, {p.call, idx}));
-        p.inputs.push_back({idx, m, static_cast<int32_t>(i), desc});
+  // One call input per member input fed from outside. All frames' inputs are cut together, then wired: a hub
+  // feeding members of many frames has its consumer list compacted once, not once per frame or per member.
+  Status rewire_inputs() {
+    std::vector<InPort> cut;
+    std::vector<std::pair<OutPort, InPort>> wires;
+    for (size_t k = 0; k < specs_.size(); ++k) {
+      Pending& p = pending_[k];
+      for (Node* m : members_in_order(k)) {
+        for (size_t i = 0; i < m->num_inputs(); ++i) {
+          const OutPort src = m->input(i);
+          if (!src.node || frame_index(src.node) == static_cast<int>(k)) continue;
+          const int32_t idx = p.call->add_input();
+          cut.push_back({m, static_cast<int32_t>(i)});
+          wires.push_back({src, {p.call, idx}});
+          p.inputs.push_back({idx, m, static_cast<int32_t>(i), src.node->output_desc(src.index)});
+        }
       }
     }
+    graph_.disconnect_inputs(cut);
+    for (const auto& [src, dst] : wires) GS_RETURN_IF_ERROR(graph_.add_edge(src, dst));
     return Status::ok();
   }
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -56,6 +57,41 @@ TEST(GraphTest, MoveNodesToKeepsNamesFindableInEveryCase) {
   EXPECT_EQ(b->input(0), (OutPort{a, 0}));  // edges travel with their nodes
   EXPECT_EQ(e->owner(), s2);
   EXPECT_EQ(s2->num_nodes(), 5u);
+}
+
+// Cutting many inputs of a hub at once, and removing many nodes at once: the lists left are in their old
+// order, with exactly the edges that were not cut.
+TEST(GraphTest, BatchDisconnectAndRemoveKeepTheOtherEdgesInOrder) {
+  auto g = Graph::create("g");
+  Node* hub = add(*g, "hub", "Data");
+  std::vector<Node*> readers;
+  for (int i = 0; i < 600; ++i) readers.push_back(add(*g, "r" + std::to_string(i), "Relu", {"hub"}));
+  std::vector<InPort> cut;
+  for (int i = 0; i < 600; i += 3) cut.push_back({readers[i], 0});
+  cut.push_back(cut.front());  // twice: no effect the second time
+  g->disconnect_inputs(cut);
+  std::vector<InPort> expected;
+  for (int i = 0; i < 600; ++i) {
+    if (i % 3) expected.push_back({readers[i], 0});
+  }
+  EXPECT_EQ(hub->consumers(0), expected);
+  EXPECT_FALSE(readers[0]->input(0).valid());
+  EXPECT_EQ(readers[1]->input(0), (OutPort{hub, 0}));
+
+  Node* tail = add(*g, "tail", "Add", {"r1", "r2"});
+  ASSERT_TRUE(g->add_control_edge(readers[4], tail).is_ok());
+  ASSERT_TRUE(g->add_control_edge(readers[5], tail).is_ok());
+  g->remove_nodes({readers[1], readers[4], readers[1]});
+  EXPECT_EQ(g->find_node("r1"), nullptr);
+  EXPECT_FALSE(tail->input(0).valid());
+  EXPECT_EQ(tail->input(1), (OutPort{readers[2], 0}));
+  EXPECT_EQ(tail->control_inputs(), (std::vector<Node*>{readers[5]}));
+  expected.erase(
+      std::remove_if(expected.begin(), expected.end(),
+                     [&](const InPort& c) { return c.node == readers[1] || c.node == readers[4]; }),
+      expected.end());
+  EXPECT_EQ(hub->consumers(0), expected);
+  EXPECT_EQ(g->num_nodes(), 1u + 600u + 1u - 2u);
 }
 
 TEST(GraphTest, EdgesAreStoredInBothDirections) {

@@ -216,16 +216,21 @@ class Splitter {
   }
 
   // One End/PlaceHolder pair per crossing edge, data or control, with GE's attributes; no fan-out sharing.
+  // Data edges are cut all at once after the walk (a hub read across parts is searched once).
   void make_pairs(int64_t* next_pair, GraphPartition* out) {
+    struct Cut {
+      sdk::OutPort src;
+      sdk::InPort dst;
+      Node *end, *placeholder;
+    };
+    std::vector<Cut> cuts;
     for (Node* consumer : nodes_) {
       const int dst = part(consumer);
       for (size_t i = 0; i < consumer->num_inputs(); ++i) {
         const sdk::OutPort src = consumer->input(i);
         if (!src.node || part(src.node) == dst) continue;
         auto [end, placeholder] = add_pair(src.node, consumer, src.index, (*next_pair)++);
-        graph_.disconnect_input({consumer, static_cast<int32_t>(i)});
-        (void)graph_.add_edge(src, {end, 0});
-        (void)graph_.add_edge({placeholder, 0}, {consumer, static_cast<int32_t>(i)});
+        cuts.push_back({src, {consumer, static_cast<int32_t>(i)}, end, placeholder});
         ++out->pairs;
       }
       for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
@@ -236,6 +241,13 @@ class Splitter {
         (void)graph_.add_control_edge(placeholder, consumer);
         ++out->pairs;
       }
+    }
+    std::vector<sdk::InPort> inputs;
+    for (const Cut& c : cuts) inputs.push_back(c.dst);
+    graph_.disconnect_inputs(inputs);
+    for (const Cut& c : cuts) {
+      (void)graph_.add_edge(c.src, {c.end, 0});
+      (void)graph_.add_edge({c.placeholder, 0}, c.dst);
     }
   }
 
@@ -471,6 +483,74 @@ Status move_back(GraphPartition& partition) {
 
 }  // namespace
 
+namespace {
+
+using Pairs = std::map<int64_t, std::pair<Node*, Node*>>;
+
+bool is_pair_node(const Node* n) {
+  return n && (n->type() == sdk::op::kEnd || n->type() == sdk::op::kPlaceHolder) &&
+         n->attrs().has(kPeerIndex);
+}
+
+// Each PlaceHolder's readers read its End's source instead, and the pair goes. Edges are cut and nodes
+// removed all at once (an End per reader of a hub would each search the hub's list), unless an optimiser left
+// a PlaceHolder feeding another pair's End: then each join relies on the ones before, and pairs go one by
+// one.
+Status join_pairs(Graph& graph, const Pairs& pairs) {
+  bool chained = false;
+  for (const auto& [index, pair] : pairs) {
+    auto [end, ph] = pair;
+    if (!end || !ph) {
+      return Status::failed_precondition("engine partition of graph '" + graph.name() + "': pair " +
+                                         std::to_string(index) + " lost its " +
+                                         (end ? "PlaceHolder" : "End") + " during optimisation");
+    }
+    if (end->num_inputs() && is_pair_node(end->input(0).node)) chained = true;
+    for (const Node* c : end->control_inputs()) chained = chained || is_pair_node(c);
+  }
+  std::vector<sdk::InPort> cut;
+  std::vector<std::pair<sdk::OutPort, sdk::InPort>> wires;
+  std::vector<Node*> gone;
+  for (const auto& [index, pair] : pairs) {
+    auto [end, ph] = pair;
+    const sdk::OutPort source = end->num_inputs() ? end->input(0) : sdk::OutPort{};
+    Node* control_source = end->control_inputs().empty() ? nullptr : end->control_inputs().front();
+    for (size_t o = 0; o < ph->num_outputs(); ++o) {
+      for (const sdk::InPort& c : std::vector<sdk::InPort>(ph->consumers(o))) {
+        if (!source.node) {
+          return Status::failed_precondition("engine partition of graph '" + graph.name() +
+                                             "': PlaceHolder '" + ph->name() + "' feeds data but its End '" +
+                                             end->name() + "' has no data input");
+        }
+        if (!chained) {
+          cut.push_back(c);
+          wires.push_back({source, c});
+          continue;
+        }
+        graph.disconnect_input(c);
+        GS_RETURN_IF_ERROR(graph.add_edge(source, c));
+      }
+    }
+    Node* from = source.node ? source.node : control_source;
+    for (Node* c : std::vector<Node*>(ph->control_outputs())) {
+      if (from) GS_RETURN_IF_ERROR(graph.add_control_edge(from, c));
+    }
+    if (chained) {
+      graph.remove_node(end);
+      graph.remove_node(ph);
+    } else {
+      gone.push_back(end);
+      gone.push_back(ph);
+    }
+  }
+  graph.disconnect_inputs(cut);
+  for (const auto& [src, dst] : wires) GS_RETURN_IF_ERROR(graph.add_edge(src, dst));
+  graph.remove_nodes(gone);
+  return Status::ok();
+}
+
+}  // namespace
+
 Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& engines,
                   sdk::TopoSortMode sort_mode) {
   Graph& graph = *partition.source;
@@ -499,40 +579,14 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
   }
   GS_RETURN_IF_ERROR(move_back(partition));
   // Every End meets its PlaceHolder, in pair order.
-  std::map<int64_t, std::pair<Node*, Node*>> pairs;
+  Pairs pairs;
   for (Node* n : graph.nodes()) {
     const bool end = n->type() == sdk::op::kEnd, ph = n->type() == sdk::op::kPlaceHolder;
     if ((!end && !ph) || !n->attrs().has(kPeerIndex)) continue;
     auto& slot = pairs[n->attrs().get_int(kPeerIndex, -1)];
     (end ? slot.first : slot.second) = n;
   }
-  for (auto& [index, pair] : pairs) {
-    auto [end, ph] = pair;
-    if (!end || !ph) {
-      return Status::failed_precondition("engine partition of graph '" + graph.name() + "': pair " +
-                                         std::to_string(index) + " lost its " +
-                                         (end ? "PlaceHolder" : "End") + " during optimisation");
-    }
-    const sdk::OutPort source = end->num_inputs() ? end->input(0) : sdk::OutPort{};
-    Node* control_source = end->control_inputs().empty() ? nullptr : end->control_inputs().front();
-    for (size_t o = 0; o < ph->num_outputs(); ++o) {
-      for (const sdk::InPort& c : std::vector<sdk::InPort>(ph->consumers(o))) {
-        if (!source.node) {
-          return Status::failed_precondition("engine partition of graph '" + graph.name() +
-                                             "': PlaceHolder '" + ph->name() + "' feeds data but its End '" +
-                                             end->name() + "' has no data input");
-        }
-        graph.disconnect_input(c);
-        GS_RETURN_IF_ERROR(graph.add_edge(source, c));
-      }
-    }
-    Node* from = source.node ? source.node : control_source;
-    for (Node* c : std::vector<Node*>(ph->control_outputs())) {
-      if (from) GS_RETURN_IF_ERROR(graph.add_control_edge(from, c));
-    }
-    graph.remove_node(end);
-    graph.remove_node(ph);
-  }
+  GS_RETURN_IF_ERROR(join_pairs(graph, pairs));
   std::vector<sdk::Graph*> work_areas;
   for (const EngineSubgraph& s : partition.subgraphs) work_areas.push_back(s.graph);
   tree.remove_subgraphs(work_areas);

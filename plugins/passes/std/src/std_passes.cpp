@@ -48,6 +48,7 @@ sdk::Status PruneUnused::run(sdk::Graph& root, sdk::PassContext& ctx, bool* chan
     if (std::find(gone.begin(), gone.end(), g) != gone.end()) continue;
     std::vector<char> live;
     if (!mark_live(*g, &live)) continue;
+    std::vector<sdk::Node*> dead;
     for (sdk::Node* n : g->node_list()) {
       if (live[n->id()] || n->type() == sdk::op::kData) continue;
       for (sdk::Graph* sub : n->subgraphs()) {
@@ -62,9 +63,10 @@ sdk::Status PruneUnused::run(sdk::Graph& root, sdk::PassContext& ctx, bool* chan
         }
         root.remove_subgraph(sub);
       }
-      g->remove_node(n);
-      ++removed;
+      dead.push_back(n);
     }
+    g->remove_nodes(dead);  // at once: the dead readers of one hub would each search its consumer list
+    removed += dead.size();
   }
   if (removed) {
     ctx.log(sdk::LogLevel::kInfo, "removed " + std::to_string(removed) + " unused nodes");

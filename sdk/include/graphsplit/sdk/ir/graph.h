@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "graphsplit/sdk/export.h"
@@ -165,6 +166,8 @@ class GS_SDK_API Graph final {
   std::string unique_node_name(std::string_view base) const;
   // Disconnects every edge of the node and destroys it.
   void remove_node(Node* node);
+  // Removes many nodes at once; each neighbour's lists are compacted once (see disconnect_inputs).
+  void remove_nodes(const std::vector<Node*>& nodes);
   Node* find_node(std::string_view name) const;
   size_t num_nodes() const { return live_nodes_; }
   NodeRange nodes() const { return {slots_.data(), slots_.data() + slots_.size()}; }
@@ -184,6 +187,9 @@ class GS_SDK_API Graph final {
   Status remove_edge(OutPort src, InPort dst);
   // Disconnects whatever feeds this input (no-op if unconnected).
   void disconnect_input(InPort dst);
+  // Disconnects many inputs at once, each producer's consumer list compacted once and kept in order: one by
+  // one, the consumers of a hub (a shape input read by 100k Reshapes) cost a search of the hub's list each.
+  void disconnect_inputs(const std::vector<InPort>& dsts);
   // Adds src -> dst unless it already exists; both nodes must belong to this graph.
   Status add_control_edge(Node* src, Node* dst);
   Status remove_control_edge(Node* src, Node* dst);
@@ -224,6 +230,8 @@ class GS_SDK_API Graph final {
  private:
   GS_SDK_LOCAL Graph(std::string name, Graph* root, Node* parent_node);
   GS_SDK_LOCAL void unlink_all(Node* node);
+  // Drops the consumers of these outputs whose input no longer points back at them.
+  GS_SDK_LOCAL static void compact_consumers(std::vector<OutPort>& outputs);
 
   // The name index: open addressing with linear probing over (hash, node) pairs, so that a lookup touches one
   // flat array and reads a node's name only when the full hash matches.
@@ -250,6 +258,8 @@ class GS_SDK_API Graph final {
   std::vector<std::unique_ptr<Graph>> owned_subgraphs_;
   std::vector<Graph*> subgraph_list_;
   std::unordered_map<std::string_view, Graph*> subgraph_by_name_;
+  // Membership by address (verify asks for every node with subgraphs; a list search made that quadratic).
+  std::unordered_set<const Graph*> subgraph_set_;
 };
 
 }  // namespace graphsplit::sdk
