@@ -11,6 +11,7 @@
 #include "model/om.pb.h"
 #include "model/om_internal.h"
 #include "model/om_io.h"
+#include "model/om_values.h"
 
 namespace graphsplit::om_detail {
 namespace {
@@ -87,65 +88,9 @@ class Writer {
   }
 
   void value(const AttrValue& v, om::CValue* p) {
-    using K = AttrValue::Kind;
-    const auto& st = v.storage();
-    switch (v.kind()) {
-      case K::kNone:
-        break;
-      case K::kInt:
-        p->set_i(std::get<1>(st));
-        break;
-      case K::kFloat:
-        p->set_f(std::get<2>(st));
-        break;
-      case K::kString: {
-        const std::string& s = std::get<3>(st);
-        if (sdk::is_valid_utf8(s))
-          p->set_s(intern(s));
-        else
-          p->set_raw(s);
-        break;
-      }
-      case K::kBool:
-        p->set_b(std::get<4>(st));
-        break;
-      case K::kInts:
-        for (int64_t x : std::get<5>(st)) p->mutable_ints()->add_values(x);
-        break;
-      case K::kFloats:
-        for (double x : std::get<6>(st)) p->mutable_floats()->add_values(x);
-        break;
-      case K::kStrings: {
-        const auto& list = std::get<7>(st);
-        if (std::all_of(list.begin(), list.end(),
-                        [](const std::string& x) { return sdk::is_valid_utf8(x); })) {
-          auto* l = p->mutable_strings();
-          for (const std::string& x : list) l->add_values(intern(x));
-        } else {
-          auto* l = p->mutable_raw_strings();
-          for (const std::string& x : list) l->add_values(x);
-        }
-        break;
-      }
-      case K::kBools:
-        for (bool x : std::get<8>(st)) p->mutable_bools()->add_values(x);
-        break;
-      case K::kTensor:
-        tensor(std::get<9>(st), p->mutable_tensor());
-        break;
-      case K::kTensors:
-        for (const sdk::Tensor& t : std::get<10>(st)) tensor(t, p->mutable_tensors()->add_values());
-        break;
-      case K::kGraph:
-        p->set_graph(intern(std::get<11>(st)->name()));
-        break;
-      case K::kGraphs:
-        for (const sdk::Graph* g : std::get<12>(st)) p->mutable_graphs()->add_values(intern(g->name()));
-        break;
-      case K::kType:
-        p->set_type(intern(std::get<13>(st).text));
-        break;
-    }
+    write_value(
+        v, p, [this](std::string_view text) { return intern(text); },
+        [this](const sdk::Tensor& t, om::CTensor* m) { tensor(t, m); });
   }
 
   // 1 + the index of an equal attribute list already written, or of a new one; 0 for none.
@@ -369,89 +314,16 @@ class Reader {
     return Status::ok();
   }
 
-  Status strings(const om::CStringList& list, const std::string& owner, std::vector<std::string>* out) const {
-    for (uint32_t i : list.values()) {
-      GS_RETURN_IF_ERROR(str(i, owner));
-      out->push_back(s(i));
-    }
-    return Status::ok();
-  }
-
   Status value(const om::CValue& p, const std::string& owner, AttrValue* v) const {
-    using C = om::CValue::ValueCase;
-    switch (p.value_case()) {
-      case C::VALUE_NOT_SET:
-        *v = AttrValue();
-        break;
-      case C::kI:
-        *v = AttrValue::Int(p.i());
-        break;
-      case C::kF:
-        *v = AttrValue::Float(p.f());
-        break;
-      case C::kS:
-        GS_RETURN_IF_ERROR(str(p.s(), owner));
-        *v = AttrValue::String(s(p.s()));
-        break;
-      case C::kRaw:
-        *v = AttrValue::String(p.raw());
-        break;
-      case C::kB:
-        *v = AttrValue::Bool(p.b());
-        break;
-      case C::kInts:
-        *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()});
-        break;
-      case C::kFloats:
-        *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()});
-        break;
-      case C::kStrings: {
-        std::vector<std::string> list;
-        GS_RETURN_IF_ERROR(strings(p.strings(), owner, &list));
-        *v = AttrValue::Strings(std::move(list));
-        break;
-      }
-      case C::kRawStrings:
-        *v = AttrValue::Strings({p.raw_strings().values().begin(), p.raw_strings().values().end()});
-        break;
-      case C::kBools:
-        *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()});
-        break;
-      case C::kTensor: {
-        sdk::Tensor t;
-        GS_RETURN_IF_ERROR(tensor(p.tensor(), owner, &t));
-        *v = AttrValue::OfTensor(std::move(t));
-        break;
-      }
-      case C::kTensors: {
-        std::vector<sdk::Tensor> ts(p.tensors().values_size());
-        for (int i = 0; i < p.tensors().values_size(); ++i)
-          GS_RETURN_IF_ERROR(tensor(p.tensors().values(i), owner, &ts[i]));
-        *v = AttrValue::Tensors(std::move(ts));
-        break;
-      }
-      case C::kGraph: {
-        sdk::Graph* g = nullptr;
-        GS_RETURN_IF_ERROR(graph(p.graph(), owner, &g));
-        *v = AttrValue::OfGraph(g);
-        break;
-      }
-      case C::kGraphs: {
-        std::vector<sdk::Graph*> gs;
-        for (uint32_t name : p.graphs().values()) {
-          sdk::Graph* g = nullptr;
-          GS_RETURN_IF_ERROR(graph(name, owner, &g));
-          gs.push_back(g);
-        }
-        *v = AttrValue::Graphs(std::move(gs));
-        break;
-      }
-      case C::kType:
-        GS_RETURN_IF_ERROR(str(p.type(), owner));
-        *v = AttrValue::Type(s(p.type()));
-        break;
-    }
-    return Status::ok();
+    return read_value(
+        p, v,
+        [&](uint32_t index, std::string* out) {
+          GS_RETURN_IF_ERROR(str(index, owner));
+          *out = s(index);
+          return Status::ok();
+        },
+        [&](const om::CTensor& m, sdk::Tensor* t) { return tensor(m, owner, t); },
+        [&](uint32_t name, sdk::Graph** g) { return graph(name, owner, g); });
   }
 
   Status link(const om::CGraph& pg, sdk::Graph* g, const std::vector<sdk::Node*>& nodes) const {

@@ -15,6 +15,7 @@
 #include "graphsplit/sdk/strings.h"
 #include "model/om.pb.h"
 #include "model/om_internal.h"
+#include "model/om_values.h"
 
 namespace graphsplit {
 namespace {
@@ -39,68 +40,9 @@ void to_proto(const sdk::Tensor& t, om::Tensor* p) {
 }
 
 void to_proto(const AttrValue& v, om::AttrValue* p) {
-  using K = AttrValue::Kind;
-  const auto& st = v.storage();
-  switch (v.kind()) {
-    case K::kNone:
-      break;
-    case K::kInt:
-      p->set_i(std::get<1>(st));
-      break;
-    case K::kFloat:
-      p->set_f(std::get<2>(st));
-      break;
-    case K::kString: {
-      const std::string& s = std::get<3>(st);
-      if (sdk::is_valid_utf8(s))
-        p->set_s(s);
-      else
-        p->set_raw(s);
-      break;
-    }
-    case K::kBool:
-      p->set_b(std::get<4>(st));
-      break;
-    case K::kInts:
-      for (int64_t x : std::get<5>(st)) p->mutable_ints()->add_values(x);
-      break;
-    case K::kFloats:
-      for (double x : std::get<6>(st)) p->mutable_floats()->add_values(x);
-      break;
-    case K::kStrings: {
-      const auto& list = std::get<7>(st);
-      if (std::all_of(list.begin(), list.end(), [](const std::string& x) { return sdk::is_valid_utf8(x); })) {
-        auto* l = p->mutable_strings();
-        for (const std::string& x : list) l->add_values(x);
-      } else {
-        auto* l = p->mutable_raw_strings();
-        for (const std::string& x : list) l->add_values(x);
-      }
-      break;
-    }
-    case K::kBools:
-      for (bool x : std::get<8>(st)) p->mutable_bools()->add_values(x);
-      break;
-    case K::kTensor:
-      to_proto(std::get<9>(st), p->mutable_tensor());
-      break;
-    case K::kTensors: {
-      auto* l = p->mutable_tensors();
-      for (const sdk::Tensor& t : std::get<10>(st)) to_proto(t, l->add_values());
-      break;
-    }
-    case K::kGraph:
-      p->set_graph(std::get<11>(st)->name());
-      break;
-    case K::kGraphs: {
-      auto* l = p->mutable_graphs();
-      for (const sdk::Graph* g : std::get<12>(st)) l->add_values(g->name());
-      break;
-    }
-    case K::kType:
-      p->set_type(std::get<13>(st).text);
-      break;
-  }
+  om_detail::write_value(
+      v, p, [](const std::string& text) -> const std::string& { return text; },
+      [](const sdk::Tensor& t, om::Tensor* m) { to_proto(t, m); });
 }
 
 void to_proto(const sdk::AttrMap& attrs, google::protobuf::RepeatedPtrField<om::Attr>* out) {
@@ -291,75 +233,17 @@ class Loader {
   }
 
   Status from_proto(const om::AttrValue& p, AttrValue* v, const std::string& owner) const {
-    using C = om::AttrValue::ValueCase;
-    switch (p.value_case()) {
-      case C::VALUE_NOT_SET:
-        *v = AttrValue();
-        break;
-      case C::kI:
-        *v = AttrValue::Int(p.i());
-        break;
-      case C::kF:
-        *v = AttrValue::Float(p.f());
-        break;
-      case C::kS:
-        *v = AttrValue::String(p.s());
-        break;
-      case C::kRaw:
-        *v = AttrValue::String(p.raw());
-        break;
-      case C::kB:
-        *v = AttrValue::Bool(p.b());
-        break;
-      case C::kInts:
-        *v = AttrValue::Ints({p.ints().values().begin(), p.ints().values().end()});
-        break;
-      case C::kFloats:
-        *v = AttrValue::Floats({p.floats().values().begin(), p.floats().values().end()});
-        break;
-      case C::kStrings:
-        *v = AttrValue::Strings({p.strings().values().begin(), p.strings().values().end()});
-        break;
-      case C::kRawStrings:
-        *v = AttrValue::Strings({p.raw_strings().values().begin(), p.raw_strings().values().end()});
-        break;
-      case C::kBools:
-        *v = AttrValue::Bools({p.bools().values().begin(), p.bools().values().end()});
-        break;
-      case C::kTensor: {
-        sdk::Tensor t;
-        GS_RETURN_IF_ERROR(from_proto(p.tensor(), &t, owner));
-        *v = AttrValue::OfTensor(std::move(t));
-        break;
-      }
-      case C::kTensors: {
-        std::vector<sdk::Tensor> ts(p.tensors().values_size());
-        for (int i = 0; i < p.tensors().values_size(); ++i)
-          GS_RETURN_IF_ERROR(from_proto(p.tensors().values(i), &ts[i], owner));
-        *v = AttrValue::Tensors(std::move(ts));
-        break;
-      }
-      case C::kGraph: {
-        sdk::Graph* g = find_graph(p.graph());
-        if (!g) return err(owner + " references unknown subgraph '" + p.graph() + "'");
-        *v = AttrValue::OfGraph(g);
-        break;
-      }
-      case C::kGraphs: {
-        std::vector<sdk::Graph*> gs;
-        for (const std::string& name : p.graphs().values()) {
-          sdk::Graph* g = find_graph(name);
-          if (!g) return err(owner + " references unknown subgraph '" + name + "'");
-          gs.push_back(g);
-        }
-        *v = AttrValue::Graphs(std::move(gs));
-        break;
-      }
-      case C::kType:
-        *v = AttrValue::Type(p.type());
-        break;
-    }
-    return Status::ok();
+    return om_detail::read_value(
+        p, v,
+        [](const std::string& text, std::string* out) {
+          *out = text;
+          return Status::ok();
+        },
+        [&](const om::Tensor& m, sdk::Tensor* t) { return from_proto(m, t, owner); },
+        [&](const std::string& name, sdk::Graph** g) {
+          *g = find_graph(name);
+          return *g ? Status::ok() : err(owner + " references unknown subgraph '" + name + "'");
+        });
   }
 
   Status from_proto(const google::protobuf::RepeatedPtrField<om::Attr>& attrs, sdk::AttrMap* out,

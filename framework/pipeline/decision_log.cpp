@@ -32,7 +32,6 @@ void DecisionLog::add(const sdk::Decision& d, std::string_view stage) {
     names_.append(d.nodes[i]);
   }
   records_.push_back(r);
-  built_valid_ = false;
 }
 
 void DecisionLog::clear() {
@@ -42,14 +41,13 @@ void DecisionLog::clear() {
   ids_.clear();
   last_.fill(kNone);
   built_.clear();
-  built_valid_ = true;
 }
 
 const std::vector<sdk::Decision>& DecisionLog::decisions() const {
-  if (built_valid_) return built_;
-  built_.clear();
+  // Records are only appended (or all cleared), so only those not yet built are.
   built_.reserve(records_.size());
-  for (const Record& r : records_) {
+  for (size_t i = built_.size(); i < records_.size(); ++i) {
+    const Record& r = records_[i];
     sdk::Decision& d = built_.emplace_back();
     d.code = static_cast<sdk::ReasonCode>(r.code);
     d.graph = strings_[r.graph];
@@ -59,7 +57,7 @@ const std::vector<sdk::Decision>& DecisionLog::decisions() const {
     d.node_count = r.node_count;
     d.final = r.final;
     size_t at = r.names;
-    for (size_t i = 0; i < r.name_count; ++i) {
+    for (size_t k = 0; k < r.name_count; ++k) {
       uint32_t length = 0;
       std::memcpy(&length, names_.data() + at, sizeof length);
       at += sizeof length;
@@ -67,7 +65,6 @@ const std::vector<sdk::Decision>& DecisionLog::decisions() const {
       at += length;
     }
   }
-  built_valid_ = true;
   return built_;
 }
 

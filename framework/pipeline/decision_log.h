@@ -22,7 +22,7 @@ class DecisionLog {
   void add(const sdk::Decision& d, std::string_view stage);
   void clear();
   size_t size() const { return records_.size(); }
-  // Every record as an sdk::Decision, in order; built once per set of records (add() drops it).
+  // Every record as an sdk::Decision, in order; each record is built once, on the first read after its add().
   const std::vector<sdk::Decision>& decisions() const;
 
  private:
@@ -46,8 +46,7 @@ class DecisionLog {
   std::deque<std::string> strings_;  // stable addresses: the keys of ids_ view them
   std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> ids_;
   std::array<uint32_t, 4> last_{kNone, kNone, kNone, kNone};  // the last id of each field
-  mutable std::vector<sdk::Decision> built_;
-  mutable bool built_valid_ = true;
+  mutable std::vector<sdk::Decision> built_;                  // the first built_.size() records
 };
 
 }  // namespace graphsplit

@@ -149,6 +149,36 @@ TEST(EnginePartitionTest, Ept21MixedEnginesGiveOneSubgraphPerEngineRunAndMergeBa
   EXPECT_EQ(summary(*g).size(), 5u);
 }
 
+// An optimiser that drops an identity-like node leaves its PlaceHolder feeding the next pair's End: merging
+// back must follow the chain (b now feeds d), which the one-pass join cannot; it joins pair by pair instead.
+TEST(EnginePartitionTest, MergeBackFollowsAPlaceHolderThatAnOptimiserWiredIntoAnEnd) {
+  auto g = mixed_chain();
+  GraphPartition p;
+  int64_t pairs = 0;
+  ASSERT_TRUE(split(*g, Options{}, sdk::TopoSortMode::kStableRDFS, 0, &pairs, &p).is_ok());
+  Graph& cpu = *p.subgraphs[2].graph;  // PlaceHolder(b) -> c -> End(d)
+  Node* ph = nullptr;
+  Node* end = nullptr;
+  for (Node* n : cpu.nodes()) {
+    if (n->type() == sdk::op::kPlaceHolder) ph = n;
+    if (n->type() == sdk::op::kEnd) end = n;
+  }
+  ASSERT_NE(ph, nullptr);
+  ASSERT_NE(end, nullptr);
+  cpu.remove_node(cpu.find_node("c"));
+  ASSERT_TRUE(cpu.add_edge({ph, 0}, {end, 0}).is_ok());
+  ASSERT_TRUE(merge_back(p, {}, sdk::TopoSortMode::kStableRDFS).is_ok());
+  EXPECT_EQ(g->find_node("c"), nullptr);
+  const Node* d = g->find_node("d");
+  ASSERT_NE(d, nullptr);
+  ASSERT_NE(d->input(0).node, nullptr);
+  EXPECT_EQ(d->input(0).node->name(), "b");
+  for (const Node* n : g->nodes())
+    EXPECT_FALSE(n->type() == sdk::op::kEnd || n->type() == sdk::op::kPlaceHolder);
+  const sdk::Status v = sdk::verify(*g);
+  EXPECT_TRUE(v.is_ok()) << v.message();
+}
+
 TEST(EnginePartitionTest, Ept29SecondPathKeepsTwoClustersOfOneEngineApart) {
   // op1 (AI Core) -> op2 (AI CPU) -> op3 (AI Core), and op1 -> op3: merging op1 and op3 would swallow op2.
   auto g = testing::opset17_root("g");
