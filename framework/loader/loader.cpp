@@ -1,18 +1,18 @@
-// Boost.DLL 1.74 notes (design guide 3.10): BOOST_DLL_USE_STD_FS is defined for this target; <vector> must
-// come before library_info.hpp; the throwing shared_library constructor is used because its message carries
-// dlerror().
+// Boost.DLL 1.74 notes (design guide 3.10): BOOST_DLL_USE_STD_FS is defined for this target; the throwing
+// shared_library constructor is used because its message carries dlerror().
 #include "loader/loader.h"
 
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <boost/dll/library_info.hpp>
 #include <boost/dll/shared_library.hpp>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <vector>
+
+#include "loader/elf_exports.h"
 
 namespace graphsplit {
 namespace {
@@ -165,16 +165,13 @@ Status PluginLoader::load_file(const std::string& given, std::shared_ptr<const L
     table.erase(it);
   }
 
-  // Pre-flight: read the export table without running any of the library's code.
-  std::vector<std::string> entries;
-  try {
-    boost::dll::library_info info(path);
-    for (const std::string& s : info.symbols()) {
-      if (s.rfind(kEntryPrefix, 0) == 0) entries.push_back(s);
-    }
-  } catch (const std::exception& e) {
-    return Status::failed_precondition("refusing plugin " + path.string() +
-                                       ": not a loadable shared library (" + e.what() + ")");
+  // Pre-flight: read the export table without running any of the library's code. Not Boost.DLL's
+  // library_info: in 1.74 it reads .symtab (absent from a stripped library) through whichever string table
+  // comes last, so that it found an entry point only when the sections happened to be in a lucky order.
+  std::vector<std::string> exports, entries;
+  GS_RETURN_IF_ERROR(elf_exported_symbols(path, &exports));
+  for (const std::string& s : exports) {
+    if (s.rfind(kEntryPrefix, 0) == 0) entries.push_back(s);
   }
   const std::string wanted = GS_ENTRY_SYMBOL;
   if (std::find(entries.begin(), entries.end(), wanted) == entries.end()) {
