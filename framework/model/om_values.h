@@ -62,7 +62,7 @@ void write_value(const sdk::AttrValue& v, Message* p, Text text, WriteTensor ten
       for (bool x : std::get<8>(st)) p->mutable_bools()->add_values(x);
       break;
     case K::kTensor:
-      tensor(std::get<9>(st), p->mutable_tensor());
+      tensor(*std::get<9>(st).tensor, p->mutable_tensor());
       break;
     case K::kTensors: {
       auto* l = p->mutable_tensors();

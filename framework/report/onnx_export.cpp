@@ -381,7 +381,7 @@ class Exporter {
         break;
       case sdk::AttrValue::Kind::kTensor:
         a.set_type(A::TENSOR);
-        tensor_proto(std::get<9>(s), "", a.mutable_t());
+        tensor_proto(*std::get<9>(s).tensor, "", a.mutable_t());
         break;
       case sdk::AttrValue::Kind::kTensors:
         a.set_type(A::TENSORS);

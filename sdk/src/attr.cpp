@@ -1,6 +1,73 @@
 #include "graphsplit/sdk/ir/attr.h"
 
+#include <array>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <ostream>
+#include <unordered_map>
+
+#include "interned.h"
+
 namespace graphsplit::sdk {
+
+namespace {
+
+// One table per vocabulary (attribute names, op types), each string stored once and never freed or moved.
+class InternTable {
+ public:
+  const std::string* intern(std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = index_.find(text);
+    if (it != index_.end()) return it->second;
+    const std::string* s = &strings_.emplace_back(text);
+    index_.emplace(std::string_view(*s), s);
+    return s;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::deque<std::string> strings_;
+  std::unordered_map<std::string_view, const std::string*> index_;
+};
+
+// Most names come from the same few string literals again and again: a per-thread cache by address finds
+// them without the lock. The content is compared too, since a buffer may be reused for another name.
+template <int Table>
+const std::string* intern_cached(InternTable& table, std::string_view text) {
+  struct Hit {
+    const char* data = nullptr;
+    const std::string* interned = nullptr;
+  };
+  thread_local std::array<Hit, 64> cache;
+  Hit& hit = cache[(reinterpret_cast<uintptr_t>(text.data()) >> 3) % cache.size()];
+  if (hit.data == text.data() && hit.interned && *hit.interned == text) return hit.interned;
+  const std::string* s = table.intern(text);
+  hit = {text.data(), s};
+  return s;
+}
+
+InternTable& attr_keys() {
+  static InternTable* table = new InternTable;  // never destroyed: keys may be read during static destruction
+  return *table;
+}
+
+InternTable& op_types() {
+  static InternTable* table = new InternTable;
+  return *table;
+}
+
+}  // namespace
+
+const std::string* intern_op_type(std::string_view type) {
+  return intern_cached<1>(op_types(), type);
+}
+
+AttrKey::AttrKey(std::string_view name) : name_(intern_cached<0>(attr_keys(), name)) {}
+
+std::ostream& operator<<(std::ostream& os, AttrKey key) {
+  return os << key.str();
+}
 
 std::string_view to_string(AttrValue::Kind kind) {
   switch (kind) {
@@ -37,15 +104,15 @@ std::string_view to_string(AttrValue::Kind kind) {
 }
 
 const AttrValue* AttrMap::get(std::string_view key) const {
-  for (const auto& [k, v] : entries_) {
-    if (k == key) return &v;
+  for (const Entry& e : entries_) {
+    if (e.first.str() == key) return &e.second;
   }
   return nullptr;
 }
 
 AttrValue* AttrMap::get_mutable(std::string_view key) {
-  for (auto& [k, v] : entries_) {
-    if (k == key) return &v;
+  for (Entry& e : entries_) {
+    if (e.first.str() == key) return &e.second;
   }
   return nullptr;
 }
@@ -55,12 +122,12 @@ void AttrMap::set(std::string_view key, AttrValue value) {
     *existing = std::move(value);
     return;
   }
-  entries_.emplace_back(std::string(key), std::move(value));
+  entries_.push_back(Entry{AttrKey(key), std::move(value)});
 }
 
 bool AttrMap::remove(std::string_view key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (it->first == key) {
+    if (it->first.str() == key) {
       entries_.erase(it);
       return true;
     }

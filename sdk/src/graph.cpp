@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "interned.h"
+
 namespace graphsplit::sdk {
 namespace {
 
@@ -38,8 +40,8 @@ std::string describe(const Node* n) {
 
 // ---------------------------------------------------------------- Node
 
-Node::Node(Graph* owner, std::string name, std::string type)
-    : owner_(owner), name_(std::move(name)), type_(std::move(type)) {}
+Node::Node(Graph* owner, std::string name, std::string_view type)
+    : owner_(owner), name_(std::move(name)), type_(intern_op_type(type)) {}
 
 Node::~Node() = default;
 
@@ -147,7 +149,7 @@ void Graph::index_erase(std::string_view name) {
 Node* Graph::add_node(std::string name, std::string_view type, size_t num_inputs, size_t num_outputs) {
   const uint64_t hash = name_hash(name);
   if (index_find(name, hash) != SIZE_MAX) return nullptr;
-  auto node = std::unique_ptr<Node>(new Node(this, std::move(name), std::string(type)));
+  auto node = std::unique_ptr<Node>(new Node(this, std::move(name), type));
   node->inputs_.resize(num_inputs);
   node->outputs_.resize(num_outputs);
   node->id_ = static_cast<int64_t>(slots_.size());

@@ -226,12 +226,12 @@ Status verify_structure(const Graph& root) {
           // Membership is checked on the address alone, before anything is read through the pointer.
           if (!r || !registered.count(r) || r == &root) {
             return fail(*g, n,
-                        "attribute '" + key + "' references a graph that is not registered on root '" +
+                        "attribute '" + key.str() + "' references a graph that is not registered on root '" +
                             root.name() + "'");
           }
           if (r->parent_node() != n) {
             return fail(*g, n,
-                        "attribute '" + key + "' references subgraph '" + r->name() +
+                        "attribute '" + key.str() + "' references subgraph '" + r->name() +
                             "', whose parent node is another node");
           }
           if (!referenced.insert(r).second) {

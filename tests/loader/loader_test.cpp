@@ -48,7 +48,7 @@ TEST(LoaderTest, WrongMajorIsRefusedBeforeAnyOfItsCodeRuns) {
   ::setenv("GS_MARKER", marker.c_str(), 1);
   const std::string m = refusal("wrong_major");
   ::unsetenv("GS_MARKER");
-  EXPECT_NE(m.find("it was built for SDK ABI major 2; this host provides SDK ABI major 1"), std::string::npos)
+  EXPECT_NE(m.find("it was built for SDK ABI major 3; this host provides SDK ABI major 2"), std::string::npos)
       << m;
   EXPECT_FALSE(fs::exists(marker)) << "the plugin's static constructor ran";
   EXPECT_FALSE(is_mapped(bad("wrong_major")));
@@ -64,8 +64,9 @@ TEST(LoaderTest, BadMagicAndTruncatedDescriptor) {
 
 TEST(LoaderTest, HostTooOldForThePluginsMinimumMinor) {
   EXPECT_NE(refusal("future_minor")
-                .find("it requires SDK ABI >= 1.9 (built with SDK 0.9.0); this host provides SDK "
-                      "ABI " GS_SDK_ABI_STRING),
+                .find("it requires SDK ABI >= " GS_SDK_ABI_STRINGIFY(
+                    GS_SDK_ABI_MAJOR) ".9 (built with SDK 0.9.0); this host provides SDK "
+                                      "ABI " GS_SDK_ABI_STRING),
             std::string::npos);
 }
 
@@ -106,6 +107,43 @@ TEST(LoaderTest, NotASharedLibrary) {
   std::shared_ptr<const LoadedLibrary> lib;
   sdk::Status s = loader.load("text", &lib);
   EXPECT_NE(s.message().find("not a loadable shared library"), std::string::npos) << s.message();
+  fs::remove_all(dir);
+}
+
+// Packagers strip libraries: the entry point must be found in the dynamic symbol table, as dlsym finds it.
+TEST(LoaderTest, StrippedPluginLoads) {
+  const fs::path dir = fs::temp_directory_path() / ("gs_strip_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path copy = dir / "libgsplugin_newer_minor_ok.so";
+  fs::copy_file(bad("newer_minor_ok"), copy, fs::copy_options::overwrite_existing);
+  ASSERT_EQ(std::system(("strip --strip-all '" + copy.string() + "'").c_str()), 0);
+  PluginLoader loader(LoaderOptions{{dir.string()}, false, false});
+  std::shared_ptr<const LoadedLibrary> lib;
+  sdk::Status s = loader.load_file(copy.string(), &lib);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  ASSERT_NE(lib, nullptr);
+  EXPECT_EQ(std::string(lib->descriptor().name), "newer_minor_ok");
+  lib.reset();
+  fs::remove_all(dir);
+}
+
+// An ELF header whose section table lies past the end of the file.
+TEST(LoaderTest, TruncatedElfIsRefusedWithTheReason) {
+  const fs::path dir = fs::temp_directory_path() / ("gs_trunc_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path cut = dir / "libgsplugin_cut.so";
+  {
+    std::ifstream in(bad("newer_minor_ok"), std::ios::binary);
+    std::string head(256, '\0');
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    std::ofstream(cut, std::ios::binary) << head;
+  }
+  PluginLoader loader(LoaderOptions{{dir.string()}, false, false});
+  std::shared_ptr<const LoadedLibrary> lib;
+  sdk::Status s = loader.load_file(cut.string(), &lib);
+  EXPECT_EQ(s.message(), "refusing plugin " + cut.string() +
+                             ": not a loadable shared library (section headers past the end of the file)");
+  EXPECT_EQ(lib, nullptr);
   fs::remove_all(dir);
 }
 

@@ -2,7 +2,7 @@
 # What a third party does: installs the SDK into a temporary prefix, copies sdk/examples/template_engine to a
 # fresh folder outside the source tree, builds it there against the installed SDK (C++17 and C++20), runs its
 # unit and conformance tests with ctest, and checks the result with the installed atc: it loads, it exports
-# only its entry symbol, and it needs libgraphsplit_sdk.so.1 and no framework library.
+# only its entry symbol, and it needs libgraphsplit_sdk.so.2 and no framework library.
 set -euo pipefail
 SRC="$1"
 BUILD="$2"
@@ -20,9 +20,9 @@ for std in 17 20; do
   test -f "$lib" || { echo "C++$std: $lib was not built"; exit 1; }
   test -f "$b/lib/graphsplit/plugins/template.ops.toml" || { echo "C++$std: op table not copied"; exit 1; }
   exports=$(nm -D --defined-only "$lib" | awk '{print $3}' | sort | tr '\n' ' ')
-  [ "$exports" = "graphsplit_plugin_descriptor_v1 " ] || { echo "C++$std: unexpected exports: $exports"; exit 1; }
+  [ "$exports" = "graphsplit_plugin_descriptor_v2 " ] || { echo "C++$std: unexpected exports: $exports"; exit 1; }
   needed=$(readelf -d "$lib" | grep NEEDED)
-  echo "$needed" | grep -q 'libgraphsplit_sdk.so.1' || { echo "C++$std: does not need libgraphsplit_sdk.so.1"; exit 1; }
+  echo "$needed" | grep -q 'libgraphsplit_sdk.so.2' || { echo "C++$std: does not need libgraphsplit_sdk.so.2"; exit 1; }
   if echo "$needed" | grep -q 'framework'; then echo "C++$std: links the framework"; exit 1; fi
   # The copied folder's own tests: unit tests and the installed conformance suite on the built .so.
   ctest --test-dir "$b" --output-on-failure > "$WORK/ctest$std.log" 2>&1 || { echo "C++$std: tests failed:"; cat "$WORK/ctest$std.log"; exit 1; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <thread>
 
 #include "graphsplit/sdk/ir/verify.h"
 #include "test_graphs.h"
@@ -174,6 +175,50 @@ TEST(GraphTest, AttributesKeepInsertionOrderAndReplaceInPlace) {
   EXPECT_EQ(m.get_int("a", 7), 7);  // wrong kind -> fallback
   EXPECT_TRUE(m.remove("z"));
   EXPECT_FALSE(m.has("z"));
+}
+
+// Keys and op types are interned: equal names share one string, from any thread, and a buffer reused for
+// another name (the per-thread cache is keyed by address) still gives the right one.
+TEST(GraphTest, InternedKeysAndTypesAreOneStringPerName) {
+  std::string buffer = "first_key_name";
+  const AttrKey first(buffer);
+  buffer = "other_key_name";
+  const AttrKey other(buffer);
+  EXPECT_EQ(first.str(), "first_key_name");
+  EXPECT_EQ(other.str(), "other_key_name");
+  EXPECT_EQ(&AttrKey(std::string("first_key_name")).str(), &first.str());
+  EXPECT_FALSE(first == other);
+  std::vector<const std::string*> seen(8);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) {
+    threads.emplace_back([&seen, t] {
+      for (int i = 0; i < 200; ++i) {
+        const AttrKey k("thread_key_" + std::to_string(i % 7));
+        if (i == 199) seen[t] = &k.str();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string* s : seen) EXPECT_EQ(s, &AttrKey("thread_key_3").str());
+  auto g = Graph::create("g");
+  Node* a = g->add_node("a", std::string("MyCustomOperatorType"));
+  Node* b = g->add_node("b", "MyCustomOperatorType");
+  EXPECT_EQ(&a->type(), &b->type());
+  EXPECT_EQ(a->type(), "MyCustomOperatorType");
+}
+
+TEST(GraphTest, TensorAttributesCompareByValue) {
+  TensorDesc d;
+  d.dtype = DataType::kFloat;
+  d.shape = Shape({2});
+  const Tensor t(d, std::string(8, '\1'));
+  const AttrValue a = AttrValue::OfTensor(t), b = AttrValue::OfTensor(Tensor(d, std::string(8, '\1')));
+  EXPECT_EQ(a, b);
+  EXPECT_NE(a, AttrValue::OfTensor(Tensor(d, std::string(8, '\2'))));
+  ASSERT_NE(a.as_tensor(), nullptr);
+  EXPECT_EQ(a.as_tensor()->bytes(), t.bytes());
+  const AttrValue copy = a;  // copies share the tensor
+  EXPECT_EQ(copy.as_tensor(), a.as_tensor());
 }
 
 TEST(GraphTest, TensorsShareTheirBytes) {

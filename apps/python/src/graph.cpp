@@ -65,8 +65,8 @@ py::object attr_to_python(const std::shared_ptr<Model>& model, const sdk::AttrVa
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, std::monostate>) {
           return py::none();
-        } else if constexpr (std::is_same_v<T, sdk::Tensor>) {
-          return tensor_to_numpy(x);
+        } else if constexpr (std::is_same_v<T, sdk::TensorRef>) {
+          return tensor_to_numpy(*x.tensor);
         } else if constexpr (std::is_same_v<T, std::vector<sdk::Tensor>>) {
           py::list l;
           for (const sdk::Tensor& t : x) l.append(tensor_to_numpy(t));

@@ -5,8 +5,8 @@ namespace {
 constexpr gs_component_desc kComponents[] = {GS_PASS_COMPONENT("noop", "", bad::NoopPass, GS_NO_OPTIONS)};
 }
 
-extern "C" __attribute__((visibility("default"))) const gs_plugin_desc* graphsplit_plugin_descriptor_v1(
-    void) {
+extern "C" __attribute__((visibility("default"))) const gs_plugin_desc* GS_ENTRY_SYMBOL_NAME(
+    GS_SDK_ABI_MAJOR)(void) {
   static constexpr gs_plugin_desc d = {GS_PLUGIN_MAGIC,
                                        sizeof(gs_plugin_desc),
                                        GS_SDK_ABI_MAJOR,

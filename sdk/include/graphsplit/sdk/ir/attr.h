@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <iosfwd>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -25,6 +27,39 @@ struct TypeRef {
   friend bool operator==(const TypeRef& a, const TypeRef& b) { return a.text == b.text; }
   friend bool operator!=(const TypeRef& a, const TypeRef& b) { return a.text != b.text; }
 };
+
+// A tensor attribute (a Const's value, ONNX's tensor attributes), held by a shared pointer to an immutable
+// Tensor: inline, a Tensor made every attribute value 96 bytes, though few attributes are tensors. Equality
+// compares the tensors.
+struct TensorRef {
+  std::shared_ptr<const Tensor> tensor;
+  friend bool operator==(const TensorRef& a, const TensorRef& b) {
+    return a.tensor == b.tensor || (a.tensor && b.tensor && *a.tensor == *b.tensor);
+  }
+  friend bool operator!=(const TensorRef& a, const TensorRef& b) { return !(a == b); }
+};
+
+// An attribute name, interned: the process keeps one copy of every name ever used (the attribute vocabulary
+// is small: ONNX's attribute names and GE's), and an entry holds a pointer to it instead of its own string.
+// Interning is thread-safe; a name is usually found in a small per-thread cache without a lock.
+class GS_SDK_API AttrKey {
+ public:
+  explicit AttrKey(std::string_view name);
+  const std::string& str() const { return *name_; }
+  operator const std::string&() const { return *name_; }
+  operator std::string_view() const { return *name_; }
+  friend bool operator==(AttrKey a, AttrKey b) { return a.name_ == b.name_; }
+  friend bool operator==(AttrKey a, std::string_view b) { return *a.name_ == b; }
+  friend bool operator==(AttrKey a, const char* b) { return *a.name_ == b; }
+  // Messages are built from keys as from strings.
+  friend std::string operator+(std::string a, AttrKey b) { return a += *b.name_; }
+  friend std::string operator+(AttrKey a, std::string_view b) { return std::string(*a.name_) += b; }
+
+ private:
+  const std::string* name_;
+};
+
+GS_SDK_API std::ostream& operator<<(std::ostream& os, AttrKey key);
 
 class GS_SDK_API AttrValue {
  public:
@@ -46,7 +81,7 @@ class GS_SDK_API AttrValue {
   };
   // Alternative order equals Kind order.
   using Storage = std::variant<std::monostate, int64_t, double, std::string, bool, std::vector<int64_t>,
-                               std::vector<double>, std::vector<std::string>, std::vector<bool>, Tensor,
+                               std::vector<double>, std::vector<std::string>, std::vector<bool>, TensorRef,
                                std::vector<Tensor>, Graph*, std::vector<Graph*>, TypeRef>;
 
   AttrValue() = default;
@@ -66,7 +101,10 @@ class GS_SDK_API AttrValue {
   static AttrValue Bools(std::vector<bool> v) {
     return AttrValue(Storage(std::in_place_index<8>, std::move(v)));
   }
-  static AttrValue OfTensor(Tensor v) { return AttrValue(Storage(std::in_place_index<9>, std::move(v))); }
+  static AttrValue OfTensor(Tensor v) {
+    return AttrValue(
+        Storage(std::in_place_index<9>, TensorRef{std::make_shared<const Tensor>(std::move(v))}));
+  }
   static AttrValue Tensors(std::vector<Tensor> v) {
     return AttrValue(Storage(std::in_place_index<10>, std::move(v)));
   }
@@ -93,7 +131,9 @@ class GS_SDK_API AttrValue {
   const std::vector<std::string>* as_strings() const {
     return kind() == Kind::kStrings ? &std::get<7>(value_) : nullptr;
   }
-  const Tensor* as_tensor() const { return kind() == Kind::kTensor ? &std::get<9>(value_) : nullptr; }
+  const Tensor* as_tensor() const {
+    return kind() == Kind::kTensor ? std::get<9>(value_).tensor.get() : nullptr;
+  }
   Graph* as_graph() const { return kind() == Kind::kGraph ? std::get<11>(value_) : nullptr; }
   const std::vector<Graph*>* as_graphs() const {
     return kind() == Kind::kGraphs ? &std::get<12>(value_) : nullptr;
@@ -110,15 +150,19 @@ class GS_SDK_API AttrValue {
 GS_SDK_API std::string_view to_string(AttrValue::Kind kind);
 
 // An ordered attribute list: insertion order is kept (it is the order ONNX wrote them in, and it decides the
-// order of a node's subgraphs), set() replaces in place.
+// order of a node's subgraphs), set() replaces in place. An entry is an interned key and a 40-byte value.
 class GS_SDK_API AttrMap {
  public:
+  struct Entry {
+    AttrKey first;
+    AttrValue second;
+  };
   const AttrValue* get(std::string_view key) const;
   AttrValue* get_mutable(std::string_view key);
   void set(std::string_view key, AttrValue value);
   bool remove(std::string_view key);
   bool has(std::string_view key) const { return get(key) != nullptr; }
-  const std::vector<std::pair<std::string, AttrValue>>& entries() const { return entries_; }
+  const std::vector<Entry>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
 
@@ -128,7 +172,7 @@ class GS_SDK_API AttrMap {
   std::string get_string(std::string_view key, std::string fallback = {}) const;
 
  private:
-  std::vector<std::pair<std::string, AttrValue>> entries_;
+  std::vector<Entry> entries_;
 };
 
 }  // namespace graphsplit::sdk

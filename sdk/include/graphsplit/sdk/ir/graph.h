@@ -54,7 +54,8 @@ class GS_SDK_API Node final {
   ~Node();
 
   const std::string& name() const { return name_; }
-  const std::string& type() const { return type_; }
+  // Interned: every node of one type shares the string.
+  const std::string& type() const { return *type_; }
   Graph* owner() const { return owner_; }
   int64_t id() const { return id_; }
 
@@ -91,7 +92,7 @@ class GS_SDK_API Node final {
 
  private:
   friend class Graph;
-  GS_SDK_LOCAL Node(Graph* owner, std::string name, std::string type);
+  GS_SDK_LOCAL Node(Graph* owner, std::string name, std::string_view type);
 
   struct OutputSlot {
     TensorDesc desc;
@@ -102,7 +103,7 @@ class GS_SDK_API Node final {
   Graph* owner_;
   int64_t id_ = 0;
   std::string name_;
-  std::string type_;
+  const std::string* type_;
   std::vector<OutPort> inputs_;
   std::vector<OutputSlot> outputs_;
   std::vector<Node*> control_inputs_;
