@@ -691,8 +691,13 @@ int max_supported_onnx_opset() {
   return it == ranges.end() ? 0 : it->second.second;
 }
 
-Status import_onnx_bytes(std::string_view bytes, const std::string& source, const std::string& base_dir,
-                         const OnnxImportOptions& options, std::unique_ptr<sdk::Graph>* root) {
+namespace {
+
+// `owned`, when given, holds `bytes` and is emptied once they are parsed: a file read only to be imported
+// need not stay in memory beside its graph.
+Status import_bytes(std::string_view bytes, std::string* owned, const std::string& source,
+                    const std::string& base_dir, const OnnxImportOptions& options,
+                    std::unique_ptr<sdk::Graph>* root) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return Status::resource_exhausted(source + ": models over 2 GiB need external data files");
   }
@@ -724,6 +729,7 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
           ": not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or nested "
           "deeper than protobuf's limit of 100 message levels)");
     }
+    if (owned) std::string().swap(*owned);
     phase("parse");
     phases += " (" + std::to_string(arena.SpaceAllocated() >> 20) + " MB of messages)";
     GS_RETURN_IF_ERROR(check_model_header(model, source));
@@ -758,12 +764,20 @@ Status import_onnx_bytes(std::string_view bytes, const std::string& source, cons
   return Status::ok();
 }
 
+}  // namespace
+
+Status import_onnx_bytes(std::string_view bytes, const std::string& source, const std::string& base_dir,
+                         const OnnxImportOptions& options, std::unique_ptr<sdk::Graph>* root) {
+  return import_bytes(bytes, nullptr, source, base_dir, options, root);
+}
+
 Status import_onnx_file(const std::string& path, const OnnxImportOptions& options,
                         std::unique_ptr<sdk::Graph>* root) {
   std::string bytes;
   GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
   const fs::path p(path);
-  return import_onnx_bytes(bytes, path, p.has_parent_path() ? p.parent_path().string() : ".", options, root);
+  return import_bytes(bytes, &bytes, path, p.has_parent_path() ? p.parent_path().string() : ".", options,
+                      root);
 }
 
 // ------------------------------------------------------------------ shape inference for other input shapes

@@ -54,7 +54,26 @@ bool Node::has_consumers() const {
   for (const OutputSlot& o : outputs_) {
     if (!o.consumers.empty()) return true;
   }
-  return !control_outputs_.empty();
+  return control_ && !control_->outputs.empty();
+}
+
+namespace {
+const std::vector<Node*>& no_nodes() {
+  static const std::vector<Node*> empty;
+  return empty;
+}
+}  // namespace
+
+const std::vector<Node*>& Node::control_inputs() const {
+  return control_ ? control_->inputs : no_nodes();
+}
+const std::vector<Node*>& Node::control_outputs() const {
+  return control_ ? control_->outputs : no_nodes();
+}
+
+Node::ControlEdges& Node::control() {
+  if (!control_) control_ = std::make_unique<ControlEdges>();
+  return *control_;
 }
 
 int32_t Node::add_input() {
@@ -175,10 +194,11 @@ void Graph::unlink_all(Node* node) {
     for (const InPort& c : node->outputs_[o].consumers) c.node->inputs_[c.index] = {};
     node->outputs_[o].consumers.clear();
   }
-  for (Node* src : node->control_inputs_) erase_first(src->control_outputs_, node);
-  for (Node* dst : node->control_outputs_) erase_first(dst->control_inputs_, node);
-  node->control_inputs_.clear();
-  node->control_outputs_.clear();
+  if (!node->control_) return;
+  for (Node* src : node->control_->inputs) erase_first(src->control_->outputs, node);
+  for (Node* dst : node->control_->outputs) erase_first(dst->control_->inputs, node);
+  node->control_->inputs.clear();
+  node->control_->outputs.clear();
 }
 
 void Graph::remove_node(Node* node) {
@@ -304,12 +324,12 @@ Status Graph::check_movable(const Node* n, bool few, const std::vector<char>& mo
                                         describe(c.node));
     }
   }
-  for (const Node* c : n->control_inputs_) {
+  for (const Node* c : n->control_inputs()) {
     if (!inside(c))
       return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control input from " +
                                       describe(c));
   }
-  for (const Node* c : n->control_outputs_) {
+  for (const Node* c : n->control_outputs()) {
     if (!inside(c))
       return Status::invalid_argument("move_nodes_to: node " + describe(n) + " has a control output to " +
                                       describe(c));
@@ -412,16 +432,16 @@ void Graph::remove_nodes(const std::vector<Node*>& nodes) {
       for (const InPort& c : o.consumers) c.node->inputs_[c.index] = {};
       o.consumers.clear();
     }
-    neighbours.insert(neighbours.end(), n->control_inputs_.begin(), n->control_inputs_.end());
-    neighbours.insert(neighbours.end(), n->control_outputs_.begin(), n->control_outputs_.end());
+    neighbours.insert(neighbours.end(), n->control_inputs().begin(), n->control_inputs().end());
+    neighbours.insert(neighbours.end(), n->control_outputs().begin(), n->control_outputs().end());
   }
   compact_consumers(producers);
   std::sort(neighbours.begin(), neighbours.end());
   neighbours.erase(std::unique(neighbours.begin(), neighbours.end()), neighbours.end());
   for (Node* x : neighbours) {
-    if (is_doomed(x)) continue;
-    std::erase_if(x->control_inputs_, is_doomed);
-    std::erase_if(x->control_outputs_, is_doomed);
+    if (is_doomed(x) || !x->control_) continue;
+    std::erase_if(x->control_->inputs, is_doomed);
+    std::erase_if(x->control_->outputs, is_doomed);
   }
   for (Node* n : unique) {
     index_erase(n->name_);
@@ -434,20 +454,18 @@ Status Graph::add_control_edge(Node* src, Node* dst) {
   if (!src || !dst || src->owner_ != this || dst->owner_ != this) {
     return Status::invalid_argument("add_control_edge: both nodes must belong to graph '" + name_ + "'");
   }
-  if (std::find(src->control_outputs_.begin(), src->control_outputs_.end(), dst) !=
-      src->control_outputs_.end()) {
-    return Status::ok();
-  }
-  src->control_outputs_.push_back(dst);
-  dst->control_inputs_.push_back(src);
+  std::vector<Node*>& out = src->control().outputs;
+  if (std::find(out.begin(), out.end(), dst) != out.end()) return Status::ok();
+  out.push_back(dst);
+  dst->control().inputs.push_back(src);
   return Status::ok();
 }
 
 Status Graph::remove_control_edge(Node* src, Node* dst) {
-  if (!src || !dst || !erase_first(src->control_outputs_, dst)) {
+  if (!src || !dst || !src->control_ || !erase_first(src->control_->outputs, dst)) {
     return Status::not_found("remove_control_edge: no such edge in graph '" + name_ + "'");
   }
-  erase_first(dst->control_inputs_, src);
+  erase_first(dst->control_->inputs, src);
   return Status::ok();
 }
 

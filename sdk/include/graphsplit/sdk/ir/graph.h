@@ -77,8 +77,8 @@ class GS_SDK_API Node final {
   const std::vector<InPort>& consumers(size_t output_index) const { return outputs_[output_index].consumers; }
   bool has_consumers() const;
 
-  const std::vector<Node*>& control_inputs() const { return control_inputs_; }
-  const std::vector<Node*>& control_outputs() const { return control_outputs_; }
+  const std::vector<Node*>& control_inputs() const;
+  const std::vector<Node*>& control_outputs() const;
 
   // Appends an unconnected input slot and returns its index.
   int32_t add_input();
@@ -106,8 +106,12 @@ class GS_SDK_API Node final {
   const std::string* type_;
   std::vector<OutPort> inputs_;
   std::vector<OutputSlot> outputs_;
-  std::vector<Node*> control_inputs_;
-  std::vector<Node*> control_outputs_;
+  // Few nodes have control edges: one pointer in every node instead of two empty vectors.
+  struct ControlEdges {
+    std::vector<Node*> inputs, outputs;
+  };
+  GS_SDK_LOCAL ControlEdges& control();  // made on first use
+  std::unique_ptr<ControlEdges> control_;
   AttrMap attrs_;
 };
 
