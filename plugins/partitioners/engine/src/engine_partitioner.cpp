@@ -261,6 +261,8 @@ class Splitter {
                         std::string(sdk::op::kPlaceHolder), 0, 0);
     ph->add_output(anchor >= 0 ? producer->output_desc(anchor) : sdk::TensorDesc{},
                    anchor >= 0 ? producer->output_name(anchor) : std::string());
+    end->attrs().reserve(3);
+    ph->attrs().reserve(8);
     end->attrs().set(kPeerIndex, AttrValue::Int(index));
     end->attrs().set(kParentOpType, AttrValue::String(consumer->type()));
     end->attrs().set(kRearEngine, AttrValue::String(engine_key_of(*consumer)));

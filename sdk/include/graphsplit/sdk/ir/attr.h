@@ -165,6 +165,8 @@ class GS_SDK_API AttrMap {
   const std::vector<Entry>& entries() const { return entries_; }
   size_t size() const { return entries_.size(); }
   bool empty() const { return entries_.empty(); }
+  // Room for `n` entries: a node that gets several attributes at once grows its list once.
+  void reserve(size_t n) { entries_.reserve(n); }
 
   // Convenience readers with a default.
   int64_t get_int(std::string_view key, int64_t fallback) const;
