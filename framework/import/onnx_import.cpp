@@ -317,8 +317,6 @@ class Importer {
         GS_RETURN_IF_ERROR(convert_constant(n, ir));
         continue;
       }
-      // Placement gives every node its engine and kernel library: room for them now, not a second list.
-      ir->attrs().reserve(static_cast<size_t>(n.attribute_size()) + 2);
       for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
     }
 
