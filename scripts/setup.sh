@@ -8,7 +8,7 @@ BUILD_DIR="${1:-build}"
 # ocl-icd-opencl-dev: Debian's oneDNN CMake config requires OpenCL, only a Recommends of libdnnl-dev (skipped below).
 PACKAGES=(build-essential cmake ninja-build pkg-config ca-certificates
           libboost-dev libtomlplusplus-dev libspdlog-dev libfmt-dev libprotobuf-dev protobuf-compiler
-          libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libopenblas-dev libre2-dev libfftw3-dev libdnnl-dev ocl-icd-opencl-dev clang-format abigail-tools python3
+          libonnx-dev libonnx-testdata libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev libopenblas-dev libre2-dev libfftw3-dev libdnnl-dev ocl-icd-opencl-dev libgoogle-perftools-dev clang-format abigail-tools python3
           pybind11-dev python3-dev python3-numpy python3-pytest python3-onnx mypy
           graphviz chromium)
 missing=()

@@ -324,7 +324,7 @@ int main(int argc, char** argv) {
   // A fixed mmap threshold: glibc raises it to the size of each large block freed, so that the pipeline's
   // per-node arrays (megabytes each on a large graph) came from the heap and, freed, left holes that later
   // allocations could not fill: 170 MB of a million-node chain's peak. Above this size, memory is mapped and
-  // given back when freed.
+  // given back when freed. Only glibc reads it (-DGRAPHSPLIT_TCMALLOC=OFF); tcmalloc ignores it.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   CLI::App app{"atc: convert a model into a graphsplit .om model (GE-style options)", "atc"};
   AtcOptions options;
