@@ -145,6 +145,8 @@ class Placer {
 
   Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel, sdk::ReasonCode decision,
                 const std::vector<Verdict>& verdicts, bool* changed) {
+    // Both attributes at once: one allocation per node instead of a list grown twice.
+    if (!n.attrs().has(sdk::attr::kOpEngineName)) n.attrs().reserve(n.attrs().size() + 2);
     n.attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
     n.attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(kernel));
     if (record_) {
