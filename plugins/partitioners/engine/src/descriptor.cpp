@@ -15,6 +15,11 @@ constexpr gs_option_desc kOptions[] = {
      "Beyond GE: clusters of one engine reading the same cluster also merge when no path joins them (fewer "
      "engine subgraphs; GE's own rule only merges a cluster into its consumer)",
      nullptr},
+    {"cut_always", GS_OPT_BOOL, "false", 1, 0, nullptr,
+     "Cut every graph into engine subgraphs and End/PlaceHolder pairs even when no engine of its parts "
+     "overrides optimize (by default such a graph is left as merging back would leave it, without the "
+     "round trip); the result is the same",
+     nullptr},
     {"threads", GS_OPT_INT, "1", 0, 256, nullptr,
      "Workers for the per-subgraph optimise hooks (0 = one per core); the result never depends on it",
      nullptr},

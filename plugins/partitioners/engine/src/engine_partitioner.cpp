@@ -39,12 +39,31 @@ std::string engine_key(const Node& n, Mode mode) {
   return n.attrs().get_string(engine_attr(mode));
 }
 
+const sdk::EngineRef* find_engine(const std::vector<sdk::EngineRef>& engines, const std::string& name) {
+  const sdk::EngineRef* ref = nullptr;
+  for (const sdk::EngineRef& e : engines) {
+    if (e.name == name) ref = &e;
+  }
+  return ref;
+}
+
+// What an optimiser added inherits its subgraph's stream label and engine (GE re-runs placement here).
+void inherit(Node* n, const std::string& engine, const std::string& label, const sdk::EngineRef* ref) {
+  if (!label.empty() && !n->attrs().has(sdk::attr::kStreamLabel))
+    n->attrs().set(sdk::attr::kStreamLabel, AttrValue::String(label));
+  if (ref && n->attrs().get_string(sdk::attr::kOpEngineName).empty()) {
+    n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
+    if (ref->table) n->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(ref->table->kernel_lib()));
+  }
+}
+
 // Clusters of one graph: the cluster engine does the cycle check exactly (GE bounds a DFS per edge instead).
 class Splitter {
  public:
   Splitter(Graph& graph, const Options& options) : graph_(graph), options_(options) {}
 
-  Status run(int64_t partition_index, int64_t* next_pair, GraphPartition* out) {
+  // Which part each node joins (GE's clustering and numbering); nothing in the graph moves yet.
+  Status plan() {
     nodes_ = graph_.node_list();
     GS_RETURN_IF_ERROR(classify());
     GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
@@ -55,8 +74,68 @@ class Splitter {
       if (options_.merge_siblings) merge_siblings();
     }
     number();
+    return Status::ok();
+  }
+
+  // Cuts the graph into the planned subgraphs, joined by End/PlaceHolder pairs.
+  Status cut(int64_t partition_index, int64_t* next_pair, GraphPartition* out) {
     make_pairs(next_pair, out);
     return move_out(partition_index, out);
+  }
+
+  // Whether an engine of some part rewrites its subgraphs; if none does, cut() and merge_back() change only
+  // what join_in_place() changes.
+  bool any_part_optimised(const std::vector<sdk::EngineRef>& engines) const {
+    for (const Part& p : parts_) {
+      for (const sdk::EngineRef& e : engines) {
+        if (e.name == p.engine && e.engine && e.engine->optimizes()) return true;
+      }
+    }
+    return false;
+  }
+
+  // The graph as cut() and merge_back() leave it when no engine changed a subgraph: nodes in part order
+  // (input graph first, then by rank), each edge that crosses parts re-added where joining its pair puts it
+  // (last in its producer's and consumer's lists, in pair order), merge_back's attributes, the same pair
+  // count.
+  Status join_in_place(int64_t partition_index, const std::vector<sdk::EngineRef>& engines,
+                       int64_t* next_pair, int64_t* pairs, std::vector<std::string>* summary) {
+    const std::vector<size_t> by_rank = rank_order();
+    std::vector<std::vector<Node*>> members(parts_.size());
+    for (Node* n : nodes_) members[part(n)].push_back(n);
+    Graph& tree = *graph_.root();
+    std::vector<Node*> order;
+    order.reserve(nodes_.size());
+    for (size_t p : by_rank) {
+      const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p));
+      const sdk::EngineRef* ref = find_engine(engines, parts_[p].engine);
+      for (Node* n : members[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
+      summary->push_back(name + "|" + parts_[p].engine + "|" + parts_[p].label + "|" +
+                         std::to_string(members[p].size()));
+      order.insert(order.end(), members[p].begin(), members[p].end());
+    }
+    std::vector<sdk::InPort> cut;
+    std::vector<std::pair<sdk::OutPort, sdk::InPort>> wires;
+    for (Node* consumer : nodes_) {
+      const int dst = part(consumer);
+      for (size_t i = 0; i < consumer->num_inputs(); ++i) {
+        const sdk::OutPort src = consumer->input(i);
+        if (!src.node || part(src.node) == dst) continue;
+        cut.push_back({consumer, static_cast<int32_t>(i)});
+        wires.push_back({src, cut.back()});
+      }
+      for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
+        if (part(producer) == dst) continue;
+        GS_RETURN_IF_ERROR(graph_.remove_control_edge(producer, consumer));
+        GS_RETURN_IF_ERROR(graph_.add_control_edge(producer, consumer));
+        ++*pairs;
+      }
+    }
+    *pairs += static_cast<int64_t>(cut.size());
+    *next_pair += *pairs;
+    graph_.disconnect_inputs(cut);
+    for (const auto& [src, dst] : wires) GS_RETURN_IF_ERROR(graph_.add_edge(src, dst));
+    return graph_.reorder(order);
   }
 
  private:
@@ -282,12 +361,30 @@ class Splitter {
     return is_data_like_source(n) ? std::string(kDefaultDataEngine) : engine_key(n, options_.mode);
   }
 
-  Status move_out(int64_t partition_index, GraphPartition* out) {
-    Graph& tree = *graph_.root();
-    // Ranks: the input graph first, then the others as they were met.
+  // Ranks: the input graph first, then the others as they were met.
+  std::vector<int> ranks() const {
     std::vector<int> rank(parts_.size());
     int next_rank = 1;
     for (size_t p = 0; p < parts_.size(); ++p) rank[p] = static_cast<int>(p) == input_part_ ? 0 : next_rank++;
+    return rank;
+  }
+
+  std::vector<size_t> rank_order() const {
+    const std::vector<int> rank = ranks();
+    std::vector<size_t> by_rank(parts_.size());
+    std::iota(by_rank.begin(), by_rank.end(), size_t{0});
+    std::sort(by_rank.begin(), by_rank.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+    return by_rank;
+  }
+
+  std::string subgraph_base(int64_t partition_index, size_t p) const {
+    return "partition" + std::to_string(partition_index) + "_rank" + std::to_string(ranks()[p]) + "_" +
+           part_name(static_cast<int>(p));
+  }
+
+  Status move_out(int64_t partition_index, GraphPartition* out) {
+    Graph& tree = *graph_.root();
+    const std::vector<int> rank = ranks();
     std::vector<std::vector<Node*>> members(parts_.size());
     // Pairs first in a subgraph's order is no requirement; node order is kept, PlaceHolders lead.
     for (Node* n : graph_.node_list()) {
@@ -296,14 +393,10 @@ class Splitter {
     for (Node* n : graph_.node_list()) {
       if (!(n->type() == sdk::op::kPlaceHolder && n->attrs().has(kPeerIndex))) members[part(n)].push_back(n);
     }
-    std::vector<size_t> by_rank(parts_.size());
-    std::iota(by_rank.begin(), by_rank.end(), size_t{0});
-    std::sort(by_rank.begin(), by_rank.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+    const std::vector<size_t> by_rank = rank_order();
     std::vector<Graph*> sub(parts_.size());
     for (size_t p : by_rank) {
-      const std::string base = "partition" + std::to_string(partition_index) + "_rank" +
-                               std::to_string(rank[p]) + "_" + part_name(static_cast<int>(p));
-      sub[p] = tree.add_detached_subgraph(tree.unique_subgraph_name(base));
+      sub[p] = tree.add_detached_subgraph(tree.unique_subgraph_name(subgraph_base(partition_index, p)));
       sub[p]->attrs().set(sdk::attr::kParentGraphName, AttrValue::String(graph_.name()));
       if (graph_.is_root()) sub[p]->attrs().set(sdk::attr::kIsRootGraph, AttrValue::Bool(true));
       if (const AttrValue* v = graph_.attrs().get(sdk::attr::kIsUnknownShape))
@@ -454,7 +547,9 @@ Status split(Graph& graph, const Options& options, sdk::TopoSortMode sort_mode, 
     out->source = &graph;
     return Status::ok();
   }
-  return Splitter(graph, options).run(partition_index, next_pair, out);
+  Splitter splitter(graph, options);
+  GS_RETURN_IF_ERROR(splitter.plan());
+  return splitter.cut(partition_index, next_pair, out);
 }
 
 namespace {
@@ -559,23 +654,13 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
   Graph& tree = *graph.root();
   std::vector<std::string> summary;
   for (const EngineSubgraph& s : partition.subgraphs) {
-    // What an optimiser added inherits the subgraph's stream label and engine (GE re-runs placement here).
-    const sdk::EngineRef* ref = nullptr;
-    for (const sdk::EngineRef& e : engines) {
-      if (e.name == s.engine) ref = &e;
-    }
+    const sdk::EngineRef* ref = find_engine(engines, s.engine);
     size_t count = 0;
     for (Node* n : s.graph->nodes()) {
       if (n->attrs().has(kPeerIndex) && (n->type() == sdk::op::kEnd || n->type() == sdk::op::kPlaceHolder))
         continue;
       ++count;
-      if (!s.stream_label.empty() && !n->attrs().has(sdk::attr::kStreamLabel))
-        n->attrs().set(sdk::attr::kStreamLabel, AttrValue::String(s.stream_label));
-      if (ref && n->attrs().get_string(sdk::attr::kOpEngineName).empty()) {
-        n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(s.engine));
-        if (ref->table)
-          n->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(ref->table->kernel_lib()));
-      }
+      inherit(n, s.engine, s.stream_label, ref);
     }
     summary.push_back(s.graph->name() + "|" + s.engine + "|" + s.stream_label + "|" + std::to_string(count));
   }
@@ -596,6 +681,44 @@ Status merge_back(GraphPartition& partition, const std::vector<sdk::EngineRef>& 
     graph.attrs().set(sdk::attr::kEnginePartitions, AttrValue::Strings(std::move(summary)));
   return sdk::topological_sort(graph, sort_mode);
 }
+
+namespace {
+
+struct Counts {
+  size_t partitioned = 0, subgraphs = 0, pairs = 0, optimised = 0;
+};
+
+// One graph: cut, optimised and merged back; or, when no engine of its parts optimises, left as that would
+// leave it without being cut.
+Status partition_one(Graph& graph, const Options& options, sdk::TopoSortMode sort_mode,
+                     int64_t partition_index, const std::vector<sdk::EngineRef>& engines,
+                     sdk::PassContext& ctx, int64_t threads, int64_t* next_pair, Counts* counts) {
+  GS_RETURN_IF_ERROR(sdk::topological_sort(graph, sort_mode));
+  if (graph.num_nodes() == 0) return Status::ok();
+  Splitter splitter(graph, options);
+  GS_RETURN_IF_ERROR(splitter.plan());
+  ++counts->partitioned;
+  if (!options.cut_always && !splitter.any_part_optimised(engines)) {
+    std::vector<std::string> summary;
+    int64_t pairs = 0;
+    GS_RETURN_IF_ERROR(splitter.join_in_place(partition_index, engines, next_pair, &pairs, &summary));
+    counts->subgraphs += summary.size();
+    counts->pairs += static_cast<size_t>(pairs);
+    graph.attrs().set(sdk::attr::kEnginePartitions, AttrValue::Strings(std::move(summary)));
+    return sdk::topological_sort(graph, sort_mode);
+  }
+  GraphPartition p;
+  GS_RETURN_IF_ERROR(splitter.cut(partition_index, next_pair, &p));
+  size_t changed_here = 0;
+  GS_RETURN_IF_ERROR(optimise(p, engines, ctx, threads, &changed_here));
+  GS_RETURN_IF_ERROR(merge_back(p, engines, sort_mode));
+  counts->subgraphs += p.subgraphs.size();
+  counts->pairs += static_cast<size_t>(p.pairs);
+  counts->optimised += changed_here;
+  return Status::ok();
+}
+
+}  // namespace
 
 Status EnginePartitioner::partition(Graph& root, sdk::PassContext& ctx, bool* changed) {
   *changed = false;
@@ -622,6 +745,7 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   const sdk::OptionValues& ge = ctx.ge_options();
   options.stable = ge.get_string("ge.topoSortingMode") == "3";
   options.merge_siblings = own.get_bool("merge_siblings", false);
+  options.cut_always = own.get_bool("cut_always", false);
   sdk::TopoSortMode sort_mode = sdk::kDefaultTopoSortMode;
   if (auto m = sdk::parse_topo_sorting_mode(ge.get_string("ge.topoSortingMode"))) sort_mode = *m;
   if (options.mode == Mode::kComposite) {
@@ -654,7 +778,7 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
   int64_t threads = own.get_int("threads", 1);
   if (threads <= 0) threads = std::max<int64_t>(1, std::thread::hardware_concurrency());
   int64_t next_pair = 0;
-  size_t partitioned = 0, subgraphs = 0, pairs = 0, optimised = 0;
+  Counts counts;
   for (Graph* g : graphs) {
     if (g->attrs().get_bool(sdk::attr::kNoNeedPartition, false) ||
         g->attrs().get_bool(sdk::attr::kNoNeedPartitionAndMerge, false) ||
@@ -663,23 +787,15 @@ Status EnginePartitioner::run_mode(Graph& root, sdk::PassContext& ctx, Mode mode
               "graph '" + g->name() + "' is marked not to be partitioned; left as it is");
       continue;
     }
-    GraphPartition p;
-    GS_RETURN_IF_ERROR(split(*g, options, sort_mode, partition_index, &next_pair, &p));
-    if (p.subgraphs.empty()) continue;
-    size_t changed_here = 0;
-    GS_RETURN_IF_ERROR(optimise(p, engines, ctx, threads, &changed_here));
-    GS_RETURN_IF_ERROR(merge_back(p, engines, sort_mode));
-    ++partitioned;
-    subgraphs += p.subgraphs.size();
-    pairs += static_cast<size_t>(p.pairs);
-    optimised += changed_here;
+    GS_RETURN_IF_ERROR(
+        partition_one(*g, options, sort_mode, partition_index, engines, ctx, threads, &next_pair, &counts));
   }
-  *changed = partitioned > 0;
+  *changed = counts.partitioned > 0;
   ctx.log(sdk::LogLevel::kInfo,
-          std::string(options.mode == Mode::kComposite ? "composite" : "atomic") +
-              " engine partition: " + std::to_string(partitioned) + " graphs, " + std::to_string(subgraphs) +
-              " engine subgraphs, " + std::to_string(pairs) + " End/PlaceHolder pairs, " +
-              std::to_string(optimised) + " subgraphs changed by their engine, merged back");
+          std::string(options.mode == Mode::kComposite ? "composite" : "atomic") + " engine partition: " +
+              std::to_string(counts.partitioned) + " graphs, " + std::to_string(counts.subgraphs) +
+              " engine subgraphs, " + std::to_string(counts.pairs) + " End/PlaceHolder pairs, " +
+              std::to_string(counts.optimised) + " subgraphs changed by their engine, merged back");
   return Status::ok();
 }
 

@@ -9,6 +9,7 @@
 
 #include "engine_partitioner.h"
 #include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/plugin.h"
 #include "pipeline_testing.h"
 
 namespace graphsplit {
@@ -423,6 +424,93 @@ TEST(EnginePartitionPluginTest, AnEnginesOptimiseHookRewritesItsSubgraphAndTheMe
   ASSERT_EQ(s.size(), 5u);
   EXPECT_EQ(s[1], "partition0_rank1_new_sub_graph1|FUSING_TEST||1");
   EXPECT_EQ(s[2], "partition0_rank2_new_sub_graph2|AIcoreEngine||1");
+}
+
+// Everything in order, ids included: node order, inputs, consumer and control lists as they are kept, and
+// attributes in their order. Equal dumps mean that every later pass and the .om writer see the same graph.
+std::string exact_dump(const Graph& g) {
+  std::string out;
+  for (const auto& [k, v] : g.attrs().entries()) {
+    out += "@" + std::string(k);
+    if (const auto* list = v.as_strings()) {
+      for (const std::string& e : *list) out += " " + e;
+    }
+    out += "\n";
+  }
+  for (const Node* n : g.nodes()) {
+    out += std::to_string(n->id()) + " " + n->name() + " " + n->type();
+    for (const sdk::OutPort& p : n->inputs()) out += " in:" + (p.node ? p.node->name() : "-");
+    for (const Node* c : n->control_inputs()) out += " ctrl_in:" + c->name();
+    for (const Node* c : n->control_outputs()) out += " ctrl_out:" + c->name();
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      for (const sdk::InPort& c : n->consumers(o)) out += " use:" + c.node->name();
+    }
+    for (const auto& [k, v] : n->attrs().entries()) {
+      out += " " + std::string(k);
+      if (const std::string* str = v.as_string()) out += "=" + *str;
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+struct PlainEngine : sdk::Engine {
+  using Engine::Engine;
+};
+struct RewritingEngine : sdk::Engine {
+  using Engine::Engine;
+  sdk::Status optimize(Graph&, sdk::PassContext&, bool* changed) override {
+    *changed = true;
+    return sdk::Status::ok();
+  }
+};
+struct DerivedFromRewriting : RewritingEngine {
+  using RewritingEngine::RewritingEngine;
+};
+
+TEST(EnginePartitionPluginTest, GsEngineComponentTellsWhetherAnEngineClassOverridesOptimize) {
+  static_assert(!sdk::plugin_detail::kOverridesOptimize<PlainEngine>);
+  static_assert(sdk::plugin_detail::kOverridesOptimize<RewritingEngine>);
+  static_assert(sdk::plugin_detail::kOverridesOptimize<DerivedFromRewriting>);
+  SUCCEED() << "checked at compile time";
+}
+
+// Engines that do not override optimize (the four shipped ones; here engines the host has not even loaded)
+// get no cut: the graph is left as cutting it and merging it back would leave it, to the order of every list.
+TEST(EnginePartitionPluginTest, AGraphNoEngineOptimisesIsLeftExactlyAsCuttingAndMergingBackWouldLeaveIt) {
+  std::mt19937 rng(11);
+  const char* engines[] = {kAiCore, kAiCpu, "DNN_VM_DVPP", "DNN_VM_HOST_CPU"};
+  for (int trial = 0; trial < 120; ++trial) {
+    auto make = [&](std::mt19937 r) {
+      auto g = testing::opset17_root("r");
+      const int n = 2 + static_cast<int>(r() % 60);
+      op(*g, "n0", "Data", {}, kGeLocal);
+      op(*g, "c0", "Const", {}, kGeLocal);
+      for (int k = 1; k < n; ++k) {
+        std::vector<std::string> in{"n" + std::to_string(r() % k)};
+        if (r() % 2) in.push_back(r() % 4 ? "n" + std::to_string(r() % k) : std::string("c0"));
+        Node* node = op(*g, "n" + std::to_string(k), in.size() == 2 ? "Add" : "Relu", in, engines[r() % 4]);
+        if (r() % 5 == 0)
+          node->attrs().set(sdk::attr::kStreamLabel, AttrValue::String("s" + std::to_string(r() % 2)));
+        if (r() % 4 == 0) (void)g->add_control_edge(g->find_node("n" + std::to_string(r() % k)), node);
+      }
+      net_output(*g, {"n" + std::to_string(n - 1)});
+      return g;
+    };
+    const std::mt19937 seed(rng());
+    auto joined = make(seed), cut = make(seed);
+    const std::string mode = std::to_string(trial % 4);  // BFS, DFS, RDFS, stable RDFS
+    const std::string siblings = trial % 3 == 0 ? "merge_siblings = true, " : "";
+    ASSERT_TRUE(
+        run_engine_partitioner(*joined, "", siblings + "cut_always = false", {{"ge.topoSortingMode", mode}})
+            .is_ok());
+    ASSERT_TRUE(
+        run_engine_partitioner(*cut, "", siblings + "cut_always = true", {{"ge.topoSortingMode", mode}})
+            .is_ok());
+    ASSERT_EQ(exact_dump(*joined), exact_dump(*cut)) << "trial " << trial << ", mode " << mode;
+    EXPECT_FALSE(summary(*joined).empty());
+    EXPECT_TRUE(joined->subgraphs().empty());
+  }
 }
 
 TEST(EnginePartitionPluginTest, TheResultDoesNotDependOnTheNumberOfWorkers) {

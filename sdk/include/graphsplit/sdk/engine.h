@@ -39,6 +39,10 @@ class GS_SDK_API Executable {
   Executable() = default;
 };
 
+namespace plugin_detail {
+struct EngineAccess;
+}
+
 class GS_SDK_API Engine {
  public:
   virtual ~Engine();
@@ -53,6 +57,12 @@ class GS_SDK_API Engine {
   // Optimises one subgraph placed on this engine. Default: nothing to do (*changed = false).
   virtual Status optimize(Graph& subgraph, PassContext& ctx, bool* changed);
 
+  // Whether this engine's class overrides optimize(). The engine partitioner cuts a graph into subgraphs and
+  // pairs only for engines that do; for the others it leaves the graph as merging back would (a million-node
+  // graph cut and joined for nothing cost seconds). Set by GS_ENGINE_COMPONENT; an engine made another way
+  // counts as optimising.
+  bool optimizes() const { return optimizes_; }
+
   // Compiles one standalone subgraph (Data nodes with `index`, Const, the engine's operators, one NetOutput)
   // into something that runs. Called once per subgraph when a model is loaded. Default: not_implemented.
   virtual Status compile(const Graph& subgraph, std::unique_ptr<Executable>* out);
@@ -64,7 +74,9 @@ class GS_SDK_API Engine {
   SupportVerdict check_table(const Node& node) const;
 
  private:
+  friend struct plugin_detail::EngineAccess;
   std::unique_ptr<const OpSupportTable> table_;
+  bool optimizes_ = true;
 };
 
 }  // namespace graphsplit::sdk

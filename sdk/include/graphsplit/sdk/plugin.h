@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <type_traits>
+
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/pass.h"
 #include "graphsplit/sdk/version.h"
@@ -104,9 +106,21 @@ static_assert(offsetof(gs_plugin_desc, magic) == 0 && offsetof(gs_plugin_desc, s
 
 namespace graphsplit::sdk::plugin_detail {
 
+// An engine class that does not declare optimize() inherits Engine's, whose member pointer names Engine.
+// (An engine with several optimize overloads, or a private one, must say which: this does not compile.)
+template <class T>
+inline constexpr bool kOverridesOptimize =
+    !std::is_same_v<decltype(&T::optimize), Status (Engine::*)(Graph&, PassContext&, bool*)>;
+
+struct EngineAccess {
+  static void set_optimizes(Engine& engine, bool value) { engine.optimizes_ = value; }
+};
+
 template <class Base, class T>
 void* create(const void* context) {
-  return static_cast<Base*>(new T(*static_cast<const PluginContext*>(context)));
+  T* object = new T(*static_cast<const PluginContext*>(context));
+  if constexpr (std::is_same_v<Base, Engine>) EngineAccess::set_optimizes(*object, kOverridesOptimize<T>);
+  return static_cast<Base*>(object);
 }
 template <class Base>
 void destroy(void* object) {
