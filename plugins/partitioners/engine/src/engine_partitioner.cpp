@@ -100,6 +100,7 @@ class Splitter {
   // count.
   Status join_in_place(int64_t partition_index, const std::vector<sdk::EngineRef>& engines,
                        int64_t* next_pair, int64_t* pairs, std::vector<std::string>* summary) {
+    const std::vector<int> rank = ranks();
     const std::vector<size_t> by_rank = rank_order();
     std::vector<std::vector<Node*>> members(parts_.size());
     for (Node* n : nodes_) members[part(n)].push_back(n);
@@ -107,7 +108,7 @@ class Splitter {
     std::vector<Node*> order;
     order.reserve(nodes_.size());
     for (size_t p : by_rank) {
-      const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p));
+      const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p]));
       const sdk::EngineRef* ref = find_engine(engines, parts_[p].engine);
       for (Node* n : members[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
       summary->push_back(name + "|" + parts_[p].engine + "|" + parts_[p].label + "|" +
@@ -377,8 +378,8 @@ class Splitter {
     return by_rank;
   }
 
-  std::string subgraph_base(int64_t partition_index, size_t p) const {
-    return "partition" + std::to_string(partition_index) + "_rank" + std::to_string(ranks()[p]) + "_" +
+  std::string subgraph_base(int64_t partition_index, size_t p, int rank) const {
+    return "partition" + std::to_string(partition_index) + "_rank" + std::to_string(rank) + "_" +
            part_name(static_cast<int>(p));
   }
 
@@ -396,7 +397,8 @@ class Splitter {
     const std::vector<size_t> by_rank = rank_order();
     std::vector<Graph*> sub(parts_.size());
     for (size_t p : by_rank) {
-      sub[p] = tree.add_detached_subgraph(tree.unique_subgraph_name(subgraph_base(partition_index, p)));
+      sub[p] =
+          tree.add_detached_subgraph(tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p])));
       sub[p]->attrs().set(sdk::attr::kParentGraphName, AttrValue::String(graph_.name()));
       if (graph_.is_root()) sub[p]->attrs().set(sdk::attr::kIsRootGraph, AttrValue::Bool(true));
       if (const AttrValue* v = graph_.attrs().get(sdk::attr::kIsUnknownShape))
