@@ -199,13 +199,14 @@ class FrameBuilder {
     return sub->reorder(order);
   }
 
-  Status add_inner_data(const Pending& p, std::vector<Node*>* order) {
+  Status add_inner_data(Pending& p, std::vector<Node*>* order) {
     Graph* sub = p.subgraph;
-    for (const InputRecord& in : p.inputs) {
-      const std::string prefix =
-          options_.inner_data_prefix.empty() ? sub->name() + "_Data_" : options_.inner_data_prefix;
+    const std::string prefix =
+        options_.inner_data_prefix.empty() ? sub->name() + "_Data_" : options_.inner_data_prefix;
+    for (InputRecord& in : p.inputs) {
       Node* d = sub->add_node(sub->unique_node_name(prefix + std::to_string(in.call_input)), op::kData, 0, 0);
-      d->add_output(in.desc);
+      d->add_output(std::move(in.desc));  // the record is not read again
+      d->attrs().reserve(2 + options_.copy_to_inner_data.size());
       d->attrs().set(attr::kIndex, AttrValue::Int(in.call_input));
       d->attrs().set(attr::kParentNodeIndex, AttrValue::Int(in.call_input));
       for (const std::string& name : options_.copy_to_inner_data) {
