@@ -124,34 +124,35 @@ Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
   return Status::ok();
 }
 
-// Post-order reverse DFS from `root` over unvisited predecessors taken in ascending id order.
+// Post-order reverse DFS from `root` over unvisited predecessors taken in ascending id order. The frames'
+// predecessor lists share one stack-like buffer (a frame's list is the buffer's tail while it is on top), so
+// a walk over a million nodes allocates nothing per node.
 void reverse_dfs(Node* root, std::vector<char>& visited, std::vector<Node*>* order) {
   struct Frame {
     Node* node;
-    std::vector<Node*> preds;
-    size_t next;
-  };
-  auto sorted_preds = [](Node* n) {
-    std::vector<Node*> p;
-    for_each_predecessor(n, [&](Node* x) { p.push_back(x); });
-    std::stable_sort(p.begin(), p.end(), [](const Node* a, const Node* b) { return a->id() < b->id(); });
-    return p;
+    size_t begin, end, next;  // its predecessors: preds[begin, end)
   };
   if (visited[root->id()]) return;
-  visited[root->id()] = 1;
+  std::vector<Node*> preds;
   std::vector<Frame> stack;
-  stack.push_back({root, sorted_preds(root), 0});
+  auto push = [&](Node* n) {
+    visited[n->id()] = 1;
+    const size_t begin = preds.size();
+    for_each_predecessor(n, [&](Node* x) { preds.push_back(x); });
+    std::stable_sort(preds.begin() + static_cast<std::ptrdiff_t>(begin), preds.end(),
+                     [](const Node* a, const Node* b) { return a->id() < b->id(); });
+    stack.push_back({n, begin, preds.size(), begin});
+  };
+  push(root);
   while (!stack.empty()) {
     Frame& f = stack.back();
-    if (f.next < f.preds.size()) {
-      Node* p = f.preds[f.next++];
-      if (!visited[p->id()]) {
-        visited[p->id()] = 1;
-        stack.push_back({p, sorted_preds(p), 0});
-      }
+    if (f.next < f.end) {
+      Node* p = preds[f.next++];
+      if (!visited[p->id()]) push(p);  // may reallocate `stack`: `f` is not used after this
       continue;
     }
     order->push_back(f.node);
+    preds.resize(f.begin);
     stack.pop_back();
   }
 }
