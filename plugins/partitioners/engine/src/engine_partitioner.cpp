@@ -117,22 +117,20 @@ class Splitter {
     }
     std::vector<sdk::InPort> cut;
     std::vector<std::pair<sdk::OutPort, sdk::InPort>> wires;
-    for (Node* consumer : nodes_) {
-      const int dst = part(consumer);
-      for (size_t i = 0; i < consumer->num_inputs(); ++i) {
-        const sdk::OutPort src = consumer->input(i);
-        if (!src.node || part(src.node) == dst) continue;
-        cut.push_back({consumer, static_cast<int32_t>(i)});
-        wires.push_back({src, cut.back()});
-      }
-      for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
-        if (part(producer) == dst) continue;
-        GS_RETURN_IF_ERROR(graph_.remove_control_edge(producer, consumer));
-        GS_RETURN_IF_ERROR(graph_.add_control_edge(producer, consumer));
-        ++*pairs;
-      }
-    }
-    *pairs += static_cast<int64_t>(cut.size());
+    Status control_status = Status::ok();
+    int64_t control_pairs = 0;
+    for_each_crossing(
+        [&](sdk::OutPort src, sdk::InPort dst) {
+          cut.push_back(dst);
+          wires.push_back({src, dst});
+        },
+        [&](Node* producer, Node* consumer) {
+          ++control_pairs;
+          if (control_status.is_ok()) control_status = graph_.remove_control_edge(producer, consumer);
+          if (control_status.is_ok()) control_status = graph_.add_control_edge(producer, consumer);
+        });
+    GS_RETURN_IF_ERROR(control_status);
+    *pairs = control_pairs + static_cast<int64_t>(cut.size());
     *next_pair += *pairs;
     graph_.disconnect_inputs(cut);
     for (const auto& [src, dst] : wires) GS_RETURN_IF_ERROR(graph_.add_edge(src, dst));
@@ -295,6 +293,22 @@ class Splitter {
     part_of_node_[static_cast<size_t>(n->id())] = p;
   }
 
+  // Every edge between two parts in pair order: consumers in node order, each one's data inputs, then its
+  // control inputs. cut() and join_in_place() walk the same order, so that their results agree.
+  template <class OnData, class OnControl>
+  void for_each_crossing(OnData on_data, OnControl on_control) {
+    for (Node* consumer : nodes_) {
+      const int dst = part(consumer);
+      for (size_t i = 0; i < consumer->num_inputs(); ++i) {
+        const sdk::OutPort src = consumer->input(i);
+        if (src.node && part(src.node) != dst) on_data(src, sdk::InPort{consumer, static_cast<int32_t>(i)});
+      }
+      for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
+        if (part(producer) != dst) on_control(producer, consumer);
+      }
+    }
+  }
+
   // One End/PlaceHolder pair per crossing edge, data or control, with GE's attributes; no fan-out sharing.
   // Data edges are cut all at once after the walk (a hub read across parts is searched once).
   void make_pairs(int64_t* next_pair, GraphPartition* out) {
@@ -304,24 +318,19 @@ class Splitter {
       Node *end, *placeholder;
     };
     std::vector<Cut> cuts;
-    for (Node* consumer : nodes_) {
-      const int dst = part(consumer);
-      for (size_t i = 0; i < consumer->num_inputs(); ++i) {
-        const sdk::OutPort src = consumer->input(i);
-        if (!src.node || part(src.node) == dst) continue;
-        auto [end, placeholder] = add_pair(src.node, consumer, src.index, (*next_pair)++);
-        cuts.push_back({src, {consumer, static_cast<int32_t>(i)}, end, placeholder});
-        ++out->pairs;
-      }
-      for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
-        if (part(producer) == dst) continue;
-        auto [end, placeholder] = add_pair(producer, consumer, -1, (*next_pair)++);
-        (void)graph_.remove_control_edge(producer, consumer);
-        (void)graph_.add_control_edge(producer, end);
-        (void)graph_.add_control_edge(placeholder, consumer);
-        ++out->pairs;
-      }
-    }
+    for_each_crossing(
+        [&](sdk::OutPort src, sdk::InPort dst) {
+          auto [end, placeholder] = add_pair(src.node, dst.node, src.index, (*next_pair)++);
+          cuts.push_back({src, dst, end, placeholder});
+          ++out->pairs;
+        },
+        [&](Node* producer, Node* consumer) {
+          auto [end, placeholder] = add_pair(producer, consumer, -1, (*next_pair)++);
+          (void)graph_.remove_control_edge(producer, consumer);
+          (void)graph_.add_control_edge(producer, end);
+          (void)graph_.add_control_edge(placeholder, consumer);
+          ++out->pairs;
+        });
     std::vector<sdk::InPort> inputs;
     for (const Cut& c : cuts) inputs.push_back(c.dst);
     graph_.disconnect_inputs(inputs);
