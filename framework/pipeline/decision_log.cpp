@@ -15,28 +15,60 @@ uint32_t DecisionLog::intern(std::string_view s, uint32_t* last) {
   return *last = id;
 }
 
+namespace {
+constexpr size_t kNameBlock = size_t{1} << 20;
+}  // namespace
+
+bool DecisionLog::same_names(const Record& r, const std::vector<std::string>& names) const {
+  if (r.name_count != names.size()) return false;
+  const char* at = name_bytes(r.names);
+  for (const std::string& name : names) {
+    uint32_t length = 0;
+    std::memcpy(&length, at, sizeof length);
+    at += sizeof length;
+    if (std::string_view(at, length) != name) return false;
+    at += length;
+  }
+  return true;
+}
+
+uint64_t DecisionLog::add_names(const std::vector<std::string>& names) {
+  size_t bytes = 0;
+  for (const std::string& name : names) bytes += sizeof(uint32_t) + name.size();
+  if (names_.empty() || names_.back().size() + bytes > names_.back().capacity()) {
+    names_.emplace_back().reserve(std::max(kNameBlock, bytes));
+  }
+  std::string& block = names_.back();
+  const uint64_t at = (uint64_t{names_.size() - 1} << 32) | block.size();
+  for (const std::string& name : names) {
+    const auto length = static_cast<uint32_t>(name.size());
+    block.append(reinterpret_cast<const char*>(&length), sizeof length);
+    block.append(name);
+  }
+  return at;
+}
+
 void DecisionLog::add(const sdk::Decision& d, std::string_view stage) {
   Record r{};
   r.graph = intern(d.graph, &last_[0]);
   r.engine = intern(d.engine, &last_[1]);
   r.detail = intern(d.detail, &last_[2]);
   r.stage = intern(stage, &last_[3]);
-  r.names = names_.size();
-  r.node_count = d.node_count;
   r.name_count = static_cast<uint32_t>(d.nodes.size());
+  // An engine's verdict and the placement after it name the same node: its name is stored once.
+  const bool repeated = !records_.empty() && same_names(records_.back(), d.nodes);
+  r.names = repeated ? records_.back().names : add_names(d.nodes);
+  r.node_count = static_cast<uint32_t>(std::min<size_t>(d.node_count, UINT32_MAX));
+  if (d.node_count >= UINT32_MAX) large_counts_[records_.size()] = d.node_count;
   r.code = static_cast<int32_t>(d.code);
   r.final = d.final;
-  for (size_t i = 0; i < r.name_count; ++i) {
-    const auto length = static_cast<uint32_t>(d.nodes[i].size());
-    names_.append(reinterpret_cast<const char*>(&length), sizeof length);
-    names_.append(d.nodes[i]);
-  }
   records_.push_back(r);
 }
 
 void DecisionLog::clear() {
   records_.clear();
   names_.clear();
+  large_counts_.clear();
   strings_.clear();
   ids_.clear();
   last_.fill(kNone);
@@ -54,14 +86,14 @@ const std::vector<sdk::Decision>& DecisionLog::decisions() const {
     d.engine = strings_[r.engine];
     d.detail = strings_[r.detail];
     d.stage = strings_[r.stage];
-    d.node_count = r.node_count;
+    d.node_count = r.node_count == UINT32_MAX ? large_counts_.at(i) : r.node_count;
     d.final = r.final;
-    size_t at = r.names;
+    const char* at = name_bytes(r.names);
     for (size_t k = 0; k < r.name_count; ++k) {
       uint32_t length = 0;
-      std::memcpy(&length, names_.data() + at, sizeof length);
+      std::memcpy(&length, at, sizeof length);
       at += sizeof length;
-      d.nodes.emplace_back(names_, at, length);
+      d.nodes.emplace_back(at, length);
       at += length;
     }
   }

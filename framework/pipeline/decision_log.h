@@ -1,11 +1,14 @@
-// The pipeline's decision log, kept compact: placement alone records two decisions per node, and a
-// std::vector<sdk::Decision> costs about 300 bytes and five heap blocks per record (600 MB at 1M nodes). Here
-// a record is 48 bytes: graph, engine, detail and stage are interned (they repeat: "kernel library
-// AIcoreEngine"), node names go to one character pool. The reports read sdk::Decision values, rebuilt on
-// first request.
+// The pipeline's decision log, kept compact: placement alone records several decisions per node (each
+// engine's verdict, then the placement), and a std::vector<sdk::Decision> costs about 300 bytes and five heap
+// blocks per record (600 MB at 1M nodes). Here a record is 40 bytes: graph, engine, detail and stage are
+// interned (they repeat: "kernel library AIcoreEngine"), node names go to a character pool, once for
+// consecutive records about the same nodes. Records and names are kept in fixed-size blocks, never
+// reallocated: a doubling vector held twice the log for a moment as it grew, and up to half of it unused
+// after. The reports read sdk::Decision values, rebuilt on first request.
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -27,10 +30,10 @@ class DecisionLog {
 
  private:
   struct Record {
+    uint64_t names;  // where in names_ (block << 32 | offset): per name a uint32 length, then its bytes
     uint32_t graph, engine, detail, stage;
-    uint64_t names;  // offset in names_: per name a uint32 length, then its bytes
-    uint64_t node_count;
     uint32_t name_count;
+    uint32_t node_count;  // UINT32_MAX: the count is in large_counts_
     int32_t code;
     bool final;
   };
@@ -40,10 +43,14 @@ class DecisionLog {
   };
   static constexpr uint32_t kNone = UINT32_MAX;
   uint32_t intern(std::string_view s, uint32_t* last);
+  uint64_t add_names(const std::vector<std::string>& names);
+  bool same_names(const Record& r, const std::vector<std::string>& names) const;
+  const char* name_bytes(uint64_t at) const { return names_[at >> 32].data() + (at & 0xFFFFFFFFu); }
 
-  std::vector<Record> records_;
-  std::string names_;
-  std::deque<std::string> strings_;  // stable addresses: the keys of ids_ view them
+  std::deque<Record> records_;
+  std::vector<std::string> names_;  // blocks of kNameBlock bytes (or one name list, if larger)
+  std::unordered_map<size_t, uint64_t> large_counts_;  // node counts of UINT32_MAX and over, by record
+  std::deque<std::string> strings_;                    // stable addresses: the keys of ids_ view them
   std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> ids_;
   std::array<uint32_t, 4> last_{kNone, kNone, kNone, kNone};  // the last id of each field
   mutable std::vector<sdk::Decision> built_;                  // the first built_.size() records

@@ -63,8 +63,22 @@ TEST(DecisionLogTest, CompactLogGivesBackEveryRecordExactly) {
     given.push_back(d);
   }
   given.back().nodes.assign(300, "many");  // more names than one byte counts
+  // Consecutive records about the same nodes (an engine's verdict, then the placement) share their names;
+  // one that differs only in its last name, or in having one name fewer, must not.
+  for (int i = 0; i < 4; ++i) {
+    sdk::Decision d = given[10];
+    d.final = i == 3;
+    if (i == 1) d.nodes.back() += "x";
+    if (i == 2) d.nodes.pop_back();
+    given.push_back(d);
+  }
+  given.push_back(given[0]);
+  given.back().node_count = size_t{5} << 32;                 // more nodes than 32 bits count
+  given.back().nodes.assign(1, std::string(3u << 20, 'n'));  // names longer than one block of the pool
   DecisionLog log;
   for (size_t i = 0; i < given.size(); ++i) log.add(given[i], i < 100 ? "placement.engine_place" : "engine");
+  log.add(given[5], "engine");  // after the long name: the pool goes on in a new block
+  given.push_back(given[5]);
   const std::vector<sdk::Decision>& back = log.decisions();
   ASSERT_EQ(back.size(), given.size());
   for (size_t i = 0; i < given.size(); ++i) {
