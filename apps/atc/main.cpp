@@ -255,10 +255,9 @@ int convert(const AtcOptions& o) {
     if (Status s = write_file_atomically(o.dump_placement, json); !s)
       return fail_and_remove(path, s.message());
   }
-  std::string bytes;
-  if (Status s = c.om_bytes(&bytes); !s) return fail_and_remove(path, s.message());
   if (Status s = write_side_files(side_files); !s) return fail_and_remove(path, s.message());
-  if (Status s = write_file_atomically(path, bytes); !s) {
+  size_t om_size = 0;
+  if (Status s = c.write_om(path, &om_size); !s) {
     for (const auto& [file, text] : side_files) remove_quietly(file);
     return fail_and_remove(path, s.message());
   }
@@ -269,7 +268,7 @@ int convert(const AtcOptions& o) {
         c.plugins_ms, c.import_ms, c.pipeline_ms,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - written_from).count());
   }
-  print_summary(o, *c.root, path, bytes.size());
+  print_summary(o, *c.root, path, om_size);
   for (const auto& [file, text] : side_files)
     std::printf("wrote:     %s (%zu bytes)\n", file.c_str(), text.size());
   if (!explanation.empty()) std::fputs(explanation.c_str(), stdout);

@@ -2,9 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -12,7 +15,46 @@
 
 namespace graphsplit {
 
+namespace {
+
+// Writes every piece, a batch of pieces per system call (a model's subgraphs are tens of thousands of
+// pieces).
+bool write_all(int fd, const std::vector<std::string_view>& pieces) {
+  std::vector<iovec> batch;
+  size_t next = 0, skip = 0;  // the first piece not fully written, and how much of it is
+  while (next < pieces.size()) {
+    batch.clear();
+    for (size_t i = next; i < pieces.size() && batch.size() < IOV_MAX; ++i) {
+      const size_t from = i == next ? skip : 0;
+      batch.push_back({const_cast<char*>(pieces[i].data() + from), pieces[i].size() - from});
+    }
+    const ssize_t n = ::writev(fd, batch.data(), static_cast<int>(batch.size()));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    if (n == 0 && std::any_of(batch.begin(), batch.end(), [](const iovec& v) { return v.iov_len > 0; })) {
+      errno = EIO;  // no progress: never loop on it
+      return false;
+    }
+    auto left = static_cast<size_t>(n);
+    while (next < pieces.size() && left >= pieces[next].size() - skip) {
+      left -= pieces[next].size() - skip;
+      skip = 0;
+      ++next;
+    }
+    skip += left;
+  }
+  return true;
+}
+
+}  // namespace
+
 sdk::Status write_file_atomically(const std::string& path, std::string_view bytes) {
+  return write_file_atomically(path, std::vector<std::string_view>{bytes});
+}
+
+sdk::Status write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
@@ -25,17 +67,11 @@ sdk::Status write_file_atomically(const std::string& path, std::string_view byte
   int fd = mkstemp(tmp.data());
   if (fd < 0)
     return sdk::Status::invalid_argument(path + ": cannot create a file here: " + std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return sdk::Status::resource_exhausted(path + ": write failed: " + std::strerror(err));
-    }
-    done += static_cast<size_t>(n);
+  if (!write_all(fd, pieces)) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return sdk::Status::resource_exhausted(path + ": write failed: " + std::strerror(err));
   }
   // mkstemp creates 0600; outputs get the usual permissions.
   const mode_t mask = ::umask(0);

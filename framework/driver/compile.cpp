@@ -181,6 +181,10 @@ Status Compilation::om_bytes(std::string* bytes) const {
   return serialize_om(*root, bytes);
 }
 
+Status Compilation::write_om(const std::string& path, size_t* size) const {
+  return write_om_file(*root, path, size);
+}
+
 Status Compilation::partition_report(std::string* json) const {
   return partition_report_json(*root, model, pipeline->decisions(), json);
 }

@@ -76,6 +76,8 @@ struct Compilation {
   std::unique_ptr<sdk::Graph> root;
 
   sdk::Status om_bytes(std::string* bytes) const;
+  // Writes the .om atomically without holding it whole in memory; `size` receives the file's size.
+  sdk::Status write_om(const std::string& path, size_t* size) const;
   sdk::Status partition_report(std::string* json) const;
   sdk::Status partition_report_html(std::string* html) const;
   sdk::Status placement_report(std::string* json) const;

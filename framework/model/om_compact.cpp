@@ -28,6 +28,8 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 
 // ------------------------------------------------------------------ IR -> Compact
 
+constexpr size_t kMaxVarintBytes = 10;
+
 void append_varint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>((v & 0x7F) | 0x80));
@@ -44,11 +46,12 @@ void append_field(std::string* out, uint32_t field, const google::protobuf::Mess
 }
 
 // The tables (strings, descriptors, attribute sets) go into the Compact message; the graphs, its last field,
-// are serialised node by node into `graphs`, which the caller appends after the message: the same bytes as
-// one SerializeToString, without a message object per node (200 bytes each at a million nodes).
+// are serialised node by node, one piece per graph in `graphs`, which the caller writes after the message:
+// the same bytes as one SerializeToString, without a message object per node (200 bytes each at a million
+// nodes), and without one buffer holding them all (it doubled as it grew).
 class Writer {
  public:
-  Writer(om::Compact* out, std::string* graphs) : out_(out), graphs_(graphs) { intern(""); }
+  Writer(om::Compact* out, std::vector<std::string>* graphs) : out_(out), graphs_(graphs) { intern(""); }
 
   void write(const sdk::Graph& root) {
     out_->set_magic(std::string(kOmMagic));
@@ -74,8 +77,8 @@ class Writer {
   uint32_t intern(std::string_view s) {
     if (auto it = strings_.find(s); it != strings_.end()) return it->second;
     const auto index = static_cast<uint32_t>(out_->strings_size());
-    out_->add_strings(std::string(s));
-    strings_.emplace(std::string(s), index);
+    // The table's strings do not move once added (a repeated string field holds pointers): the key views one.
+    strings_.emplace(*out_->add_strings() = s, index);
     return index;
   }
 
@@ -147,9 +150,11 @@ class Writer {
       write_node(*n, &node_);
       append_field(&body_, om::CGraph::kNodesFieldNumber, node_);
     }
-    append_varint(graphs_, (om::Compact::kGraphsFieldNumber << 3) | 2);
-    append_varint(graphs_, body_.size());
-    graphs_->append(body_);
+    std::string& piece = graphs_->emplace_back();
+    piece.reserve(2 * kMaxVarintBytes + body_.size());
+    append_varint(&piece, (om::Compact::kGraphsFieldNumber << 3) | 2);
+    append_varint(&piece, body_.size());
+    piece.append(body_);
   }
 
   int32_t position(const sdk::Node* n) const { return positions_.at(static_cast<size_t>(n->id())); }
@@ -171,10 +176,11 @@ class Writer {
   }
 
   om::Compact* out_;
-  std::string* graphs_;
+  std::vector<std::string>* graphs_;
   std::string body_;  // the graph being written
   om::CNode node_;    // reused: Clear() keeps its fields' capacity
-  StringMap<uint32_t> strings_, descs_, attr_sets_;
+  std::unordered_map<std::string_view, uint32_t> strings_;
+  StringMap<uint32_t> descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
   std::unordered_map<const sdk::Node*, int32_t> parent_positions_;
   std::vector<int32_t> positions_;  // the graph being written: position by node id
@@ -393,20 +399,22 @@ class Reader {
 
 }  // namespace
 
-Status write_compact(const sdk::Graph& root, std::string* bytes) {
+Status write_compact(const sdk::Graph& root, std::string* head, std::vector<std::string>* graphs) {
   if (!root.is_root())
     return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
   google::protobuf::Arena arena;
   auto* model = google::protobuf::Arena::CreateMessage<om::Compact>(&arena);
-  std::string graphs;
-  Writer(model, &graphs).write(root);
-  if (!model->SerializeToString(bytes) ||
-      bytes->size() + graphs.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    bytes->clear();
+  graphs->clear();
+  Writer(model, graphs).write(root);
+  size_t size = 0;
+  for (const std::string& g : *graphs) size += g.size();
+  if (!model->SerializeToString(head) ||
+      head->size() + size > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    head->clear();
+    graphs->clear();
     return Status::resource_exhausted("model '" + root.name() +
                                       "' is too large to serialize (protobuf 2 GiB limit)");
   }
-  bytes->append(graphs);
   return Status::ok();
 }
 

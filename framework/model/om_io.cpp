@@ -295,13 +295,27 @@ Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string
 }  // namespace om_detail
 
 Status serialize_om(const sdk::Graph& root, std::string* bytes) {
-  return om_detail::write_compact(root, bytes);
+  std::vector<std::string> graphs;
+  GS_RETURN_IF_ERROR(om_detail::write_compact(root, bytes, &graphs));
+  size_t size = bytes->size();
+  for (const std::string& g : graphs) size += g.size();
+  bytes->reserve(size);
+  for (const std::string& g : graphs) bytes->append(g);
+  return Status::ok();
 }
 
-Status write_om_file(const sdk::Graph& root, const std::string& path) {
-  std::string bytes;
-  GS_RETURN_IF_ERROR(serialize_om(root, &bytes));
-  return write_file_atomically(path, bytes);
+Status write_om_file(const sdk::Graph& root, const std::string& path, size_t* size) {
+  std::string head;
+  std::vector<std::string> graphs;
+  GS_RETURN_IF_ERROR(om_detail::write_compact(root, &head, &graphs));
+  std::vector<std::string_view> pieces{head};
+  for (const std::string& g : graphs) pieces.push_back(g);
+  GS_RETURN_IF_ERROR(write_file_atomically(path, pieces));
+  if (size) {
+    *size = 0;
+    for (std::string_view p : pieces) *size += p.size();
+  }
+  return Status::ok();
 }
 
 // The format version from the first fields (both formats start with magic = 1 and format_version = 2),

@@ -17,7 +17,8 @@ inline constexpr uint32_t kOmFormatVersion = 2;
 
 // Serializes the root graph and all its subgraphs. The bytes depend only on the IR (deterministic).
 sdk::Status serialize_om(const sdk::Graph& root, std::string* bytes);
-sdk::Status write_om_file(const sdk::Graph& root, const std::string& path);
+// Writes the .om atomically; `size`, if given, receives the file's size.
+sdk::Status write_om_file(const sdk::Graph& root, const std::string& path, size_t* size = nullptr);
 
 // Parses and rebuilds the IR, then runs the verifier. `source` names the file in messages.
 sdk::Status parse_om(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root);

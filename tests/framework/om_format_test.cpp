@@ -2,6 +2,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include "common/atomic_file.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om.pb.h"
 #include "model/om_io.h"
@@ -54,6 +55,34 @@ TEST(OmFormatTest, CompactFileStoresRecurringStringsOnce) {
   std::string again;
   ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
   EXPECT_TRUE(again == bytes);
+}
+
+// atc writes the tables and each graph as separate pieces, never joined in memory: the file must be exactly
+// the bytes of serialize_om, and a file of more pieces than one writev takes must come out whole and in
+// order.
+TEST(OmFormatTest, WritingInPiecesGivesTheSameBytes) {
+  const std::string dir = ::testing::TempDir();
+  auto g = chain(2'000);
+  std::string bytes, file;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  size_t size = 0;
+  ASSERT_TRUE(write_om_file(*g, dir + "/pieces.om", &size).is_ok());
+  ASSERT_TRUE(read_file(dir + "/pieces.om", &file).is_ok());
+  EXPECT_EQ(size, bytes.size());
+  EXPECT_TRUE(file == bytes);
+
+  std::vector<std::string> texts;
+  std::string joined;
+  for (int i = 0; i < 3'000; ++i) {
+    texts.push_back(i % 7 == 0 ? std::string()
+                               : std::string(static_cast<size_t>(i % 300), char('a' + i % 26)));
+    joined += texts.back();
+  }
+  const std::vector<std::string_view> pieces(texts.begin(), texts.end());
+  ASSERT_TRUE(write_file_atomically(dir + "/pieces.bin", pieces).is_ok());
+  ASSERT_TRUE(read_file(dir + "/pieces.bin", &file).is_ok());
+  EXPECT_EQ(file.size(), joined.size());
+  EXPECT_TRUE(file == joined);
 }
 
 TEST(OmFormatTest, FormatOneFilesStillLoad) {
