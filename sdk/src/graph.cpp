@@ -114,6 +114,31 @@ namespace {
 uint64_t name_hash(std::string_view name) {
   return std::hash<std::string_view>()(name);
 }
+
+// Rebuilds the name index with `size` slots (a power of two). A template so that the private slot type needs
+// no name here.
+template <class Slots>
+void rebuild_index(Slots& slots, size_t size) {
+  Slots old = std::move(slots);
+  slots.assign(size, {});
+  const size_t mask = size - 1;
+  for (const auto& s : old) {
+    if (!s.node) continue;
+    size_t i = s.hash & mask;
+    while (slots[i].node) i = (i + 1) & mask;
+    slots[i] = s;
+  }
+}
+
+// An index left eight times larger than its graph (most nodes moved to subgraphs or removed) is shrunk to a
+// quarter full: a partitioned million-node graph kept 32 MB of empty slots in its root.
+template <class Slots>
+void fit_index(Slots& slots, size_t live) {
+  if (slots.size() <= 16 || live * 8 >= slots.size()) return;
+  size_t size = 16;
+  while (size < live * 4) size *= 2;
+  rebuild_index(slots, size);
+}
 }  // namespace
 
 size_t Graph::index_find(std::string_view name, uint64_t hash) const {
@@ -138,15 +163,7 @@ void Graph::index_reserve(size_t nodes) {
   if (nodes * 2 <= name_slots_.size()) return;
   size_t size = std::max<size_t>(16, name_slots_.size());
   while (nodes * 2 > size) size *= 2;
-  std::vector<NameSlot> old = std::move(name_slots_);
-  name_slots_.assign(size, NameSlot{});
-  const size_t mask = size - 1;
-  for (const NameSlot& s : old) {
-    if (!s.node) continue;
-    size_t i = s.hash & mask;
-    while (name_slots_[i].node) i = (i + 1) & mask;
-    name_slots_[i] = s;
-  }
+  rebuild_index(name_slots_, size);
 }
 
 void Graph::index_erase(std::string_view name) {
@@ -207,6 +224,7 @@ void Graph::remove_node(Node* node) {
   index_erase(node->name_);
   slots_[node->id_].reset();
   --live_nodes_;
+  fit_index(name_slots_, live_nodes_);
 }
 
 Node* Graph::find_node(std::string_view name) const {
@@ -295,6 +313,7 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   }
   live_nodes_ -= ordered.size();
   dst->live_nodes_ += ordered.size();
+  if (!all) fit_index(name_slots_, live_nodes_);
   if (steal) {
     dst->name_slots_ = std::move(name_slots_);
     name_slots_.clear();
@@ -448,6 +467,7 @@ void Graph::remove_nodes(const std::vector<Node*>& nodes) {
     slots_[n->id_].reset();
     --live_nodes_;
   }
+  fit_index(name_slots_, live_nodes_);
 }
 
 Status Graph::add_control_edge(Node* src, Node* dst) {
