@@ -295,7 +295,8 @@ class Reader {
   Status create_nodes(const om::CGraph& pg, sdk::Graph* g, std::vector<sdk::Node*>* nodes) {
     nodes->reserve(pg.nodes_size());
     for (const om::CNode& pn : pg.nodes()) {
-      // Labels for messages are built only when there is a message: per node they were a third of the load.
+      // Labels for messages are built only when there is a message: per node they were strings made for
+      // nothing.
       if (!has_string(pn.type())) GS_RETURN_IF_ERROR(str(pn.type(), "node '" + pn.name() + "'"));
       if (pn.inputs_size() % 2 != 0) return err("node '" + pn.name() + "': odd input list");
       sdk::Node* n = g->add_node(pn.name(), s(pn.type()), pn.inputs_size() / 2, 0);

@@ -311,5 +311,34 @@ TEST(GraphTest, NameIndexSurvivesRandomAddsAndRemoves) {
   EXPECT_EQ(g->num_nodes(), reference.size());
 }
 
+// The index shrinks when most nodes leave (moved to a subgraph, removed in a batch or one by one): every name
+// left is still found, none that left is, and the graph grows again from its smaller index.
+TEST(GraphTest, NameIndexShrinksAndKeepsEveryNameFindable) {
+  auto g = Graph::create("g");
+  Graph* sub = g->add_subgraph("sub", g->add_node("call", "PartitionedCall"));
+  std::vector<Node*> nodes;
+  for (int k = 0; k < 5000; ++k) nodes.push_back(g->add_node("n" + std::to_string(k), "Op"));
+  auto check = [&](size_t live_from) {
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const std::string name = "n" + std::to_string(k);
+      ASSERT_EQ(g->find_node(name), k >= live_from ? nodes[k] : nullptr) << name << " from " << live_from;
+      ASSERT_EQ(sub->find_node(name) != nullptr, k < 4000 && k >= 3000) << name;
+    }
+    EXPECT_EQ(g->num_nodes(), 1 + nodes.size() - live_from);
+  };
+  ASSERT_TRUE(g->move_nodes_to({nodes.begin() + 3000, nodes.begin() + 4000}, sub).is_ok());
+  nodes.erase(nodes.begin() + 3000, nodes.begin() + 4000);
+  nodes.insert(nodes.begin() + 3000, 1000, nullptr);  // keep positions: those names are in `sub` now
+  g->remove_nodes({nodes.begin(), nodes.begin() + 3000});
+  check(4000);
+  for (size_t k = 4000; k < 4990; ++k) g->remove_node(nodes[k]);
+  check(4990);
+  EXPECT_EQ(g->add_node("n4995", "Op"), nullptr);  // still a duplicate
+  for (int k = 0; k < 2000; ++k) ASSERT_NE(g->add_node("m" + std::to_string(k), "Op"), nullptr);
+  for (int k = 0; k < 2000; ++k) ASSERT_NE(g->find_node("m" + std::to_string(k)), nullptr);
+  EXPECT_EQ(g->find_node("n4995"), nodes[4995]);
+  EXPECT_EQ(g->num_nodes(), 1u + 10u + 2000u);
+}
+
 }  // namespace
 }  // namespace graphsplit::sdk
