@@ -196,6 +196,22 @@ TEST(OnnxImportTest, OuterScopeCapturesBecomeExplicitInputsAtEveryLevel) {
   EXPECT_TRUE(sdk::verify(*root).is_ok());
 }
 
+// ONNX does not require unique node names; the IR does. A taken name gets the first free "_k" suffix, in node
+// order, whether it clashes with a graph input or with an earlier node.
+TEST(OnnxImportTest, ClashingNodeNamesGetTheFirstFreeSuffix) {
+  auto m = tiny_model();
+  m.mutable_graph()->mutable_node(0)->set_name("x");  // the graph input's Data node is "x"
+  m.mutable_graph()->mutable_node(1)->set_name("x");
+  std::unique_ptr<sdk::Graph> root;
+  ASSERT_TRUE(import(m, &root).is_ok());
+  ASSERT_NE(root->find_node("x_1"), nullptr);
+  ASSERT_NE(root->find_node("x_2"), nullptr);
+  EXPECT_EQ(root->find_node("x")->type(), "Data");
+  EXPECT_EQ(root->find_node("x_1")->type(), "Relu");
+  EXPECT_EQ(root->find_node("x_2")->type(), "Sigmoid");
+  EXPECT_EQ(root->find_node("x_2")->input(0).node, root->find_node("x_1"));
+}
+
 TEST(OnnxImportTest, RejectsADanglingInput) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(1)->set_input(0, "ghost");
