@@ -37,6 +37,7 @@ class DecisionLog {
     int32_t code;
     bool final;
   };
+  static_assert(sizeof(Record) == 40, "the record size the log's memory figures assume");
   struct Hash {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
