@@ -26,14 +26,8 @@ class FlatNameMap {
 
   V* find(std::string_view name) {
     if (slots_.empty()) return nullptr;
-    const uint64_t h = hash(name);
-    for (size_t i = h & mask(); slots_[i]; i = (i + 1) & mask()) {
-      if (tag(slots_[i]) == tag_of(h)) {
-        Entry& e = entries_[position(slots_[i])];
-        if (e.first == name) return &e.second;
-      }
-    }
-    return nullptr;
+    const size_t i = probe(name, hash(name));
+    return slots_[i] ? &entries_[position(slots_[i])].second : nullptr;
   }
   const V* find(std::string_view name) const { return const_cast<FlatNameMap*>(this)->find(name); }
   bool contains(std::string_view name) const { return find(name) != nullptr; }
@@ -43,12 +37,8 @@ class FlatNameMap {
   std::pair<V*, bool> emplace(std::string_view name, V value) {
     if ((size() + 1) * 2 > slots_.size()) rehash(size() + 1);
     const uint64_t h = hash(name);
-    size_t i = h & mask();
-    for (; slots_[i]; i = (i + 1) & mask()) {
-      if (tag(slots_[i]) != tag_of(h)) continue;
-      Entry& e = entries_[position(slots_[i])];
-      if (e.first == name) return {&e.second, false};
-    }
+    const size_t i = probe(name, h);
+    if (slots_[i]) return {&entries_[position(slots_[i])].second, false};
     slots_[i] = (tag_of(h) << 32) | (entries_.size() + 1);
     entries_.emplace_back(name, std::move(value));
     return {&entries_.back().second, true};
@@ -67,6 +57,13 @@ class FlatNameMap {
   static size_t position(uint64_t slot) { return static_cast<size_t>(slot & 0xFFFFFFFFu) - 1; }
   static uint64_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
   size_t mask() const { return slots_.size() - 1; }
+  // The slot holding `name`, or the empty slot where it would go.
+  size_t probe(std::string_view name, uint64_t h) const {
+    size_t i = h & mask();
+    while (slots_[i] && (tag(slots_[i]) != tag_of(h) || entries_[position(slots_[i])].first != name))
+      i = (i + 1) & mask();
+    return i;
+  }
   void rehash(size_t n) {
     size_t size = 16;
     while (size < n * 2) size *= 2;

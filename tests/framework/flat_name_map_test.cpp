@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace graphsplit {
@@ -33,6 +34,32 @@ TEST(FlatNameMapTest, AgreesWithAnOrderedMapThroughGrowth) {
   EXPECT_EQ(map.find("value_"), nullptr);
   EXPECT_EQ(map.find(""), nullptr);
   EXPECT_FALSE(map.contains("v20011"));
+}
+
+// Slots keep 32 bits of the hash: two names that share them and their first slot must still be told apart by
+// the names themselves. Such a pair is found by search (std::hash is fixed, so the search is deterministic).
+TEST(FlatNameMapTest, NamesSharingASlotAndTheStoredHashBitsStayApart) {
+  auto key = [](const std::string& s) {
+    const uint64_t h = std::hash<std::string_view>{}(s);
+    return (h >> 32) << 4 | (h & 15);  // the stored bits and the first slot of a 16-slot table
+  };
+  std::unordered_map<uint64_t, std::string> seen;
+  std::string a, b;
+  for (int i = 0; i < (1 << 21) && a.empty(); ++i) {
+    std::string name = "k" + std::to_string(i);
+    auto [it, fresh] = seen.emplace(key(name), name);
+    if (!fresh) a = it->second, b = name;
+  }
+  ASSERT_FALSE(a.empty()) << "no pair found";
+  FlatNameMap<int> map;
+  EXPECT_TRUE(map.emplace(a, 1).second);
+  EXPECT_EQ(map.find(b), nullptr);
+  EXPECT_TRUE(map.emplace(b, 2).second);
+  ASSERT_NE(map.find(a), nullptr);
+  ASSERT_NE(map.find(b), nullptr);
+  EXPECT_EQ(*map.find(a), 1);
+  EXPECT_EQ(*map.find(b), 2);
+  EXPECT_EQ(map.size(), 2u);
 }
 
 TEST(FlatNameMapTest, AssignReplacesAndReserveKeepsEntries) {
