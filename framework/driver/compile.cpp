@@ -177,10 +177,6 @@ Status compile_model(const CompileRequest& r, Compilation* out) {
   return Status::ok();
 }
 
-Status Compilation::om_bytes(std::string* bytes) const {
-  return serialize_om(*root, bytes);
-}
-
 Status Compilation::write_om(const std::string& path, size_t* size) const {
   return write_om_file(*root, path, size);
 }

@@ -75,7 +75,6 @@ struct Compilation {
   std::unique_ptr<Pipeline> pipeline;
   std::unique_ptr<sdk::Graph> root;
 
-  sdk::Status om_bytes(std::string* bytes) const;
   // Writes the .om atomically without holding it whole in memory; `size` receives the file's size.
   sdk::Status write_om(const std::string& path, size_t* size) const;
   sdk::Status partition_report(std::string* json) const;
