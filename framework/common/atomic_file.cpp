@@ -50,12 +50,20 @@ bool write_all(int fd, const std::vector<std::string_view>& pieces) {
 
 }  // namespace
 
-sdk::Status write_file_atomically(const std::string& path, std::string_view bytes) {
-  return write_file_atomically(path, std::vector<std::string_view>{bytes});
+AtomicFile::~AtomicFile() {
+  discard();
 }
 
-sdk::Status write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
+void AtomicFile::discard() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(tmp_.c_str());
+  fd_ = -1;
+}
+
+sdk::Status AtomicFile::open(const std::string& path) {
   namespace fs = std::filesystem;
+  discard();
   const fs::path target(path);
   std::error_code ec;
   if (fs::is_directory(target, ec)) return sdk::Status::invalid_argument(path + ": is a directory");
@@ -64,30 +72,55 @@ sdk::Status write_file_atomically(const std::string& path, const std::vector<std
     return sdk::Status::invalid_argument(path + ": directory '" + dir.string() + "' does not exist");
   }
   std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = mkstemp(tmp.data());
+  const int fd = mkstemp(tmp.data());
   if (fd < 0)
     return sdk::Status::invalid_argument(path + ": cannot create a file here: " + std::strerror(errno));
-  if (!write_all(fd, pieces)) {
+  path_ = path;
+  tmp_ = std::move(tmp);
+  fd_ = fd;
+  return sdk::Status::ok();
+}
+
+sdk::Status AtomicFile::append(const std::vector<std::string_view>& pieces) {
+  if (fd_ < 0) return sdk::Status::internal("AtomicFile: append without a successful open");
+  if (!write_all(fd_, pieces)) {
     const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return sdk::Status::resource_exhausted(path + ": write failed: " + std::strerror(err));
+    discard();
+    return sdk::Status::resource_exhausted(path_ + ": write failed: " + std::strerror(err));
   }
+  return sdk::Status::ok();
+}
+
+sdk::Status AtomicFile::commit() {
+  if (fd_ < 0) return sdk::Status::internal("AtomicFile: commit without a successful open");
   // mkstemp creates 0600; outputs get the usual permissions.
   const mode_t mask = ::umask(0);
   ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
+  ::fchmod(fd_, 0666 & ~mask);
+  const int fd = fd_;
+  fd_ = -1;
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
-    return sdk::Status::resource_exhausted(path + ": flush failed: " + std::strerror(err));
+    ::unlink(tmp_.c_str());
+    return sdk::Status::resource_exhausted(path_ + ": flush failed: " + std::strerror(err));
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
     const int err = errno;
-    ::unlink(tmp.c_str());
-    return sdk::Status::invalid_argument(path + ": cannot replace the file: " + std::strerror(err));
+    ::unlink(tmp_.c_str());
+    return sdk::Status::invalid_argument(path_ + ": cannot replace the file: " + std::strerror(err));
   }
   return sdk::Status::ok();
+}
+
+sdk::Status write_file_atomically(const std::string& path, std::string_view bytes) {
+  return write_file_atomically(path, std::vector<std::string_view>{bytes});
+}
+
+sdk::Status write_file_atomically(const std::string& path, const std::vector<std::string_view>& pieces) {
+  AtomicFile file;
+  GS_RETURN_IF_ERROR(file.open(path));
+  GS_RETURN_IF_ERROR(file.append(pieces));
+  return file.commit();
 }
 
 sdk::Status read_file(const std::string& path, std::string* bytes, uint64_t max_bytes) {

@@ -45,40 +45,78 @@ void append_field(std::string* out, uint32_t field, const google::protobuf::Mess
   message.AppendToString(out);
 }
 
-// The tables (strings, descriptors, attribute sets) go into the Compact message; the graphs, its last field,
-// are serialised node by node, one piece per graph in `graphs`, which the caller writes after the message:
-// the same bytes as one SerializeToString, without a message object per node (200 bytes each at a million
-// nodes), and without one buffer holding them all (it doubled as it grew).
+// The file is the Compact message as SerializeToString writes it, produced in pieces: its scalar fields, its
+// tables (strings, descriptors, attribute sets: encoded as each entry is added, without a message object per
+// entry), then the graphs, its last field, one piece per graph, serialised node by node (no message object
+// per node). Nothing holds the whole file: at a million nodes the graphs' bytes and the tables' messages were
+// the peak of an atc run. Two passes over the graph: the first fills the tables in the order the second
+// meets them and keeps each node's table indices for it; the tables are handed over before the second.
 class Writer {
  public:
-  Writer(om::Compact* out, std::vector<std::string>* graphs) : out_(out), graphs_(graphs) { intern(""); }
+  Writer() { intern(""); }
 
-  void write(const sdk::Graph& root) {
-    out_->set_magic(std::string(kOmMagic));
-    out_->set_format_version(kOmFormatVersion);
-    out_->set_producer("graphsplit " GRAPHSPLIT_VERSION);
+  Status write(const sdk::Graph& root, const PieceSink& sink) {
     std::vector<const sdk::Graph*> graphs{&root};
     graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
     // Inputs are named by their producer's position in the graph (written graph by graph, from a table by
     // node id); a subgraph names its parent node by position too, kept here for the nodes that have
     // subgraphs.
+    size_t refs = 0;
     for (size_t i = 0; i < graphs.size(); ++i) {
       graph_index_[graphs[i]] = static_cast<uint32_t>(i);
       int32_t position = 0;
+      refs += 2;
       for (const sdk::Node* n : graphs[i]->nodes()) {
         if (!n->subgraphs().empty()) parent_positions_[n] = position;
         ++position;
+        refs += 2 + n->num_outputs();
       }
     }
-    for (const sdk::Graph* g : graphs) write_graph(*g);
+    refs_.reserve(refs);
+    for (const sdk::Graph* g : graphs) fill_tables(*g);
+    // The message's scalar fields, then its tables: the bytes SerializeToString gives for the message.
+    om::Compact first;
+    first.set_magic(std::string(kOmMagic));
+    first.set_format_version(kOmFormatVersion);
+    first.set_producer("graphsplit " GRAPHSPLIT_VERSION);
+    GS_RETURN_IF_ERROR(emit(root, first.SerializeAsString(), sink));
+    for (std::string* table : {&strings_bytes_, &descs_bytes_, &attr_sets_bytes_}) {
+      GS_RETURN_IF_ERROR(emit(root, *table, sink));
+      std::string().swap(*table);
+    }
+    release_tables();
+    for (const sdk::Graph* g : graphs) {
+      write_graph(*g);
+      GS_RETURN_IF_ERROR(emit(root, prefix_, sink));
+      GS_RETURN_IF_ERROR(emit(root, body_, sink));
+    }
+    return Status::ok();
   }
 
  private:
+  Status emit(const sdk::Graph& root, std::string_view piece, const PieceSink& sink) {
+    written_ += piece.size();
+    if (written_ > static_cast<size_t>(std::numeric_limits<int>::max())) {
+      return Status::resource_exhausted("model '" + root.name() +
+                                        "' is too large to serialize (protobuf 2 GiB limit)");
+    }
+    return sink(piece);
+  }
+
+  // A table entry, as protobuf writes an element of the Compact message's repeated field `field`.
+  static void append_entry(std::string* table, uint32_t field, std::string_view bytes) {
+    append_varint(table, (field << 3) | 2);
+    append_varint(table, bytes.size());
+    table->append(bytes);
+  }
+
+  // Interned strings come from the graph (names, types, attribute values) or are static, and the graph
+  // does not change while it is written: the table's keys view them.
   uint32_t intern(std::string_view s) {
     if (auto it = strings_.find(s); it != strings_.end()) return it->second;
-    const auto index = static_cast<uint32_t>(out_->strings_size());
-    // The table's strings do not move once added (a repeated string field holds pointers): the key views one.
-    strings_.emplace(*out_->add_strings() = s, index);
+    const auto index = static_cast<uint32_t>(strings_.size());
+    append_entry(&strings_bytes_, om::Compact::kStringsFieldNumber, s);
+    strings_.emplace(s, index);
     return index;
   }
 
@@ -92,13 +130,14 @@ class Writer {
     for (int64_t v : d.shape.dims()) put(v);
     for (const std::string& n : d.shape.dim_names()) put(intern(n));
     if (auto it = descs_.find(std::string_view(key_)); it != descs_.end()) return it->second;
-    om::CDesc* p = out_->add_descs();
-    p->set_kind(intern(sdk::to_string(d.kind)));
-    p->set_dtype(intern(sdk::to_string(d.dtype)));
-    p->set_format(intern(sdk::to_string(d.format)));
-    for (int64_t v : d.shape.dims()) p->mutable_shape()->add_dims(v);
-    for (const std::string& n : d.shape.dim_names()) p->mutable_shape()->add_dim_names(intern(n));
-    const auto index = static_cast<uint32_t>(out_->descs_size() - 1);
+    om::CDesc p;
+    p.set_kind(intern(sdk::to_string(d.kind)));
+    p.set_dtype(intern(sdk::to_string(d.dtype)));
+    p.set_format(intern(sdk::to_string(d.format)));
+    for (int64_t v : d.shape.dims()) p.mutable_shape()->add_dims(v);
+    for (const std::string& n : d.shape.dim_names()) p.mutable_shape()->add_dim_names(intern(n));
+    append_entry(&descs_bytes_, om::Compact::kDescsFieldNumber, p.SerializeAsString());
+    const auto index = static_cast<uint32_t>(descs_.size());
     descs_.emplace(key_, index);
     return index;
   }
@@ -124,22 +163,43 @@ class Writer {
     }
     scratch_.SerializeToString(&key_);
     if (auto it = attr_sets_.find(std::string_view(key_)); it != attr_sets_.end()) return it->second;
-    *out_->add_attr_sets() = scratch_;
-    const auto index = static_cast<uint32_t>(out_->attr_sets_size());
+    append_entry(&attr_sets_bytes_, om::Compact::kAttrSetsFieldNumber, key_);
+    const auto index = static_cast<uint32_t>(attr_sets_.size() + 1);
     attr_sets_.emplace(key_, index);
     return index;
   }
 
+  // Pass 1, in write_graph's order: a graph's name and attributes, then each node's type, output
+  // descriptors and attributes.
+  void fill_tables(const sdk::Graph& g) {
+    refs_.push_back(intern(g.name()));
+    refs_.push_back(attrs(g.attrs()));
+    for (const sdk::Node* n : g.nodes()) {
+      refs_.push_back(intern(n->type()));
+      for (size_t o = 0; o < n->num_outputs(); ++o) refs_.push_back(desc(n->output_desc(o)));
+      refs_.push_back(attrs(n->attrs()));
+    }
+  }
+
+  // The tables are in the file once the head is: pass 2 reads their indices from refs_.
+  void release_tables() {
+    decltype(strings_)().swap(strings_);
+    decltype(descs_)().swap(descs_);
+    decltype(attr_sets_)().swap(attr_sets_);
+  }
+
+  uint32_t next_ref() { return refs_[next_ref_++]; }
+
   // CGraph's nodes are its last field: the graph's other fields, then one field per node.
   void write_graph(const sdk::Graph& g) {
     om::CGraph head;
-    head.set_name(intern(g.name()));
+    head.set_name(next_ref());
     head.set_parent_node(-1);
     if (const sdk::Node* parent = g.parent_node()) {
       head.set_parent_graph(graph_index_.at(parent->owner()));
       head.set_parent_node(parent_positions_.at(parent));
     }
-    head.set_attrs(attrs(g.attrs()));
+    head.set_attrs(next_ref());
     body_.clear();
     head.AppendToString(&body_);
     positions_.assign(g.id_bound(), -1);
@@ -150,18 +210,16 @@ class Writer {
       write_node(*n, &node_);
       append_field(&body_, om::CGraph::kNodesFieldNumber, node_);
     }
-    std::string& piece = graphs_->emplace_back();
-    piece.reserve(2 * kMaxVarintBytes + body_.size());
-    append_varint(&piece, (om::Compact::kGraphsFieldNumber << 3) | 2);
-    append_varint(&piece, body_.size());
-    piece.append(body_);
+    prefix_.clear();
+    append_varint(&prefix_, (om::Compact::kGraphsFieldNumber << 3) | 2);
+    append_varint(&prefix_, body_.size());
   }
 
   int32_t position(const sdk::Node* n) const { return positions_.at(static_cast<size_t>(n->id())); }
 
   void write_node(const sdk::Node& n, om::CNode* p) {
     p->set_name(n.name());
-    p->set_type(intern(n.type()));
+    p->set_type(next_ref());
     for (const sdk::OutPort& in : n.inputs()) {
       p->add_inputs(in.node ? position(in.node) : -1);
       p->add_inputs(in.node ? in.index : 0);
@@ -170,15 +228,17 @@ class Writer {
     const bool implied = n.num_outputs() == 1 && n.output_name(0) == n.name();
     for (size_t o = 0; o < n.num_outputs(); ++o) {
       if (!implied) p->add_output_names(n.output_name(o));
-      p->add_output_descs(desc(n.output_desc(o)));
+      p->add_output_descs(next_ref());
     }
-    p->set_attrs(attrs(n.attrs()));
+    p->set_attrs(next_ref());
   }
 
-  om::Compact* out_;
-  std::vector<std::string>* graphs_;
-  std::string body_;  // the graph being written
-  om::CNode node_;    // reused: Clear() keeps its fields' capacity
+  std::string strings_bytes_, descs_bytes_, attr_sets_bytes_;  // the tables, as they go in the file
+  std::vector<uint32_t> refs_;
+  size_t next_ref_ = 0;
+  size_t written_ = 0;
+  std::string prefix_, body_;  // the graph being written
+  om::CNode node_;             // reused: Clear() keeps its fields' capacity
   std::unordered_map<std::string_view, uint32_t> strings_;
   StringMap<uint32_t> descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
@@ -405,23 +465,10 @@ class Reader {
 
 }  // namespace
 
-Status write_compact(const sdk::Graph& root, std::string* head, std::vector<std::string>* graphs) {
+Status write_compact(const sdk::Graph& root, const PieceSink& sink) {
   if (!root.is_root())
     return Status::invalid_argument("serialize_om: '" + root.name() + "' is not a root graph");
-  google::protobuf::Arena arena;
-  auto* model = google::protobuf::Arena::CreateMessage<om::Compact>(&arena);
-  graphs->clear();
-  Writer(model, graphs).write(root);
-  size_t size = 0;
-  for (const std::string& g : *graphs) size += g.size();
-  if (!model->SerializeToString(head) ||
-      head->size() + size > static_cast<size_t>(std::numeric_limits<int>::max())) {
-    head->clear();
-    graphs->clear();
-    return Status::resource_exhausted("model '" + root.name() +
-                                      "' is too large to serialize (protobuf 2 GiB limit)");
-  }
-  return Status::ok();
+  return Writer().write(root, sink);
 }
 
 Status read_compact(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {

@@ -2,6 +2,7 @@
 // compact file). Not installed.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,9 +15,10 @@ namespace graphsplit::om_detail {
 // A tensor whose bytes must match its descriptor; `what` prefixes the error.
 sdk::Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string& what, sdk::Tensor* t);
 
-// The compact encoding (format 2). The file is `head` (the tables) followed by `graphs`, written apart so
-// that a large model's graphs are never copied to join them.
-sdk::Status write_compact(const sdk::Graph& root, std::string* head, std::vector<std::string>* graphs);
+// The compact encoding (format 2), handed to `sink` in pieces, in file order: the tables, then each graph. A
+// piece is valid only during the call. An error from the sink stops the write and is returned.
+using PieceSink = std::function<sdk::Status(std::string_view piece)>;
+sdk::Status write_compact(const sdk::Graph& root, const PieceSink& sink);
 sdk::Status read_compact(std::string_view bytes, const std::string& source,
                          std::unique_ptr<sdk::Graph>* root);
 

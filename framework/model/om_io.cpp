@@ -295,26 +295,44 @@ Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string
 }  // namespace om_detail
 
 Status serialize_om(const sdk::Graph& root, std::string* bytes) {
-  std::vector<std::string> graphs;
-  GS_RETURN_IF_ERROR(om_detail::write_compact(root, bytes, &graphs));
-  size_t size = bytes->size();
-  for (const std::string& g : graphs) size += g.size();
+  // Pieces of about a megabyte, joined once their total is known: one allocation of the file's size, not a
+  // string that doubles as it grows.
+  constexpr size_t kChunk = size_t{1} << 20;
+  std::vector<std::string> chunks;
+  size_t size = 0;
+  GS_RETURN_IF_ERROR(om_detail::write_compact(root, [&](std::string_view piece) {
+    if (chunks.empty() || chunks.back().size() >= kChunk) chunks.emplace_back();
+    chunks.back().append(piece);
+    size += piece.size();
+    return Status::ok();
+  }));
+  bytes->clear();
   bytes->reserve(size);
-  for (const std::string& g : graphs) bytes->append(g);
+  for (const std::string& c : chunks) bytes->append(c);
   return Status::ok();
 }
 
 Status write_om_file(const sdk::Graph& root, const std::string& path, size_t* size) {
-  std::string head;
-  std::vector<std::string> graphs;
-  GS_RETURN_IF_ERROR(om_detail::write_compact(root, &head, &graphs));
-  std::vector<std::string_view> pieces{head};
-  for (const std::string& g : graphs) pieces.push_back(g);
-  GS_RETURN_IF_ERROR(write_file_atomically(path, pieces));
-  if (size) {
-    *size = 0;
-    for (std::string_view p : pieces) *size += p.size();
-  }
+  // Graphs are handed over one at a time and go to the file in batches of about a megabyte: the file's bytes
+  // are never all in memory beside the graph (at a million nodes they were the peak of an atc run).
+  constexpr size_t kBatch = size_t{1} << 20;
+  AtomicFile file;
+  GS_RETURN_IF_ERROR(file.open(path));
+  std::string batch;
+  size_t total = 0;
+  GS_RETURN_IF_ERROR(om_detail::write_compact(root, [&](std::string_view piece) {
+    total += piece.size();
+    if (batch.size() + piece.size() > kBatch) {
+      GS_RETURN_IF_ERROR(file.append(batch));
+      batch.clear();
+      if (piece.size() > kBatch) return file.append(piece);
+    }
+    batch.append(piece);
+    return Status::ok();
+  }));
+  GS_RETURN_IF_ERROR(file.append(batch));
+  GS_RETURN_IF_ERROR(file.commit());
+  if (size) *size = total;
   return Status::ok();
 }
 

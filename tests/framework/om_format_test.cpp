@@ -2,6 +2,9 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <set>
+
 #include "common/atomic_file.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om.pb.h"
@@ -83,6 +86,114 @@ TEST(OmFormatTest, WritingInPiecesGivesTheSameBytes) {
   ASSERT_TRUE(read_file(dir + "/pieces.bin", &file).is_ok());
   EXPECT_EQ(file.size(), joined.size());
   EXPECT_TRUE(file == joined);
+}
+
+// A root with a two-branch node: subgraphs, a tensor attribute, named dims, graph references, attribute lists
+// shared and not.
+std::unique_ptr<sdk::Graph> branches() {
+  auto g = sdk::Graph::create("root");
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kFloat;
+  d.shape = sdk::Shape({-1, 8});
+  d.shape.set_dim_names({"batch", ""});
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(d, "x");
+  sdk::TensorDesc w = d;
+  w.shape = sdk::Shape({2});
+  sdk::Node* c = g->add_node("w", "Const", 0, 0);
+  c->add_output(w, "w");
+  c->attrs().set("value", sdk::AttrValue::OfTensor(sdk::Tensor(w, std::string(8, '\x01'))));
+  sdk::Node* call = g->add_node("if", "If", 2, 0);
+  call->add_output(d, "y");
+  EXPECT_TRUE(g->add_edge({x, 0}, {call, 0}).is_ok());
+  EXPECT_TRUE(g->add_edge({x, 0}, {call, 1}).is_ok());
+  std::vector<sdk::Graph*> subs;
+  for (const char* name : {"then", "else"}) {
+    sdk::Graph* sub = g->add_subgraph(name, call);
+    sdk::Node* in = sub->add_node(std::string(name) + "_x", "Data", 0, 0);
+    in->add_output(d, "x");
+    in->attrs().set("index", sdk::AttrValue::Int(0));
+    in->attrs().set("_parent_node_index", sdk::AttrValue::Int(1));
+    sdk::Node* r = sub->add_node(std::string(name) + "_r", "Relu", 1, 0);
+    r->add_output(d, std::string(name) + "_y");
+    r->attrs().set("_is_unknown_shape", sdk::AttrValue::Bool(true));
+    r->attrs().set("tag", sdk::AttrValue::Strings({name, "shared"}));
+    EXPECT_TRUE(sub->add_edge({in, 0}, {r, 0}).is_ok());
+    sdk::Node* o = sub->add_node(std::string(name) + "_out", "NetOutput", 1, 0);
+    EXPECT_TRUE(sub->add_edge({r, 0}, {o, 0}).is_ok());
+    sub->attrs().set("_is_unknown_shape", sdk::AttrValue::Bool(true));
+    subs.push_back(sub);
+  }
+  call->attrs().set("then_branch", sdk::AttrValue::OfGraph(subs[0]));
+  call->attrs().set("else_branch", sdk::AttrValue::OfGraph(subs[1]));
+  sdk::Node* out = g->add_node("out", "NetOutput", 2, 0);
+  EXPECT_TRUE(g->add_edge({call, 0}, {out, 0}).is_ok());
+  EXPECT_TRUE(g->add_edge({c, 0}, {out, 1}).is_ok());
+  return g;
+}
+
+// The writer encodes the tables and graphs itself, in pieces: the file must be what protobuf writes for the
+// message it parses to, with every string, descriptor and attribute list stored once.
+TEST(OmFormatTest, TheFileIsProtobufsOwnEncodingOfItsMessage) {
+  for (const auto& g : {branches(), chain(50)}) {
+    std::string bytes;
+    ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+    om::Compact m;
+    ASSERT_TRUE(m.ParseFromString(bytes));
+    EXPECT_TRUE(m.SerializeAsString() == bytes) << g->name();
+    EXPECT_EQ(m.graphs_size(), 1 + static_cast<int>(g->subgraphs().size()));
+    std::set<std::string> strings(m.strings().begin(), m.strings().end());
+    EXPECT_EQ(strings.size(), static_cast<size_t>(m.strings_size())) << g->name();
+    std::set<std::string> descs, sets;
+    for (const auto& d : m.descs()) descs.insert(d.SerializeAsString());
+    for (const auto& a : m.attr_sets()) sets.insert(a.SerializeAsString());
+    EXPECT_EQ(descs.size(), static_cast<size_t>(m.descs_size())) << g->name();
+    EXPECT_EQ(sets.size(), static_cast<size_t>(m.attr_sets_size())) << g->name();
+    std::unique_ptr<sdk::Graph> loaded;
+    ASSERT_TRUE(parse_om(bytes, "b.om", &loaded).is_ok());
+    std::string again;
+    ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
+    EXPECT_TRUE(again == bytes) << g->name();
+  }
+  auto g = branches();
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  std::unique_ptr<sdk::Graph> loaded;
+  ASSERT_TRUE(parse_om(bytes, "b.om", &loaded).is_ok());
+  ASSERT_EQ(loaded->subgraphs().size(), 2u);
+  EXPECT_EQ(loaded->subgraphs()[1]->find_node("else_r")->attrs().get("tag")->as_strings()->at(0), "else");
+  EXPECT_EQ(loaded->find_node("x")->output_desc(0).shape.dim_names().at(0), "batch");
+  EXPECT_EQ(loaded->find_node("w")->attrs().get("value")->as_tensor()->bytes(), std::string(8, '\x01'));
+  EXPECT_EQ(loaded->find_node("if")->attrs().get("else_branch")->as_graph(), loaded->subgraphs()[1]);
+}
+
+// An output file appears whole at commit or not at all: nothing is left of one abandoned before.
+TEST(OmFormatTest, AnUncommittedFileLeavesNothingBehind) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(::testing::TempDir()) / "atomic_file_test";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string path = (dir / "out.om").string();
+  {
+    AtomicFile file;
+    ASSERT_TRUE(file.open(path).is_ok());
+    ASSERT_TRUE(file.append("partial").is_ok());
+    EXPECT_FALSE(fs::exists(path));
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 0);
+  AtomicFile file;
+  ASSERT_TRUE(file.open(path).is_ok());
+  ASSERT_TRUE(file.append({"wh", "", "ole"}).is_ok());
+  ASSERT_TRUE(file.commit().is_ok());
+  std::string text;
+  ASSERT_TRUE(read_file(path, &text).is_ok());
+  EXPECT_EQ(text, "whole");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+  EXPECT_EQ(file.append("more").message(), "AtomicFile: append without a successful open");
+  EXPECT_EQ(file.open((dir / "no" / "x.om").string()).message(),
+            (dir / "no" / "x.om").string() + ": directory '" + (dir / "no").string() + "' does not exist");
+  fs::remove_all(dir);
 }
 
 TEST(OmFormatTest, FormatOneFilesStillLoad) {
