@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 #include "common/atomic_file.h"
 #include "common/install_paths.h"
@@ -73,11 +74,14 @@ void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::strin
       }
     }
   }
+  // Operator types are interned: counted by address, then by name.
+  std::unordered_map<const std::string*, size_t> by_type;
   auto count = [&](const sdk::Graph& g) {
-    for (const sdk::Node* n : g.nodes()) ++ops[n->type()];
+    for (const sdk::Node* n : g.nodes()) ++by_type[&n->type()];
   };
   count(root);
   for (const sdk::Graph* g : root.subgraphs()) count(*g);
+  for (const auto& [type, k] : by_type) ops[*type] += k;
   std::vector<std::pair<std::string, size_t>> top(ops.begin(), ops.end());
   std::stable_sort(top.begin(), top.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::ostringstream ops_line;
