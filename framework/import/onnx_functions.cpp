@@ -242,16 +242,19 @@ Status densify_graph(onnx::GraphProto* g, const TensorReader& reader, const std:
   for (const auto& sp : g->sparse_initializer())
     GS_RETURN_IF_ERROR(densify(sp, reader, source, g->add_initializer()));
   g->clear_sparse_initializer();
-  for (auto& n : *g->mutable_node()) {
-    for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) GS_RETURN_IF_ERROR(densify_graph(a.mutable_g(), reader, source));
-      for (auto& sub : *a.mutable_graphs()) GS_RETURN_IF_ERROR(densify_graph(&sub, reader, source));
-    }
-  }
+  for (auto& n : *g->mutable_node()) GS_RETURN_IF_ERROR(densify_node(&n, reader, source));
   return Status::ok();
 }
 
 }  // namespace
+
+Status densify_node(onnx::NodeProto* n, const TensorReader& reader, const std::string& source) {
+  for (auto& a : *n->mutable_attribute()) {
+    if (a.has_g()) GS_RETURN_IF_ERROR(densify_graph(a.mutable_g(), reader, source));
+    for (auto& sub : *a.mutable_graphs()) GS_RETURN_IF_ERROR(densify_graph(&sub, reader, source));
+  }
+  return Status::ok();
+}
 
 Status normalize_model(onnx::ModelProto* m, const std::string& source, const std::string& base_dir) {
   if (m->functions_size() > 0) GS_RETURN_IF_ERROR(Inliner(m, source).run());

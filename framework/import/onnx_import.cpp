@@ -16,6 +16,8 @@
 #include "import/onnx_import.h"
 
 #include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <onnx/defs/data_type_utils.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
@@ -27,6 +29,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -76,20 +79,73 @@ onnx::AttributeProto::AttributeType attribute_type(const onnx::AttributeProto& a
   return A::UNDEFINED;
 }
 
+const char kParseFailed[] =
+    ": not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or nested deeper than "
+    "protobuf's limit of 100 message levels)";
+
+// The nodes of one graph, in order: the GraphProto's own, or, for the main graph of a model read from bytes,
+// spans of those bytes parsed one at a time into one reused message. The messages of a million-node model
+// were 350-450 MB, most of an import's peak, for a graph built from them in one pass.
+class NodeSource {
+ public:
+  explicit NodeSource(const onnx::GraphProto* graph) : graph_(graph) {}
+  NodeSource(std::vector<std::string_view> spans, const TensorReader* reader, std::string source)
+      : spans_(std::move(spans)), reader_(reader), source_(std::move(source)) {}
+
+  int size() const { return graph_ ? graph_->node_size() : static_cast<int>(spans_.size()); }
+
+  // fn(node, k) for each node; the node is valid only during the call. Stops at the first error.
+  template <class F>
+  Status for_each(F&& fn) const {
+    if (graph_) {
+      for (int k = 0; k < graph_->node_size(); ++k) GS_RETURN_IF_ERROR(fn(graph_->node(k), k));
+      return Status::ok();
+    }
+    for (size_t k = 0; k < spans_.size(); ++k) {
+      GS_RETURN_IF_ERROR(parse(spans_[k]));
+      GS_RETURN_IF_ERROR(fn(static_cast<const onnx::NodeProto&>(node_), static_cast<int>(k)));
+    }
+    return Status::ok();
+  }
+
+ private:
+  // With the normalisation normalize_model gives every node. (Protobuf's nesting limit of 100 messages
+  // counts from the node here, two levels below the model; the importer's own limit on subgraph nesting,
+  // --max_nesting_depth, is far below either.)
+  Status parse(std::string_view span) const {
+    if (!node_.ParseFromArray(span.data(), static_cast<int>(span.size())))
+      return Status::invalid_argument(source_ + kParseFailed);
+    return onnx_detail::densify_node(&node_, *reader_, source_);
+  }
+
+  const onnx::GraphProto* graph_ = nullptr;
+  std::vector<std::string_view> spans_;
+  const TensorReader* reader_ = nullptr;
+  std::string source_;
+  mutable onnx::NodeProto node_;
+};
+
 struct Scope {
   sdk::Graph* graph = nullptr;
   Scope* parent = nullptr;
   sdk::Node* owner = nullptr;  // the control-flow node (in the parent graph) that owns this subgraph
   int64_t next_data_index = 0;
-  // Keyed by views of the model's own strings (the ModelProto outlives the import): no key is copied.
+  // Keyed by views of the names the IR holds (a node's message may not outlive its visit), types by views
+  // of the graph's value infos: no key is copied.
   FlatNameMap<sdk::OutPort> values;
   FlatNameMap<const onnx::TypeProto*> types;
 };
 
 class Importer {
  public:
-  Importer(std::string source, std::string base_dir, const onnx::ModelProto& model)
-      : source_(std::move(source)), tensors_(source_, std::move(base_dir)), model_(model) {
+  // `main_nodes`, when given, are the main graph's nodes (model.graph() then has none).
+  Importer(std::string source, std::string base_dir, const onnx::ModelProto& model,
+           const NodeSource* main_nodes = nullptr)
+      : source_(std::move(source)),
+        tensors_(source_, std::move(base_dir)),
+        model_(model),
+        own_main_nodes_(&model.graph()),
+        main_nodes_(main_nodes ? main_nodes : &own_main_nodes_) {
     for (const auto& o : model.opset_import())
       opsets_[is_default_domain(o.domain()) ? "" : o.domain()] = o.version();
   }
@@ -98,7 +154,7 @@ class Importer {
   // is refused with one message, not after inference warnings about it).
   Status check_all(const OnnxImportOptions& limits) const {
     int64_t nodes = 0;
-    GS_RETURN_IF_ERROR(check_tree(model_.graph(), 0, limits, &nodes));
+    GS_RETURN_IF_ERROR(check_tree(model_.graph(), *main_nodes_, 0, limits, &nodes));
     return Status::ok();
   }
 
@@ -119,7 +175,7 @@ class Importer {
     }
     Scope scope;
     scope.graph = root.get();
-    GS_RETURN_IF_ERROR(build_graph(g, &scope, 0));
+    GS_RETURN_IF_ERROR(build_graph(g, *main_nodes_, &scope, 0));
     *out = std::move(root);
     return Status::ok();
   }
@@ -132,27 +188,31 @@ class Importer {
   }
 
   // Names must be UTF-8 (the .om stores them as protobuf strings); declared shapes must be countable.
-  Status check_graph_text(const onnx::GraphProto& g) const {
-    auto bad_name = [&](const std::string& what, const std::string& name) {
-      std::string shown;
-      for (unsigned char c : name)
-        shown += (c >= 0x20 && c < 0x7f) ? std::string(1, static_cast<char>(c)) : "?";
-      return err("graph '" + shown_graph(g) + "': " + what + " '" + shown + "' is not valid UTF-8");
-    };
-    if (!sdk::is_valid_utf8(g.name())) return bad_name("graph name", g.name());
-    for (const auto& n : g.node()) {
-      if (!sdk::is_valid_utf8(n.name())) return bad_name("node name", n.name());
-      if (!sdk::is_valid_utf8(n.op_type())) return bad_name("operator type", n.op_type());
-      for (const auto& v : n.input()) {
-        if (!sdk::is_valid_utf8(v)) return bad_name("value name", v);
-      }
-      for (const auto& v : n.output()) {
-        if (!sdk::is_valid_utf8(v)) return bad_name("value name", v);
-      }
-      for (const auto& a : n.attribute()) {
-        if (!sdk::is_valid_utf8(a.name())) return bad_name("attribute name", a.name());
-      }
+  Status bad_text(const onnx::GraphProto& g, const std::string& what, const std::string& name) const {
+    std::string shown;
+    for (unsigned char c : name)
+      shown += (c >= 0x20 && c < 0x7f) ? std::string(1, static_cast<char>(c)) : "?";
+    return err("graph '" + shown_graph(g) + "': " + what + " '" + shown + "' is not valid UTF-8");
+  }
+
+  Status check_node_text(const onnx::GraphProto& g, const onnx::NodeProto& n) const {
+    if (!sdk::is_valid_utf8(n.name())) return bad_text(g, "node name", n.name());
+    if (!sdk::is_valid_utf8(n.op_type())) return bad_text(g, "operator type", n.op_type());
+    for (const auto& v : n.input()) {
+      if (!sdk::is_valid_utf8(v)) return bad_text(g, "value name", v);
     }
+    for (const auto& v : n.output()) {
+      if (!sdk::is_valid_utf8(v)) return bad_text(g, "value name", v);
+    }
+    for (const auto& a : n.attribute()) {
+      if (!sdk::is_valid_utf8(a.name())) return bad_text(g, "attribute name", a.name());
+    }
+    return Status::ok();
+  }
+
+  // Value names must be UTF-8 too; declared shapes must be countable.
+  Status check_value_infos(const onnx::GraphProto& g) const {
+    auto bad_name = [&](const std::string& what, const std::string& name) { return bad_text(g, what, name); };
     for (const auto* list : {&g.input(), &g.output(), &g.value_info()}) {
       for (const auto& vi : *list) {
         if (!sdk::is_valid_utf8(vi.name())) return bad_name("value name", vi.name());
@@ -186,28 +246,42 @@ class Importer {
     return Status::ok();
   }
 
-  Status check_tree(const onnx::GraphProto& g, int depth, const OnnxImportOptions& limits,
+  // The operator against its schema, and its subgraphs.
+  Status check_node(const onnx::NodeProto& n, int depth, const OnnxImportOptions& limits,
                     int64_t* nodes) const {
+    GS_RETURN_IF_ERROR(check_operator(n));
+    for (const auto& a : n.attribute()) {
+      if (a.has_g()) GS_RETURN_IF_ERROR(check_tree(a.g(), NodeSource(&a.g()), depth + 1, limits, nodes));
+      for (const auto& sub : a.graphs())
+        GS_RETURN_IF_ERROR(check_tree(sub, NodeSource(&sub), depth + 1, limits, nodes));
+    }
+    return Status::ok();
+  }
+
+  Status check_tree(const onnx::GraphProto& g, const NodeSource& graph_nodes, int depth,
+                    const OnnxImportOptions& limits, int64_t* nodes) const {
     if (depth > limits.max_nesting_depth) {
       return err("graph '" + shown_graph(g) + "' is nested " + std::to_string(depth) +
                  " levels deep; the limit is " + std::to_string(limits.max_nesting_depth) +
                  " (--max_nesting_depth)");
     }
-    *nodes += g.node_size() + g.input_size() + g.initializer_size();
+    *nodes += graph_nodes.size() + g.input_size() + g.initializer_size();
     if (*nodes > limits.max_nodes) {
       return err(
           "the model has more than " + std::to_string(limits.max_nodes) +
           " nodes, inputs and initializers; the limit is --max_nodes=" + std::to_string(limits.max_nodes));
     }
-    GS_RETURN_IF_ERROR(check_graph_text(g));
-    for (const auto& n : g.node()) {
-      GS_RETURN_IF_ERROR(check_operator(n));
-      for (const auto& a : n.attribute()) {
-        if (a.has_g()) GS_RETURN_IF_ERROR(check_tree(a.g(), depth + 1, limits, nodes));
-        for (const auto& sub : a.graphs()) GS_RETURN_IF_ERROR(check_tree(sub, depth + 1, limits, nodes));
-      }
-    }
-    return Status::ok();
+    if (!sdk::is_valid_utf8(g.name())) return bad_text(g, "graph name", g.name());
+    // One visit per node (a streamed node is parsed at each visit). A model's text is checked before its
+    // operators: the first operator error waits until every node's and value's text has passed.
+    Status operators = Status::ok();
+    GS_RETURN_IF_ERROR(graph_nodes.for_each([&](const onnx::NodeProto& n, int) {
+      GS_RETURN_IF_ERROR(check_node_text(g, n));
+      if (operators.is_ok()) operators = check_node(n, depth, limits, nodes);
+      return Status::ok();
+    }));
+    GS_RETURN_IF_ERROR(check_value_infos(g));
+    return operators;
   }
 
   static std::string shown_graph(const onnx::GraphProto& g) {
@@ -215,8 +289,9 @@ class Importer {
   }
 
   // check_all has checked every graph's text and operators already (import_onnx_bytes runs it first).
-  Status build_graph(const onnx::GraphProto& g, Scope* s, int64_t formal_parent_offset) {
-    s->values.reserve(g.input_size() + g.initializer_size() + g.node_size());
+  Status build_graph(const onnx::GraphProto& g, const NodeSource& nodes, Scope* s,
+                     int64_t formal_parent_offset) {
+    s->values.reserve(g.input_size() + g.initializer_size() + nodes.size());
     s->types.reserve(g.input_size() + g.value_info_size() + g.output_size());
     for (const auto& vi : g.input()) s->types.emplace(vi.name(), &vi.type());
     for (const auto& vi : g.value_info()) s->types.emplace(vi.name(), &vi.type());
@@ -227,9 +302,9 @@ class Importer {
     // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph
     // that is not sorted still imports, and a cycle is reported by the verifier with its path).
     std::vector<sdk::Node*> created;
-    GS_RETURN_IF_ERROR(add_nodes(g, s, &created));
+    GS_RETURN_IF_ERROR(add_nodes(nodes, s, &created));
     // Pass 2: inputs, attributes and subgraphs.
-    GS_RETURN_IF_ERROR(wire_nodes(g, s, created));
+    GS_RETURN_IF_ERROR(wire_nodes(nodes, s, created));
     return add_net_output(g, s);
   }
 
@@ -250,7 +325,7 @@ class Importer {
       if (s->owner) {
         d->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(index + formal_parent_offset));
       }
-      s->values.assign(vi.name(), {d, 0});
+      s->values.assign(d->output_name(0), {d, 0});
     }
     return Status::ok();
   }
@@ -264,7 +339,7 @@ class Importer {
       sdk::Node* c = add_named(s->graph, t.name(), sdk::op::kConst, 0);
       c->add_output(value.desc(), t.name());
       c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(std::move(value)));
-      s->values.assign(t.name(), {c, 0});
+      s->values.assign(c->output_name(0), {c, 0});
     }
 
     return Status::ok();
@@ -277,10 +352,10 @@ class Importer {
     return g->add_node(g->unique_node_name(base), type, inputs, 0);
   }
 
-  Status add_nodes(const onnx::GraphProto& g, Scope* s, std::vector<sdk::Node*>* created_out) {
+  Status add_nodes(const NodeSource& nodes, Scope* s, std::vector<sdk::Node*>* created_out) {
     std::vector<sdk::Node*>& created = *created_out;
-    created.reserve(g.node_size());
-    for (const auto& n : g.node()) {
+    created.reserve(nodes.size());
+    return nodes.for_each([&](const onnx::NodeProto& n, int) {
       const bool is_constant = n.op_type() == sdk::op::kConstant && is_default_domain(n.domain());
       std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
       sdk::Node* ir = add_named(s->graph, base, is_constant ? sdk::op::kConst : std::string_view(n.op_type()),
@@ -288,9 +363,12 @@ class Importer {
       if (!is_default_domain(n.domain()))
         ir->attrs().set(sdk::attr::kDomain, sdk::AttrValue::String(n.domain()));
       for (int o = 0; o < n.output_size(); ++o) {
-        const std::string& v = n.output(o);
-        const onnx::TypeProto* const* type = s->types.find(v);
-        ir->add_output(desc_of(type ? *type : nullptr), v);
+        const onnx::TypeProto* const* type = s->types.find(n.output(o));
+        ir->add_output(desc_of(type ? *type : nullptr), n.output(o));
+      }
+      // Registered once every output is added: the table views the IR's names, which then stay put.
+      for (int o = 0; o < n.output_size(); ++o) {
+        const std::string& v = ir->output_name(o);
         if (v.empty()) continue;
         auto [first, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
         if (!fresh) {
@@ -299,18 +377,16 @@ class Importer {
         }
       }
       created.push_back(ir);
-    }
-
-    return Status::ok();
+      return Status::ok();
+    });
   }
 
-  Status wire_nodes(const onnx::GraphProto& g, Scope* s, const std::vector<sdk::Node*>& created) {
-    for (int k = 0; k < g.node_size(); ++k) {
-      const onnx::NodeProto& n = g.node(k);
+  Status wire_nodes(const NodeSource& nodes, Scope* s, const std::vector<sdk::Node*>& created) {
+    return nodes.for_each([&](const onnx::NodeProto& n, int k) {
       sdk::Node* ir = created[k];
       for (int i = 0; i < n.input_size(); ++i) {
         if (n.input(i).empty()) continue;  // an omitted optional input
-        sdk::OutPort src = recent_producer(g, created, k, n.input(i));
+        sdk::OutPort src = recent_producer(created, k, n.input(i));
         if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
         if (!src.valid()) {
           return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
@@ -318,26 +394,23 @@ class Importer {
         }
         GS_RETURN_IF_ERROR(s->graph->add_edge(src, {ir, i}));
       }
-      if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == sdk::op::kConstant) {
-        GS_RETURN_IF_ERROR(convert_constant(n, ir));
-        continue;
-      }
+      if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == sdk::op::kConstant)
+        return convert_constant(n, ir);
       for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
-    }
-
-    return Status::ok();
+      return Status::ok();
+    });
   }
 
   // Exporters write nodes in order, so an input is most often an output of one of the few nodes just before:
   // found there without a hash lookup (a table lookup on a million-value graph is a cache miss or two). Names
   // are unique in a graph, so a match there is the producer.
-  static sdk::OutPort recent_producer(const onnx::GraphProto& g, const std::vector<sdk::Node*>& created,
-                                      int k, const std::string& name) {
+  static sdk::OutPort recent_producer(const std::vector<sdk::Node*>& created, int k,
+                                      const std::string& name) {
     constexpr int kLookBack = 4;
     for (int j = k - 1; j >= 0 && j >= k - kLookBack; --j) {
-      const onnx::NodeProto& p = g.node(j);
-      for (int o = 0; o < p.output_size(); ++o) {
-        if (p.output(o) == name) return {created[j], o};
+      const sdk::Node* p = created[j];
+      for (size_t o = 0; o < p->num_outputs(); ++o) {
+        if (p->output_name(o) == name) return {created[j], static_cast<int32_t>(o)};
       }
     }
     return {};
@@ -439,7 +512,7 @@ class Importer {
     d->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(s->next_data_index++));
     d->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(input_index));
     d->attrs().set(sdk::attr::kOuterValue, sdk::AttrValue::String(name));
-    s->values.assign(name, {d, 0});
+    s->values.assign(d->output_name(0), {d, 0});
     *out = {d, 0};
     return Status::ok();
   }
@@ -466,7 +539,7 @@ class Importer {
     child.parent = s;
     child.owner = ir;
     ++depth_;
-    Status st = build_graph(body, &child, formal_offset(n));
+    Status st = build_graph(body, NodeSource(&body), &child, formal_offset(n));
     --depth_;
     GS_RETURN_IF_ERROR(st);
     *out = sub;
@@ -587,6 +660,8 @@ class Importer {
   std::string source_;
   TensorReader tensors_;
   const onnx::ModelProto& model_;
+  const NodeSource own_main_nodes_;
+  const NodeSource* main_nodes_;
   sdk::Graph* root_ = nullptr;
   int depth_ = 0;
   std::unordered_map<std::string, int64_t> opsets_;
@@ -698,6 +773,60 @@ int max_supported_onnx_opset() {
 
 namespace {
 
+// One field, as it appears in the bytes, merged into `m` (a repeated field's element is appended).
+bool merge_field(std::string_view field, int recursion_limit, google::protobuf::MessageLite* m) {
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(field.data()),
+                                            static_cast<int>(field.size()));
+  in.SetRecursionLimit(recursion_limit);
+  return m->MergePartialFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+// Reads a serialised ModelProto into `model` except for its main graph's nodes, which are left in the bytes:
+// `nodes` gets each node's span, in order. Every other field is parsed as ParseFromArray would, at the same
+// depth. False when the bytes are not well formed (the caller then parses them whole, which reports them).
+bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
+                              std::vector<std::string_view>* nodes) {
+  using google::protobuf::internal::WireFormatLite;
+  constexpr int kLimit = 100;  // protobuf's default recursion limit
+  // Calls field(number, wire type, the field's bytes, its payload when length-delimited) for every field.
+  auto walk = [&](std::string_view b, auto&& field) {
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(b.data()),
+                                              static_cast<int>(b.size()));
+    while (true) {
+      const int start = in.CurrentPosition();
+      const uint32_t tag = in.ReadTag();
+      if (tag == 0) return in.ConsumedEntireMessage();
+      std::string_view payload;
+      if (WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        uint32_t size = 0;
+        if (!in.ReadVarint32(&size) || size > b.size() - static_cast<size_t>(in.CurrentPosition()))
+          return false;
+        payload = b.substr(static_cast<size_t>(in.CurrentPosition()), size);
+        if (!in.Skip(static_cast<int>(size))) return false;
+      } else if (!WireFormatLite::SkipField(&in, tag)) {
+        return false;
+      }
+      const std::string_view whole = b.substr(static_cast<size_t>(start), in.CurrentPosition() - start);
+      if (!field(WireFormatLite::GetTagFieldNumber(tag), WireFormatLite::GetTagWireType(tag), whole, payload))
+        return false;
+    }
+  };
+  constexpr int kGraphField = onnx::ModelProto::kGraphFieldNumber;
+  constexpr int kNodeField = onnx::GraphProto::kNodeFieldNumber;
+  constexpr auto kLengthDelimited = WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+  return walk(bytes, [&](int number, int wire, std::string_view whole, std::string_view payload) {
+    if (number != kGraphField || wire != kLengthDelimited) return merge_field(whole, kLimit, model);
+    onnx::GraphProto* graph = model->mutable_graph();
+    return walk(payload, [&](int inner, int inner_wire, std::string_view field, std::string_view node) {
+      if (inner == kNodeField && inner_wire == kLengthDelimited) {
+        nodes->push_back(node);
+        return true;
+      }
+      return merge_field(field, kLimit - 1, graph);
+    });
+  });
+}
+
 // `owned`, when given, holds `bytes` and is emptied once they are parsed: a file read only to be imported
 // need not stay in memory beside its graph.
 Status import_bytes(std::string_view bytes, std::string* owned, const std::string& source,
@@ -728,23 +857,33 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     arena_options.max_block_size = size_t{1} << 22;
     google::protobuf::Arena arena(arena_options);
     onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-      return Status::invalid_argument(
-          source +
-          ": not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or nested "
-          "deeper than protobuf's limit of 100 message levels)");
+    // The main graph's nodes are parsed one at a time while the graph is built, from the bytes, which stay
+    // until then. Not for model-local functions (inlining rewrites the node list) or libonnx's inference
+    // (it reads the whole model).
+    std::vector<std::string_view> spans;
+    const bool streamed = !options.onnx_reference_inference &&
+                          parse_without_main_nodes(bytes, &model, &spans) && model.functions_size() == 0;
+    if (!streamed) {
+      spans.clear();
+      if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+        return Status::invalid_argument(source + kParseFailed);
+      if (owned) std::string().swap(*owned);
     }
-    if (owned) std::string().swap(*owned);
     phase("parse");
     phases += " (" + std::to_string(arena.SpaceAllocated() >> 20) + " MB of messages)";
     GS_RETURN_IF_ERROR(check_model_header(model, source));
     GS_RETURN_IF_ERROR(onnx_detail::normalize_model(&model, source, base_dir));
     phase("normalise");
-    GS_RETURN_IF_ERROR(Importer(source, base_dir, model).check_all(options));
+    const TensorReader reader(source, base_dir);
+    std::optional<NodeSource> main_nodes;
+    if (streamed) main_nodes.emplace(std::move(spans), &reader, source);
+    const NodeSource* nodes = main_nodes ? &*main_nodes : nullptr;
+    GS_RETURN_IF_ERROR(Importer(source, base_dir, model, nodes).check_all(options));
     GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
     phase("check");
     if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);
-    GS_RETURN_IF_ERROR(Importer(source, base_dir, model).run(root));
+    GS_RETURN_IF_ERROR(Importer(source, base_dir, model, nodes).run(root));
+    if (owned) std::string().swap(*owned);
     return Status::ok();
   }();
   GS_RETURN_IF_ERROR(built);

@@ -310,6 +310,74 @@ TEST(OnnxImportTest, TruncatedModelsAreRefusedOrImportCleanly) {
   EXPECT_GT(refused, bytes.size() / 2);
 }
 
+// The main graph's nodes are parsed one at a time from the model's bytes; a model with local functions is
+// parsed whole (inlining rewrites its node list). Both must give the same graph: an unused function forces
+// the whole parse of the same model.
+TEST(OnnxImportTest, NodesParsedOneAtATimeGiveTheSameGraph) {
+  onnx::ModelProto m = nested_capture_model();
+  auto* g = m.mutable_graph();
+  auto* c = add_node(g, "Constant", {}, {"k"});
+  c->clear_name();
+  auto* value = c->add_attribute();
+  value->set_name("value_floats");
+  value->set_type(onnx::AttributeProto::FLOATS);
+  value->add_floats(1.5f);
+  add_node(g, "Relu", {"k"}, {"unused_out"}, "dangling");  // unnamed and named nodes, a Constant
+  onnx::ModelProto whole = m;
+  auto* f = whole.add_functions();
+  f->set_name("unused");
+  f->set_domain("local.functions");
+  f->add_input("a");
+  f->add_output("b");
+  *f->add_opset_import() = m.opset_import(0);
+  auto* fn = f->add_node();
+  fn->set_op_type("Relu");
+  fn->add_input("a");
+  fn->add_output("b");
+  std::unique_ptr<sdk::Graph> streamed, parsed;
+  ASSERT_TRUE(import(m, &streamed).is_ok());
+  ASSERT_TRUE(import(whole, &parsed).is_ok());
+  std::string a, b;
+  ASSERT_TRUE(serialize_om(*streamed, &a).is_ok());
+  ASSERT_TRUE(serialize_om(*parsed, &b).is_ok());
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(streamed->total_nodes(), parsed->total_nodes());
+  ASSERT_NE(streamed->find_node("Constant_1"), nullptr);
+  EXPECT_EQ(streamed->find_node("dangling")->input(0).node, streamed->find_node("Constant_1"));
+}
+
+// A node whose own bytes are corrupt (its framing intact) is refused like any unparsable model.
+TEST(OnnxImportTest, ACorruptNodeIsRefusedWithTheFileName) {
+  onnx::ModelProto m = tiny_model();
+  onnx::NodeProto bad = m.graph().node(0);
+  m.mutable_graph()->clear_node();
+  std::string node = bad.SerializeAsString() + std::string(1, '\x07');  // field 0, wire type 7: invalid
+  std::string graph =
+      std::string(1, '\x0a') + static_cast<char>(node.size()) + node + m.graph().SerializeAsString();
+  ASSERT_LT(node.size(), 128u);
+  ASSERT_LT(graph.size(), 128u);
+  m.clear_graph();
+  const std::string bytes = to_bytes(m) + std::string(1, '\x3a') + static_cast<char>(graph.size()) + graph;
+  std::unique_ptr<sdk::Graph> root;
+  const sdk::Status s = import_onnx_bytes(bytes, "corrupt.onnx", ".", {}, &root);
+  EXPECT_EQ(s.message(),
+            "corrupt.onnx: not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or "
+            "nested deeper than protobuf's limit of 100 message levels)");
+  EXPECT_EQ(root, nullptr);
+}
+
+// Names are checked before operators, whichever node comes first: the model's text must be readable before
+// its operators are judged.
+TEST(OnnxImportTest, ABadNameIsReportedBeforeAnEarlierBadOperator) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->mutable_node(0)->set_op_type("NoSuchOp");
+  add_node(g, "Relu", {"y"}, {std::string("z\xff")}, "late");
+  EXPECT_EQ(import_error(m), "m.onnx: graph 'tiny': value name 'z?' is not valid UTF-8");
+  g->mutable_node(2)->set_output(0, "z");
+  EXPECT_NE(import_error(m).find("operator 'NoSuchOp' is not defined"), std::string::npos) << import_error(m);
+}
+
 TEST(OnnxImportTest, ImportIsDeterministic) {
   std::unique_ptr<sdk::Graph> a, b;
   ASSERT_TRUE(import(nested_capture_model(), &a).is_ok());
