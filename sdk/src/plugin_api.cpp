@@ -1,6 +1,8 @@
 // Out-of-line key functions of the SDK's polymorphic classes: their vtables and typeinfo live once, here, so
 // that casts and exceptions on SDK types work across RTLD_LOCAL libraries (design guide, section 3.1).
 #include <algorithm>
+#include <charconv>
+#include <optional>
 
 #include "graphsplit/sdk/context.h"
 #include "graphsplit/sdk/engine.h"
@@ -94,26 +96,51 @@ const OpSupportTable& Engine::table() const {
 
 namespace {
 
+std::string list_dtypes(const std::vector<DataType>& v) {
+  std::string s;
+  for (DataType d : v) s += (s.empty() ? "" : ", ") + std::string(to_string(d));
+  return s;
+}
+
 // The opset of the node's domain, from the root graph's `_onnx_opset_import` ("domain:version" entries).
+// Placement asks for every node: no string is built.
 int64_t node_opset(const Node& node) {
   const AttrValue* domain_attr = node.attrs().get(attr::kDomain);
-  const std::string domain = domain_attr && domain_attr->as_string() ? *domain_attr->as_string() : "ai.onnx";
+  const std::string_view domain =
+      domain_attr && domain_attr->as_string() ? std::string_view(*domain_attr->as_string()) : "ai.onnx";
   const Graph* root = node.owner() ? node.owner()->root() : nullptr;
   const AttrValue* imports = root ? root->attrs().get(sdk::attr::kOnnxOpsetImport) : nullptr;
   if (!imports || !imports->as_strings()) return -1;
   for (const std::string& entry : *imports->as_strings()) {
     const size_t colon = entry.rfind(':');
-    if (colon != std::string::npos && entry.compare(0, colon, domain) == 0 && colon == domain.size()) {
-      return std::stoll(entry.substr(colon + 1));
+    if (colon == domain.size() && std::string_view(entry).substr(0, colon) == domain) {
+      int64_t version = -1;
+      const char* end = entry.data() + entry.size();
+      const auto [at, ec] = std::from_chars(entry.data() + colon + 1, end, version);
+      return ec == std::errc() && at == end ? version : -1;
     }
   }
   return -1;
 }
 
-std::string list_dtypes(const std::vector<DataType>& v) {
-  std::string s;
-  for (DataType d : v) s += (s.empty() ? "" : ", ") + std::string(to_string(d));
-  return s;
+// The verdict on one of the main tensors, none when it passes; `what` names the tensor, built only for a
+// refusal.
+template <class What>
+std::optional<SupportVerdict> check_tensor(const TensorDesc& desc, const std::vector<DataType>& allowed,
+                                           const OpSupportRow& row, What what) {
+  if (desc.kind != ValueKind::kTensor || desc.dtype == DataType::kUndefined) return std::nullopt;
+  if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), desc.dtype) == allowed.end()) {
+    return SupportVerdict{
+        false, ReasonCode::kEngineUnsupportedDtype,
+        what() + " is " + std::string(to_string(desc.dtype)) + "; supported: " + list_dtypes(allowed)};
+  }
+  if (!row.formats.empty() &&
+      std::find(row.formats.begin(), row.formats.end(), desc.format) == row.formats.end()) {
+    return SupportVerdict{
+        false, ReasonCode::kEngineUnsupportedFormat,
+        what() + " has format " + std::string(to_string(desc.format)) + ", which the table does not list"};
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -129,34 +156,16 @@ SupportVerdict Engine::check_table(const Node& node) const {
                 std::to_string(row->opset_min) + "-" + std::to_string(row->opset_max)};
   }
   // Data types and formats constrain the main tensors: input 0 (when connected) and every output.
-  struct Checked {
-    std::string what;
-    const TensorDesc* desc;
-    const std::vector<DataType>* allowed;
-  };
   const std::vector<DataType>& in_types = row->input_dtypes.empty() ? row->dtypes : row->input_dtypes;
   const std::vector<DataType>& out_types = row->output_dtypes.empty() ? row->dtypes : row->output_dtypes;
-  std::vector<Checked> tensors;
-  if (node.num_inputs() > 0 && node.input_desc(0))
-    tensors.push_back({"input 0", node.input_desc(0), &in_types});
-  for (size_t o = 0; o < node.num_outputs(); ++o) {
-    tensors.push_back({"output " + std::to_string(o), &node.output_desc(o), &out_types});
+  if (node.num_inputs() > 0 && node.input_desc(0)) {
+    if (auto v = check_tensor(*node.input_desc(0), in_types, *row, [] { return std::string("input 0"); }))
+      return *v;
   }
-  for (const Checked& t : tensors) {
-    const TensorDesc* desc = t.desc;
-    if (desc->kind != ValueKind::kTensor || desc->dtype == DataType::kUndefined) continue;
-    if (!t.allowed->empty() &&
-        std::find(t.allowed->begin(), t.allowed->end(), desc->dtype) == t.allowed->end()) {
-      return {
-          false, ReasonCode::kEngineUnsupportedDtype,
-          t.what + " is " + std::string(to_string(desc->dtype)) + "; supported: " + list_dtypes(*t.allowed)};
-    }
-    if (!row->formats.empty() &&
-        std::find(row->formats.begin(), row->formats.end(), desc->format) == row->formats.end()) {
-      return {
-          false, ReasonCode::kEngineUnsupportedFormat,
-          t.what + " has format " + std::string(to_string(desc->format)) + ", which the table does not list"};
-    }
+  for (size_t o = 0; o < node.num_outputs(); ++o) {
+    if (auto v =
+            check_tensor(node.output_desc(o), out_types, *row, [o] { return "output " + std::to_string(o); }))
+      return *v;
   }
   if (row->dynamic_shape == DynamicShapeSupport::kNone) {
     for (size_t i = 0; i < node.num_inputs(); ++i) {
