@@ -460,8 +460,7 @@ class Importer {
       return err("node '" + n.name() + "' (" + n.op_type() + ") uses operator domain '" + shown +
                  "', which is not supported; supported: ai.onnx, ai.onnx.ml, ai.onnx.preview.training");
     }
-    const onnx::OpSchema* schema =
-        onnx::OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
+    const onnx::OpSchema* schema = find_schema(n.op_type(), static_cast<int>(opset->second), domain);
     // A version newer than libonnx's (opsets 18-23): graphsplit's table decides.
     if (domain.empty() && opset->second > max_supported_onnx_opset()) {
       const int ours = onnx_detail::table_since_version(n.op_type(), static_cast<int>(opset->second));
@@ -484,6 +483,16 @@ class Importer {
       return err("node '" + n.name() + "' (" + n.op_type() + "): " + why);
     }
     return Status::ok();
+  }
+
+  // libonnx's registry lookup costs a thousand instructions or more (maps keyed by strings, three deep); a
+  // model has few distinct operators and a million nodes.
+  const onnx::OpSchema* find_schema(const std::string& type, int opset, const std::string& domain) const {
+    schema_key_.assign(domain).append(1, '\0').append(type).append(1, '\0').append(std::to_string(opset));
+    if (auto it = schemas_.find(schema_key_); it != schemas_.end()) return it->second;
+    const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(type, opset, domain);
+    schemas_.emplace(schema_key_, schema);
+    return schema;
   }
 
   // Finds the producer of `name`, capturing it from an enclosing graph if needed. An invalid port means the
@@ -665,6 +674,8 @@ class Importer {
   sdk::Graph* root_ = nullptr;
   int depth_ = 0;
   std::unordered_map<std::string, int64_t> opsets_;
+  mutable std::string schema_key_;
+  mutable std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
   std::unordered_map<const sdk::Node*, std::unordered_map<std::string, int32_t>> capture_inputs_;
 };
 

@@ -3,6 +3,7 @@
 #include <google/protobuf/arena.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <unordered_map>
 
@@ -153,9 +154,53 @@ class Writer {
         [this](const sdk::Tensor& t, om::CTensor* m) { tensor(t, m); });
   }
 
-  // 1 + the index of an equal attribute list already written, or of a new one; 0 for none.
+  // Whether two values are written as the same bytes, decided without writing them: floats bit for bit
+  // (0.0 == -0.0, NaN != NaN), tensors only when shared.
+  static bool same_bytes(const AttrValue& a, const AttrValue& b) {
+    using K = AttrValue::Kind;
+    if (a.kind() != b.kind()) return false;
+    const auto& x = a.storage();
+    const auto& y = b.storage();
+    switch (a.kind()) {
+      case K::kFloat:
+        return std::memcmp(&std::get<2>(x), &std::get<2>(y), sizeof(double)) == 0;
+      case K::kFloats: {
+        const auto& u = std::get<6>(x);
+        const auto& v = std::get<6>(y);
+        return u.size() == v.size() &&
+               (u.empty() || std::memcmp(u.data(), v.data(), u.size() * sizeof(double)) == 0);
+      }
+      case K::kTensor:
+        return std::get<9>(x).tensor == std::get<9>(y).tensor;
+      case K::kTensors:
+        return false;
+      default:
+        return a == b;
+    }
+  }
+
+  static bool same_bytes(const sdk::AttrMap& a, const sdk::AttrMap& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!(a.entries()[i].first == b.entries()[i].first) ||
+          !same_bytes(a.entries()[i].second, b.entries()[i].second))
+        return false;
+    }
+    return true;
+  }
+
+  // 1 + the index of an equal attribute list already written, or of a new one; 0 for none. Neighbouring
+  // nodes mostly carry equal lists (an engine's placement attributes): a list equal to the one before is
+  // not serialised again to find its index (its strings are in the table already).
   uint32_t attrs(const sdk::AttrMap& map) {
     if (map.empty()) return 0;
+    if (last_attrs_ && same_bytes(*last_attrs_, map)) return last_attr_index_;
+    last_attrs_ = &map;
+    last_attr_index_ = serialized_attrs(map);
+    return last_attr_index_;
+  }
+
+  uint32_t serialized_attrs(const sdk::AttrMap& map) {
     scratch_.Clear();
     for (const auto& [k, v] : map.entries()) {
       scratch_.add_names(intern(k));
@@ -246,6 +291,8 @@ class Writer {
   std::vector<int32_t> positions_;  // the graph being written: position by node id
   std::string key_;
   om::CAttrSet scratch_;
+  const sdk::AttrMap* last_attrs_ = nullptr;
+  uint32_t last_attr_index_ = 0;
 };
 
 // ------------------------------------------------------------------ Compact -> IR

@@ -2,6 +2,7 @@
 #include <google/protobuf/util/json_util.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -165,6 +166,27 @@ TEST(OmFormatTest, TheFileIsProtobufsOwnEncodingOfItsMessage) {
   EXPECT_EQ(loaded->find_node("x")->output_desc(0).shape.dim_names().at(0), "batch");
   EXPECT_EQ(loaded->find_node("w")->attrs().get("value")->as_tensor()->bytes(), std::string(8, '\x01'));
   EXPECT_EQ(loaded->find_node("if")->attrs().get("else_branch")->as_graph(), loaded->subgraphs()[1]);
+}
+
+// Neighbouring nodes with equal attribute lists share one entry without being written twice; lists that
+// compare equal as numbers but not as bytes (0.0 and -0.0) must stay apart.
+TEST(OmFormatTest, EqualNeighbourAttributesShareAnEntryButSignedZerosDoNot) {
+  auto g = chain(4);
+  const double values[] = {0.0, -0.0, -0.0, 0.0};
+  for (int k = 0; k < 4; ++k)
+    g->find_node("r" + std::to_string(k))->attrs().set("alpha", sdk::AttrValue::Float(values[k]));
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  om::Compact m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  EXPECT_EQ(m.attr_sets_size(), 2);
+  std::unique_ptr<sdk::Graph> loaded;
+  ASSERT_TRUE(parse_om(bytes, "z.om", &loaded).is_ok());
+  for (int k = 0; k < 4; ++k) {
+    const double* v = loaded->find_node("r" + std::to_string(k))->attrs().get("alpha")->as_float();
+    ASSERT_NE(v, nullptr);
+    EXPECT_EQ(std::signbit(*v), std::signbit(values[k])) << k;
+  }
 }
 
 // An output file appears whole at commit or not at all: nothing is left of one abandoned before.
