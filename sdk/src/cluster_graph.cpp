@@ -39,6 +39,22 @@ struct ClusterGraph::Impl {
     auto it = std::lower_bound(v.begin(), v.end(), x);
     if (it != v.end() && *it == x) v.erase(it);
   }
+  // erase_sorted(v, from) then insert_sorted(v, to), moving only the entries between the two places: a
+  // hub's list (a shape input feeding every Reshape) was shifted twice over its whole length per merge.
+  static void replace_sorted(std::vector<Id>& v, Id from, Id to) {
+    const auto f = std::lower_bound(v.begin(), v.end(), from);
+    if (f == v.end() || *f != from) return insert_sorted(v, to);
+    const auto t = std::lower_bound(v.begin(), v.end(), to);
+    if (t != v.end() && *t == to) {
+      v.erase(f);
+    } else if (f < t) {
+      std::rotate(f, f + 1, t);
+      *(t - 1) = to;
+    } else {
+      std::rotate(t, f, f + 1);
+      *t = to;
+    }
+  }
 
   Id find(Id x) const {
     Id root = x;
@@ -313,14 +329,12 @@ struct ClusterGraph::Impl {
       if (c == survivor) continue;
       for (Id p : in[c]) {
         if (mark2[p] == em) continue;
-        erase_sorted(out[p], c);
-        insert_sorted(out[p], survivor);
+        replace_sorted(out[p], c, survivor);
         new_in.push_back(p);
       }
       for (Id q : out[c]) {
         if (mark2[q] == em) continue;
-        erase_sorted(in[q], c);
-        insert_sorted(in[q], survivor);
+        replace_sorted(in[q], c, survivor);
         new_out.push_back(q);
       }
       std::vector<Id>().swap(in[c]);
