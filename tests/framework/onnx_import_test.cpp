@@ -346,6 +346,40 @@ TEST(OnnxImportTest, NodesParsedOneAtATimeGiveTheSameGraph) {
   EXPECT_EQ(streamed->find_node("dangling")->input(0).node, streamed->find_node("Constant_1"));
 }
 
+// Protobuf merges a message field that appears twice: a model whose graph comes in two pieces (nodes in
+// both) is the same model as the merged one, whichever way its nodes are read.
+TEST(OnnxImportTest, AGraphInTwoPiecesIsMergedAsProtobufWould) {
+  const onnx::ModelProto m = tiny_model();
+  onnx::GraphProto first = m.graph(), second;
+  first.clear_output();
+  first.mutable_node()->RemoveLast();
+  *second.add_node() = m.graph().node(1);
+  *second.add_output() = m.graph().output(0);
+  onnx::ModelProto head = m;
+  head.clear_graph();
+  auto field = [](const std::string& payload) {
+    std::string f(1, '\x3a');  // field 7 (graph), length-delimited
+    for (size_t v = payload.size();; v >>= 7) {
+      f.push_back(static_cast<char>(v >= 0x80 ? (v & 0x7f) | 0x80 : v));
+      if (v < 0x80) break;
+    }
+    return f + payload;
+  };
+  const std::string bytes =
+      field(first.SerializeAsString()) + to_bytes(head) + field(second.SerializeAsString());
+  onnx::ModelProto merged;
+  ASSERT_TRUE(merged.ParseFromString(bytes));
+  ASSERT_EQ(merged.graph().node_size(), 2);
+  std::unique_ptr<sdk::Graph> pieces, whole;
+  ASSERT_TRUE(import_onnx_bytes(bytes, "m.onnx", ".", {}, &pieces).is_ok());
+  ASSERT_TRUE(import(merged, &whole).is_ok());
+  std::string a, b;
+  ASSERT_TRUE(serialize_om(*pieces, &a).is_ok());
+  ASSERT_TRUE(serialize_om(*whole, &b).is_ok());
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(pieces->find_node("sigmoid")->input(0).node, pieces->find_node("relu"));
+}
+
 // A node whose own bytes are corrupt (its framing intact) is refused like any unparsable model.
 TEST(OnnxImportTest, ACorruptNodeIsRefusedWithTheFileName) {
   onnx::ModelProto m = tiny_model();
