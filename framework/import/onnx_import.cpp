@@ -838,6 +838,20 @@ bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
   });
 }
 
+// Copies the spans into `store` and points them there: the rest of a file read only to be imported (its
+// weights, parsed already) need not stay in memory beside its graph.
+void keep_only(std::vector<std::string_view>* spans, std::string* store) {
+  size_t total = 0;
+  for (std::string_view s : *spans) total += s.size();
+  store->reserve(total);
+  for (std::string_view s : *spans) store->append(s);
+  size_t at = 0;
+  for (std::string_view& s : *spans) {
+    s = std::string_view(*store).substr(at, s.size());
+    at += s.size();
+  }
+}
+
 // `owned`, when given, holds `bytes` and is emptied once they are parsed: a file read only to be imported
 // need not stay in memory beside its graph.
 Status import_bytes(std::string_view bytes, std::string* owned, const std::string& source,
@@ -868,17 +882,21 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     arena_options.max_block_size = size_t{1} << 22;
     google::protobuf::Arena arena(arena_options);
     onnx::ModelProto& model = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
-    // The main graph's nodes are parsed one at a time while the graph is built, from the bytes, which stay
-    // until then. Not for model-local functions (inlining rewrites the node list) or libonnx's inference
-    // (it reads the whole model).
+    // The main graph's nodes are parsed one at a time while the graph is built, from their bytes, which stay
+    // until then (the rest of a file's bytes go once parsed). Not for model-local functions (inlining
+    // rewrites the node list) or libonnx's inference (it reads the whole model).
     std::vector<std::string_view> spans;
     const bool streamed = !options.onnx_reference_inference &&
                           parse_without_main_nodes(bytes, &model, &spans) && model.functions_size() == 0;
+    std::string node_bytes;
     if (!streamed) {
       spans.clear();
       if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return Status::invalid_argument(source + kParseFailed);
       if (owned) std::string().swap(*owned);
+    } else if (owned) {
+      keep_only(&spans, &node_bytes);
+      std::string().swap(*owned);
     }
     phase("parse");
     phases += " (" + std::to_string(arena.SpaceAllocated() >> 20) + " MB of messages)";
@@ -894,7 +912,6 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     phase("check");
     if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);
     GS_RETURN_IF_ERROR(Importer(source, base_dir, model, nodes).run(root));
-    if (owned) std::string().swap(*owned);
     return Status::ok();
   }();
   GS_RETURN_IF_ERROR(built);
