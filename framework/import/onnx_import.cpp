@@ -838,12 +838,16 @@ bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
   });
 }
 
+size_t total_size(const std::vector<std::string_view>& spans) {
+  size_t total = 0;
+  for (std::string_view s : spans) total += s.size();
+  return total;
+}
+
 // Copies the spans into `store` and points them there: the rest of a file read only to be imported (its
 // weights, parsed already) need not stay in memory beside its graph.
 void keep_only(std::vector<std::string_view>* spans, std::string* store) {
-  size_t total = 0;
-  for (std::string_view s : *spans) total += s.size();
-  store->reserve(total);
+  store->reserve(total_size(*spans));
   for (std::string_view s : *spans) store->append(s);
   size_t at = 0;
   for (std::string_view& s : *spans) {
@@ -894,8 +898,8 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
       if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return Status::invalid_argument(source + kParseFailed);
       if (owned) std::string().swap(*owned);
-    } else if (owned) {
-      keep_only(&spans, &node_bytes);
+    } else if (owned && total_size(spans) < owned->size() / 2) {
+      keep_only(&spans, &node_bytes);  // a file mostly of weights: they go now
       std::string().swap(*owned);
     }
     phase("parse");
@@ -912,6 +916,7 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     phase("check");
     if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);
     GS_RETURN_IF_ERROR(Importer(source, base_dir, model, nodes).run(root));
+    if (owned) std::string().swap(*owned);
     return Status::ok();
   }();
   GS_RETURN_IF_ERROR(built);
