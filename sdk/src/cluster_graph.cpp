@@ -1,6 +1,7 @@
 #include "graphsplit/sdk/cluster_graph.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "graphsplit/sdk/ir/topo.h"
@@ -9,13 +10,104 @@ namespace graphsplit::sdk {
 
 using Id = ClusterGraph::Id;
 
+namespace {
+
+// A cluster's sorted neighbours, two of them inline: most clusters start as one node with one or two
+// neighbours each way, and a std::vector was 24 bytes and a heap block per list, two lists per node.
+class IdList {
+ public:
+  IdList() : size_(0), cap_(kInline) {}
+  IdList(const IdList&) = delete;
+  IdList& operator=(const IdList&) = delete;
+  IdList(IdList&& o) noexcept : size_(0), cap_(kInline) { take(o); }
+  IdList& operator=(IdList&& o) noexcept {
+    if (this != &o) {
+      release();
+      take(o);
+    }
+    return *this;
+  }
+  ~IdList() { release(); }
+
+  Id* begin() { return data(); }
+  Id* end() { return data() + size_; }
+  const Id* begin() const { return data(); }
+  const Id* end() const { return data() + size_; }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  void push_back(Id x) {
+    grow(size_ + 1);
+    data()[size_++] = x;
+  }
+  void insert(const Id* pos, Id x) {
+    const size_t at = static_cast<size_t>(pos - data());
+    grow(size_ + 1);
+    Id* d = data();
+    std::memmove(d + at + 1, d + at, (size_ - at) * sizeof(Id));
+    d[at] = x;
+    ++size_;
+  }
+  void append(const Id* first, const Id* last) {
+    const auto n = static_cast<uint32_t>(last - first);
+    grow(size_ + n);
+    std::memcpy(data() + size_, first, n * sizeof(Id));
+    size_ += n;
+  }
+  void erase(Id* pos) {
+    std::memmove(pos, pos + 1, static_cast<size_t>(end() - pos - 1) * sizeof(Id));
+    --size_;
+  }
+  // Drops everything from `pos` on.
+  void truncate(const Id* pos) { size_ = static_cast<uint32_t>(pos - data()); }
+  // Empties the list and gives its block back.
+  void release() {
+    if (cap_ > kInline) delete[] heap_;
+    size_ = 0;
+    cap_ = kInline;
+  }
+
+ private:
+  static constexpr uint32_t kInline = 2;
+  Id* data() { return cap_ > kInline ? heap_ : inline_; }
+  const Id* data() const { return cap_ > kInline ? heap_ : inline_; }
+  void grow(size_t n) {
+    if (n <= cap_) return;
+    const auto cap = static_cast<uint32_t>(std::max<size_t>(n, size_t{cap_} * 2));
+    Id* block = new Id[cap];
+    std::memcpy(block, data(), size_ * sizeof(Id));
+    if (cap_ > kInline) delete[] heap_;
+    heap_ = block;
+    cap_ = cap;
+  }
+  void take(IdList& o) {
+    size_ = o.size_;
+    cap_ = o.cap_;
+    if (cap_ > kInline)
+      heap_ = o.heap_;
+    else
+      std::memcpy(inline_, o.inline_, sizeof inline_);
+    o.size_ = 0;
+    o.cap_ = kInline;
+  }
+
+  union {
+    Id inline_[kInline];
+    Id* heap_;
+  };
+  uint32_t size_, cap_;
+};
+static_assert(sizeof(IdList) == 16, "the size the comment above relies on");
+
+}  // namespace
+
 struct ClusterGraph::Impl {
-  std::vector<Node*> nodes;          // position -> node
-  std::vector<uint32_t> position;    // node id -> position
-  mutable std::vector<Id> parent;    // union-find over positions
-  std::vector<int64_t> rank;         // per cluster: its label in the order list, consistent with every edge
-  std::vector<std::vector<Id>> out;  // sorted
-  std::vector<std::vector<Id>> in;   // sorted
+  std::vector<Node*> nodes;        // position -> node
+  std::vector<uint32_t> position;  // node id -> position
+  mutable std::vector<Id> parent;  // union-find over positions
+  std::vector<int64_t> rank;       // per cluster: its label in the order list, consistent with every edge
+  std::vector<IdList> out;         // sorted
+  std::vector<IdList> in;          // sorted
   // Members as intrusive lists (next position, per-cluster head/tail/size): merging concatenates in O(1) and
   // allocates nothing.
   std::vector<uint32_t> next_member, head, tail, count;
@@ -30,18 +122,18 @@ struct ClusterGraph::Impl {
   std::vector<Id> deltaf, deltab;
   mutable std::vector<Id> stack;
 
-  static bool contains(const std::vector<Id>& v, Id x) { return std::binary_search(v.begin(), v.end(), x); }
-  static void insert_sorted(std::vector<Id>& v, Id x) {
+  static bool contains(const IdList& v, Id x) { return std::binary_search(v.begin(), v.end(), x); }
+  static void insert_sorted(IdList& v, Id x) {
     auto it = std::lower_bound(v.begin(), v.end(), x);
     if (it == v.end() || *it != x) v.insert(it, x);
   }
-  static void erase_sorted(std::vector<Id>& v, Id x) {
+  static void erase_sorted(IdList& v, Id x) {
     auto it = std::lower_bound(v.begin(), v.end(), x);
     if (it != v.end() && *it == x) v.erase(it);
   }
   // erase_sorted(v, from) then insert_sorted(v, to), moving only the entries between the two places: a
   // hub's list (a shape input feeding every Reshape) was shifted twice over its whole length per merge.
-  static void replace_sorted(std::vector<Id>& v, Id from, Id to) {
+  static void replace_sorted(IdList& v, Id from, Id to) {
     const auto f = std::lower_bound(v.begin(), v.end(), from);
     if (f == v.end() || *f != from) return insert_sorted(v, to);
     const auto t = std::lower_bound(v.begin(), v.end(), to);
@@ -337,8 +429,8 @@ struct ClusterGraph::Impl {
         replace_sorted(in[q], c, survivor);
         new_out.push_back(q);
       }
-      std::vector<Id>().swap(in[c]);
-      std::vector<Id>().swap(out[c]);
+      in[c].release();
+      out[c].release();
       parent[c] = survivor;
       live[c] = 0;
       --live_count;
@@ -354,8 +446,7 @@ struct ClusterGraph::Impl {
 
   // Members leave the survivor's list one by one (binary search), so a hub survivor is not rescanned per
   // fold; a few additions go in one by one, many by one merge.
-  static void rebuild_edges(const std::vector<Id>& set, Id survivor, std::vector<Id>& own,
-                            std::vector<Id>& added) {
+  static void rebuild_edges(const std::vector<Id>& set, Id survivor, IdList& own, std::vector<Id>& added) {
     for (Id c : set) {
       if (c != survivor) erase_sorted(own, c);
     }
@@ -366,9 +457,9 @@ struct ClusterGraph::Impl {
       return;
     }
     const size_t mid = own.size();
-    own.insert(own.end(), added.begin(), added.end());
-    std::inplace_merge(own.begin(), own.begin() + static_cast<std::ptrdiff_t>(mid), own.end());
-    own.erase(std::unique(own.begin(), own.end()), own.end());
+    own.append(added.data(), added.data() + added.size());
+    std::inplace_merge(own.begin(), own.begin() + mid, own.end());
+    own.truncate(std::unique(own.begin(), own.end()));
   }
 
   std::vector<Id> scratch_in, scratch_out;
@@ -412,7 +503,7 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
   for (size_t i = 0; i < n; ++i) {
     for (auto* v : {&m->out[i], &m->in[i]}) {
       std::sort(v->begin(), v->end());
-      v->erase(std::unique(v->begin(), v->end()), v->end());
+      v->truncate(std::unique(v->begin(), v->end()));
     }
   }
   // Ranks: the node order when it is topological (the usual case: partitioners sort first), else a
@@ -493,13 +584,13 @@ std::vector<Node*> ClusterGraph::members(Id c) const {
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::successors(Id c) const {
-  std::vector<Id> v = impl_->out[c];
+  std::vector<Id> v(impl_->out[c].begin(), impl_->out[c].end());
   std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
   return v;
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::predecessors(Id c) const {
-  std::vector<Id> v = impl_->in[c];
+  std::vector<Id> v(impl_->in[c].begin(), impl_->in[c].end());
   std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
   return v;
 }
