@@ -486,9 +486,9 @@ class Importer {
   }
 
   // libonnx's registry lookup costs a thousand instructions or more (maps keyed by strings, three deep); a
-  // model has few distinct operators and a million nodes.
+  // model has few distinct operators and a million nodes. The opset follows from the domain (opsets_).
   const onnx::OpSchema* find_schema(const std::string& type, int opset, const std::string& domain) const {
-    schema_key_.assign(domain).append(1, '\0').append(type).append(1, '\0').append(std::to_string(opset));
+    schema_key_.assign(domain).append(1, '\0').append(type);
     if (auto it = schemas_.find(schema_key_); it != schemas_.end()) return it->second;
     const onnx::OpSchema* schema = onnx::OpSchemaRegistry::Schema(type, opset, domain);
     schemas_.emplace(schema_key_, schema);

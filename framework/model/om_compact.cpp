@@ -29,8 +29,6 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 
 // ------------------------------------------------------------------ IR -> Compact
 
-constexpr size_t kMaxVarintBytes = 10;
-
 void append_varint(std::string* out, uint64_t v) {
   while (v >= 0x80) {
     out->push_back(static_cast<char>((v & 0x7F) | 0x80));

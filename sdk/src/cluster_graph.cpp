@@ -19,14 +19,9 @@ class IdList {
   IdList() : size_(0), cap_(kInline) {}
   IdList(const IdList&) = delete;
   IdList& operator=(const IdList&) = delete;
+  // For std::vector's reallocation; lists are never assigned.
   IdList(IdList&& o) noexcept : size_(0), cap_(kInline) { take(o); }
-  IdList& operator=(IdList&& o) noexcept {
-    if (this != &o) {
-      release();
-      take(o);
-    }
-    return *this;
-  }
+  IdList& operator=(IdList&&) = delete;
   ~IdList() { release(); }
 
   Id* begin() { return data(); }

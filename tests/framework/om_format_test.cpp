@@ -9,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "graphsplit/sdk/ir/graph.h"
 #include "model/om.pb.h"
+#include "model/om_internal.h"
 #include "model/om_io.h"
 
 namespace graphsplit {
@@ -66,14 +67,18 @@ TEST(OmFormatTest, CompactFileStoresRecurringStringsOnce) {
 // order.
 TEST(OmFormatTest, WritingInPiecesGivesTheSameBytes) {
   const std::string dir = ::testing::TempDir();
-  auto g = chain(2'000);
   std::string bytes, file;
-  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-  size_t size = 0;
-  ASSERT_TRUE(write_om_file(*g, dir + "/pieces.om", &size).is_ok());
-  ASSERT_TRUE(read_file(dir + "/pieces.om", &file).is_ok());
-  EXPECT_EQ(size, bytes.size());
-  EXPECT_TRUE(file == bytes);
+  // 80,000 nodes make a graph larger than the writer's 1 MiB batch: flushed, then written on its own.
+  for (int n : {2'000, 80'000}) {
+    auto g = chain(n);
+    ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+    size_t size = 0;
+    ASSERT_TRUE(write_om_file(*g, dir + "/pieces.om", &size).is_ok());
+    ASSERT_TRUE(read_file(dir + "/pieces.om", &file).is_ok());
+    EXPECT_EQ(size, bytes.size()) << n;
+    EXPECT_TRUE(file == bytes) << n;
+  }
+  if (bytes.size() <= (size_t{1} << 20)) ADD_FAILURE() << "the large case no longer exceeds one batch";
 
   std::vector<std::string> texts;
   std::string joined;
@@ -187,6 +192,17 @@ TEST(OmFormatTest, EqualNeighbourAttributesShareAnEntryButSignedZerosDoNot) {
     ASSERT_NE(v, nullptr);
     EXPECT_EQ(std::signbit(*v), std::signbit(values[k])) << k;
   }
+}
+
+// A sink's error stops the write at once and is what the writer returns.
+TEST(OmFormatTest, ASinkErrorStopsTheWrite) {
+  auto g = branches();
+  int calls = 0;
+  const sdk::Status s = om_detail::write_compact(*g, [&](std::string_view) {
+    return ++calls == 2 ? sdk::Status::resource_exhausted("disk full") : sdk::Status::ok();
+  });
+  EXPECT_EQ(s.message(), "disk full");
+  EXPECT_EQ(calls, 2);
 }
 
 // An output file appears whole at commit or not at all: nothing is left of one abandoned before.

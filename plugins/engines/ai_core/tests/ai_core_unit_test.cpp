@@ -56,6 +56,30 @@ TEST(AiCoreEngineTest, RefusesInt64ArithmeticAndDataDependentOps) {
   EXPECT_EQ(f.engine->check_support(*nz.node).reason, sdk::ReasonCode::kEngineUnsupportedOp);
 }
 
+// The table's opset range is read against the model's ai.onnx import; an import entry that is not a number
+// leaves the opset unknown, which refuses nothing.
+TEST(AiCoreEngineTest, OpsetOutsideTheRowIsRefusedAndAnUnreadableImportIsNot) {
+  Fixture f;
+  const std::vector<sdk::TensorDesc> in{tensor_desc(DataType::kFloat, {2, 8})};
+  OneNode old = one_node("LayerNormalization", in, in, 13);
+  auto v = f.engine->check_support(*old.node);
+  EXPECT_EQ(v.reason, sdk::ReasonCode::kEngineUnsupportedOp);
+  EXPECT_EQ(v.detail, "LayerNormalization at opset 13 is outside the supported range 17-23");
+  OneNode current = one_node("LayerNormalization", in, in, 17);
+  EXPECT_TRUE(f.engine->check_support(*current.node).supported);
+  old.root->attrs().set(sdk::attr::kOnnxOpsetImport, sdk::AttrValue::Strings({"ai.onnx:13x"}));
+  EXPECT_TRUE(f.engine->check_support(*old.node).supported);
+}
+
+TEST(AiCoreEngineTest, AnOutputOfAnotherTypeIsNamedInTheRefusal) {
+  Fixture f;
+  OneNode cast = one_node("Relu", {tensor_desc(DataType::kFloat, {4})},
+                          {tensor_desc(DataType::kFloat, {4}), tensor_desc(DataType::kInt64, {4})});
+  const auto v = f.engine->check_support(*cast.node);
+  EXPECT_EQ(v.reason, sdk::ReasonCode::kEngineUnsupportedDtype);
+  EXPECT_EQ(v.detail, "output 1 is int64; supported: float16, float32");
+}
+
 TEST(AiCoreEngineTest, MaxRankOption) {
   Fixture f(4);
   OneNode relu = one_node("Relu", {tensor_desc(DataType::kFloat, {1, 2, 3, 4, 5})},
