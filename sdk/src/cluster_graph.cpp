@@ -435,29 +435,42 @@ struct ClusterGraph::Impl {
       count[c] = 0;
       first[survivor] = std::min(first[survivor], first[c]);
     }
-    rebuild_edges(set, survivor, in[survivor], new_in);
-    rebuild_edges(set, survivor, out[survivor], new_out);
+    rebuild_edges(set, survivor, in[survivor], new_in, em);
+    rebuild_edges(set, survivor, out[survivor], new_out, em);
   }
 
-  // Members leave the survivor's list one by one (binary search), so a hub survivor is not rescanned per
-  // fold; a few additions go in one by one, many by one merge.
-  static void rebuild_edges(const std::vector<Id>& set, Id survivor, IdList& own, std::vector<Id>& added) {
-    for (Id c : set) {
-      if (c != survivor) erase_sorted(own, c);
-    }
-    if (added.empty()) return;
-    std::sort(added.begin(), added.end());
+  // The survivor's list without the members, joined with `added` (no members, sorted per absorbed cluster).
+  // A few additions to a long list (a hub) go in one by one; otherwise one merge pass into scratch, which
+  // allocates nothing once the scratch has grown (std::inplace_merge took a buffer per call).
+  void rebuild_edges(const std::vector<Id>& set, Id survivor, IdList& own, std::vector<Id>& added,
+                     uint32_t em) {
+    if (set.size() > 2) std::sort(added.begin(), added.end());  // one absorbed cluster's list is sorted
     if (added.size() * 16 < own.size()) {
+      for (Id c : set) {
+        if (c != survivor) erase_sorted(own, c);
+      }
       for (Id x : added) insert_sorted(own, x);
       return;
     }
-    const size_t mid = own.size();
-    own.append(added.data(), added.data() + added.size());
-    std::inplace_merge(own.begin(), own.begin() + mid, own.end());
-    own.truncate(std::unique(own.begin(), own.end()));
+    merged.clear();
+    const Id *a = own.begin(), *a_end = own.end();
+    const Id *b = added.data(), *b_end = added.data() + added.size();
+    while (a != a_end || b != b_end) {
+      Id x;
+      if (b == b_end || (a != a_end && *a <= *b)) {
+        x = *a++;
+        if (mark2[x] == em) continue;  // a member: the edge is now inside the survivor
+      } else {
+        x = *b++;
+      }
+      if (merged.empty() || merged.back() != x) merged.push_back(x);
+    }
+    own.truncate(own.begin());
+    own.append(merged.data(), merged.data() + merged.size());
   }
 
-  std::vector<Id> scratch_in, scratch_out;
+  std::vector<Id> scratch_in, scratch_out, merged;
+  std::vector<Id> pair;         // try_merge's set, kept to avoid an allocation per merge
   std::vector<uint32_t> first;  // per cluster: its first member's position
 };
 
@@ -616,9 +629,8 @@ ClusterGraph::Id ClusterGraph::try_merge(Id a, Id b) {
   } else if (m.reachable(a, b)) {
     return kNone;  // b cannot reach a: a comes first in the order
   }
-  std::vector<Id> set{a, b};
-  std::sort(set.begin(), set.end());
-  return m.fold(set);
+  m.pair.assign({std::min(a, b), std::max(a, b)});
+  return m.fold(m.pair);
 }
 
 ClusterGraph::Id ClusterGraph::merge_all_paths(Id from, Id to) {

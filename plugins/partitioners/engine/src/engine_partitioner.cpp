@@ -194,8 +194,11 @@ class Splitter {
     for (ClusterGraph::Id c : clusters_->topological_order()) {
       if (!clusters_->is_live(c)) continue;
       std::vector<ClusterGraph::Id> parents = clusters_->predecessors(c);
-      std::stable_sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
-        return clusters_->num_successors(a) < clusters_->num_successors(b);
+      // Fewest consumers first, then in order (predecessors() come in rank order, and ranks are unique):
+      // stable_sort's order without its buffer per cluster.
+      std::sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
+        const size_t sa = clusters_->num_successors(a), sb = clusters_->num_successors(b);
+        return sa != sb ? sa < sb : clusters_->rank(a) < clusters_->rank(b);
       });
       ClusterGraph::Id cur = c;
       for (ClusterGraph::Id p : parents) {
