@@ -5,14 +5,26 @@
 
 namespace graphsplit {
 
-uint32_t DecisionLog::intern(std::string_view s, uint32_t* last) {
-  // Consecutive records mostly repeat each field (one stage, one graph, one engine): compare before hashing.
-  if (*last != kNone && strings_[*last] == s) return *last;
-  if (auto it = ids_.find(s); it != ids_.end()) return *last = it->second;
-  const auto id = static_cast<uint32_t>(strings_.size());
-  strings_.emplace_back(s);
-  ids_.emplace(strings_.back(), id);
-  return *last = id;
+uint32_t DecisionLog::intern(std::string_view s, Recent* recent) {
+  // Consecutive records mostly repeat each field (one stage, one graph, one engine), or alternate between two
+  // values (an engine's verdict, then the placement it led to): compare with the last two before hashing.
+  Recent& r = *recent;
+  if (r[0] != kNone && strings_[r[0]] == s) return r[0];
+  if (r[1] != kNone && strings_[r[1]] == s) {
+    std::swap(r[0], r[1]);
+    return r[0];
+  }
+  uint32_t id = kNone;
+  if (auto it = ids_.find(s); it != ids_.end()) {
+    id = it->second;
+  } else {
+    id = static_cast<uint32_t>(strings_.size());
+    strings_.emplace_back(s);
+    ids_.emplace(strings_.back(), id);
+  }
+  r[1] = r[0];
+  r[0] = id;
+  return id;
 }
 
 namespace {
@@ -71,7 +83,7 @@ void DecisionLog::clear() {
   large_counts_.clear();
   strings_.clear();
   ids_.clear();
-  last_.fill(kNone);
+  last_.fill({kNone, kNone});
   built_.clear();
 }
 

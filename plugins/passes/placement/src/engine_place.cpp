@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/strings.h"
@@ -72,7 +73,16 @@ std::string where(const sdk::Node& n) {
 struct Candidate {
   const sdk::EngineRef* engine;
   int64_t cost;
+  bool excluded;  // by ge.exec.exclude_engines or ge.engineType; the user's own choice ignores it
 };
+
+// A string attribute without copying it; empty when absent or not a string.
+const std::string& string_attr(const sdk::Node& n, std::string_view key) {
+  static const std::string kEmpty;
+  const AttrValue* v = n.attrs().get(key);
+  const std::string* s = v ? v->as_string() : nullptr;
+  return s ? *s : kEmpty;
+}
 
 class Placer {
  public:
@@ -90,9 +100,10 @@ class Placer {
   }
 
   Status place(sdk::Node& n, bool* changed) {
-    std::string engine = n.attrs().get_string(sdk::attr::kOpEngineName);
-    const std::string lx_engine = n.attrs().get_string(sdk::attr::kLxfusionEngineName);
-    const std::string lx_kernel = n.attrs().get_string(sdk::attr::kLxfusionOpKernelLibName);
+    // Copies: the attributes below may be rewritten while these are in use.
+    const std::string engine = string_attr(n, sdk::attr::kOpEngineName);
+    const std::string lx_engine = string_attr(n, sdk::attr::kLxfusionEngineName);
+    const std::string lx_kernel = string_attr(n, sdk::attr::kLxfusionOpKernelLibName);
     const bool lx_pair = !lx_engine.empty() && !lx_kernel.empty();
     // Rule 1: an engine already chosen stays; lx attributes that disagree only earn a warning, and are
     // written back from the op.
@@ -198,9 +209,10 @@ class Placer {
     return nullptr;
   }
 
-  // The engines listing the op type, cheapest first; the same for every node of a type, so kept per type.
+  // The engines listing the op type, cheapest first; the same for every node of a type, so kept per type,
+  // keyed by the interned type string's address.
   const std::vector<Candidate>& candidates(const sdk::Node& n) {
-    auto [it, fresh] = candidates_.try_emplace(n.type());
+    auto [it, fresh] = candidates_.try_emplace(&n.type());
     if (fresh) it->second = list_candidates(n);
     return it->second;
   }
@@ -210,7 +222,7 @@ class Placer {
     for (const sdk::EngineRef& e : engines_) {
       if (host_exec_ && e.name != sdk::engine::kHostCpu) continue;
       const sdk::OpSupportRow* row = e.table ? e.table->find(n.type()) : nullptr;
-      if (row) out.push_back({&e, row->cost});
+      if (row) out.push_back({&e, row->cost, excluded_.count(e.name) > 0});
     }
     // Ascending cost; then the engine priority (engines_ is already ordered by priority, then name).
     std::stable_sort(out.begin(), out.end(),
@@ -219,8 +231,8 @@ class Placer {
   }
 
   Status place_by_candidates(sdk::Node& n, bool* changed) {
-    const std::string spec_engine = n.attrs().get_string(sdk::attr::kSpecifiedEngineName);
-    const std::string spec_kernel = n.attrs().get_string(sdk::attr::kSpecifiedKernelLibName);
+    const std::string& spec_engine = string_attr(n, sdk::attr::kSpecifiedEngineName);
+    const std::string& spec_kernel = string_attr(n, sdk::attr::kSpecifiedKernelLibName);
     const bool specified = !spec_engine.empty() && !spec_kernel.empty();
     std::vector<Candidate> chosen;
     const std::vector<Candidate>* list = &chosen;
@@ -236,14 +248,14 @@ class Placer {
                                    "' is not the kernel library of engine '" + spec_engine + "' (" +
                                    (e->table ? e->table->kernel_lib() : std::string("none")) + ")");
       }
-      chosen.push_back({e, 0});
+      chosen.push_back({e, 0, false});
     } else {
       list = &candidates(n);
     }
     std::vector<Verdict>& verdicts = verdicts_;
     verdicts.clear();
     for (const Candidate& c : *list) {
-      if (!specified && excluded_.count(c.engine->name)) {
+      if (c.excluded) {
         verdicts.push_back({c.engine->name, sdk::ReasonCode::kEngineDisabled,
                             "excluded by ge.exec.exclude_engines or ge.engineType"});
         continue;
@@ -280,7 +292,7 @@ class Placer {
   sdk::Decision scratch_;
   std::string detail_;
   std::vector<Verdict> verdicts_;  // place_by_candidates' list, kept to reuse its storage
-  std::map<std::string, std::vector<Candidate>, std::less<>> candidates_;
+  std::unordered_map<const std::string*, std::vector<Candidate>> candidates_;
 };
 
 }  // namespace
