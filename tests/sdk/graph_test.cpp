@@ -95,6 +95,35 @@ TEST(GraphTest, BatchDisconnectAndRemoveKeepTheOtherEdgesInOrder) {
   EXPECT_EQ(g->num_nodes(), 1u + 600u + 1u - 2u);
 }
 
+// disconnect_inputs compacts the consumer lists one of two ways: by sorting the cut ports (a few cuts in a
+// large graph) or by marking each producer once and compacting all its outputs (many cuts). Both must leave
+// every output of a two-output producer with exactly its uncut consumers, in order.
+TEST(GraphTest, DisconnectingFewOrManyInputsOfATwoOutputProducer) {
+  for (const int cuts_every : {1, 97}) {  // 1: many cuts (marking); 97: few cuts in a large graph (sorting)
+    auto g = Graph::create("g");
+    Node* split = testing::add_plain(*g, "split", "Split", {}, 2);
+    std::vector<Node*> readers;
+    for (int i = 0; i < 2000; ++i) {
+      Node* r = g->add_node("r" + std::to_string(i), "Relu", 1, 1);
+      ASSERT_TRUE(g->add_edge({split, i % 2}, {r, 0}).is_ok());
+      readers.push_back(r);
+    }
+    std::vector<InPort> cut;
+    for (int i = 0; i < 2000; i += 2 * cuts_every) cut.push_back({readers[i], 0});  // output 0's readers only
+    g->disconnect_inputs(cut);
+    std::vector<InPort> kept0, kept1;
+    for (int i = 0; i < 2000; ++i) {
+      const bool was_cut = i % (2 * cuts_every) == 0;
+      if (i % 2 == 1) kept1.push_back({readers[i], 0});
+      if (i % 2 == 0 && !was_cut) kept0.push_back({readers[i], 0});
+      EXPECT_EQ(readers[i]->input(0).valid(), !was_cut) << i;
+    }
+    EXPECT_EQ(split->consumers(0), kept0) << cuts_every;
+    EXPECT_EQ(split->consumers(1), kept1) << cuts_every;
+    EXPECT_TRUE(verify(*g).is_ok()) << verify(*g).message();
+  }
+}
+
 TEST(GraphTest, EdgesAreStoredInBothDirections) {
   auto g = Graph::create("g");
   Node* a = add(*g, "a", "Data");
