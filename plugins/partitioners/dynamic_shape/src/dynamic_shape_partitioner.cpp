@@ -215,18 +215,29 @@ class Partition {
     ctx_.record(d);
   }
 
+  // The node's row in its engine's table. Rows are kept per op type (the interned type string's address),
+  // one per engine: a table lookup is a binary search over strings, asked several times per node.
   const sdk::OpSupportRow* row_of(const Node& n) const {
-    const std::string engine = n.attrs().get_string(sdk::attr::kOpEngineName);
-    for (const sdk::EngineRef& e : engines_) {
-      if (e.name == engine && e.table) return e.table->find(n.type());
+    const AttrValue* attr = n.attrs().get(sdk::attr::kOpEngineName);
+    const std::string* name = attr ? attr->as_string() : nullptr;
+    const std::string_view engine = name ? std::string_view(*name) : std::string_view();
+    size_t e = 0;
+    while (e < engines_.size() && !(engines_[e].table && engines_[e].name == engine)) ++e;
+    if (e == engines_.size()) return nullptr;
+    auto [it, fresh] = rows_.try_emplace(&n.type());
+    if (fresh) {
+      it->second.resize(engines_.size());
+      for (size_t i = 0; i < engines_.size(); ++i)
+        it->second[i] = engines_[i].table ? engines_[i].table->find(n.type()) : nullptr;
     }
-    return nullptr;
+    return it->second[e];
   }
 
   // GE step 2: an op whose engine row needs run-time tiling, fed by a non-constant input or holding an
   // unknown tensor, depends on tiling data.
   void mark_tiling_dependency() {
     engines_ = ctx_.engines();
+    rows_.clear();
     std::vector<Graph*> graphs{&tree_};
     graphs.insert(graphs.end(), tree_.subgraphs().begin(), tree_.subgraphs().end());
     for (Graph* g : graphs) {
@@ -723,6 +734,7 @@ class Partition {
   Graph& tree_;   // its root, which owns every subgraph
   sdk::PassContext& ctx_;
   std::vector<sdk::EngineRef> engines_;
+  mutable std::unordered_map<const std::string*, std::vector<const sdk::OpSupportRow*>> rows_;  // row_of's
   int64_t limit_ = 4;
   bool stable_ = false;
   bool known_first_ = false;
