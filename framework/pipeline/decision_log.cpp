@@ -9,10 +9,11 @@ uint32_t DecisionLog::intern(std::string_view s, Recent* recent) {
   // Consecutive records mostly repeat each field (one stage, one graph, one engine), or alternate between two
   // values (an engine's verdict, then the placement it led to): compare with the last two before hashing.
   Recent& r = *recent;
-  if (r[0] != kNone && strings_[r[0]] == s) return r[0];
-  if (r[1] != kNone && strings_[r[1]] == s) {
-    std::swap(r[0], r[1]);
-    return r[0];
+  if (r.id[0] != kNone && r.text[0] == s) return r.id[0];
+  if (r.id[1] != kNone && r.text[1] == s) {
+    std::swap(r.id[0], r.id[1]);
+    std::swap(r.text[0], r.text[1]);
+    return r.id[0];
   }
   uint32_t id = kNone;
   if (auto it = ids_.find(s); it != ids_.end()) {
@@ -22,8 +23,10 @@ uint32_t DecisionLog::intern(std::string_view s, Recent* recent) {
     strings_.emplace_back(s);
     ids_.emplace(strings_.back(), id);
   }
-  r[1] = r[0];
-  r[0] = id;
+  r.id[1] = r.id[0];
+  r.text[1] = r.text[0];
+  r.id[0] = id;
+  r.text[0] = strings_[id];
   return id;
 }
 
@@ -83,7 +86,7 @@ void DecisionLog::clear() {
   large_counts_.clear();
   strings_.clear();
   ids_.clear();
-  last_.fill({kNone, kNone});
+  last_.fill(Recent{});
   built_.clear();
 }
 

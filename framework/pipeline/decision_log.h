@@ -43,7 +43,11 @@ class DecisionLog {
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
   static constexpr uint32_t kNone = UINT32_MAX;
-  using Recent = std::array<uint32_t, 2>;  // a field's last two ids, the latest first
+  // A field's last two ids, the latest first, with views of their interned text (compared without indexing).
+  struct Recent {
+    std::array<uint32_t, 2> id{kNone, kNone};
+    std::array<std::string_view, 2> text{};
+  };
   uint32_t intern(std::string_view s, Recent* recent);
   uint64_t add_names(const std::vector<std::string>& names);
   bool same_names(const Record& r, const std::vector<std::string>& names) const;
@@ -54,7 +58,7 @@ class DecisionLog {
   std::unordered_map<size_t, uint64_t> large_counts_;  // node counts of UINT32_MAX and over, by record
   std::deque<std::string> strings_;                    // stable addresses: the keys of ids_ view them
   std::unordered_map<std::string_view, uint32_t, Hash, std::equal_to<>> ids_;
-  std::array<Recent, 4> last_{{{kNone, kNone}, {kNone, kNone}, {kNone, kNone}, {kNone, kNone}}};  // per field
+  std::array<Recent, 4> last_{};              // per field
   mutable std::vector<sdk::Decision> built_;  // the first built_.size() records
 };
 

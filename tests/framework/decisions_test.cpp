@@ -97,6 +97,13 @@ TEST(DecisionLogTest, CompactLogGivesBackEveryRecordExactly) {
   EXPECT_EQ(log.decisions().back().stage, "later");
   log.clear();
   EXPECT_TRUE(log.decisions().empty());
+  // The fields' recent values are forgotten too: the same strings again are interned afresh.
+  log.add(given[1], "engine");
+  ASSERT_EQ(log.decisions().size(), 1u);
+  EXPECT_EQ(log.decisions()[0].graph, given[1].graph);
+  EXPECT_EQ(log.decisions()[0].engine, given[1].engine);
+  EXPECT_EQ(log.decisions()[0].detail, given[1].detail);
+  EXPECT_EQ(log.decisions()[0].stage, "engine");
 }
 
 }  // namespace
