@@ -122,7 +122,8 @@ void AttrMap::set(std::string_view key, AttrValue value) {
     *existing = std::move(value);
     return;
   }
-  entries_.push_back(Entry{AttrKey(key), std::move(value)});
+  entries_.emplace_back(AttrKey(key),
+                        std::move(value));  // built in place: no temporary entry to move and destroy
 }
 
 bool AttrMap::remove(std::string_view key) {
