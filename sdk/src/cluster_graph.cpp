@@ -45,6 +45,7 @@ class IdList {
   }
   void append(const Id* first, const Id* last) {
     const auto n = static_cast<uint32_t>(last - first);
+    if (n == 0) return;  // `first` may be an empty vector's null data(), which memcpy must not see
     grow(size_ + n);
     std::memcpy(data() + size_, first, n * sizeof(Id));
     size_ += n;
