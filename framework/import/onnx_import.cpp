@@ -94,14 +94,15 @@ class NodeSource {
 
   int size() const { return graph_ ? graph_->node_size() : static_cast<int>(spans_.size()); }
 
-  // fn(node, k) for each node; the node is valid only during the call. Stops at the first error.
+  // fn(node, k) for each node from `from` on; the node is valid only during the call. Stops at the first
+  // error.
   template <class F>
-  Status for_each(F&& fn) const {
+  Status for_each(F&& fn, int from = 0) const {
     if (graph_) {
-      for (int k = 0; k < graph_->node_size(); ++k) GS_RETURN_IF_ERROR(fn(graph_->node(k), k));
+      for (int k = from; k < graph_->node_size(); ++k) GS_RETURN_IF_ERROR(fn(graph_->node(k), k));
       return Status::ok();
     }
-    for (size_t k = 0; k < spans_.size(); ++k) {
+    for (size_t k = static_cast<size_t>(from); k < spans_.size(); ++k) {
       GS_RETURN_IF_ERROR(parse(spans_[k]));
       GS_RETURN_IF_ERROR(fn(static_cast<const onnx::NodeProto&>(node_), static_cast<int>(k)));
     }
@@ -299,12 +300,8 @@ class Importer {
     // Data nodes first, in input order (GE's `index`), then constants, then the operators, then NetOutput.
     GS_RETURN_IF_ERROR(add_inputs(g, s, formal_parent_offset));
     GS_RETURN_IF_ERROR(add_initializers(g, s));
-    // Pass 1: every node and the values it produces, so that pass 2 can wire inputs in any order (a graph
-    // that is not sorted still imports, and a cycle is reported by the verifier with its path).
     std::vector<sdk::Node*> created;
-    GS_RETURN_IF_ERROR(add_nodes(nodes, s, &created));
-    // Pass 2: inputs, attributes and subgraphs.
-    GS_RETURN_IF_ERROR(wire_nodes(nodes, s, created));
+    GS_RETURN_IF_ERROR(add_and_wire_nodes(nodes, s, &created));
     return add_net_output(g, s);
   }
 
@@ -352,53 +349,89 @@ class Importer {
     return g->add_node(g->unique_node_name(base), type, inputs, 0);
   }
 
-  Status add_nodes(const NodeSource& nodes, Scope* s, std::vector<sdk::Node*>* created_out) {
+  // Every node and the values it produces, then each node's inputs, attributes and subgraphs, as if in two
+  // passes: a graph that is not sorted still imports (a cycle is reported by the verifier with its path), and
+  // errors come in the same order. A node whose inputs are all this graph's values made so far, and which has
+  // no subgraph (a subgraph may read a value of this graph made later), is completed while it is visited:
+  // in the usual sorted graph every node is, and the second visit (a second parse of every node) is skipped.
+  // The first node that cannot be completed, or whose completion fails, ends that; the rest are completed in
+  // the second pass, in order, after every node exists.
+  Status add_and_wire_nodes(const NodeSource& nodes, Scope* s, std::vector<sdk::Node*>* created_out) {
     std::vector<sdk::Node*>& created = *created_out;
     created.reserve(nodes.size());
-    return nodes.for_each([&](const onnx::NodeProto& n, int) {
-      const bool is_constant = n.op_type() == sdk::op::kConstant && is_default_domain(n.domain());
-      std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
-      sdk::Node* ir = add_named(s->graph, base, is_constant ? sdk::op::kConst : std::string_view(n.op_type()),
-                                static_cast<size_t>(n.input_size()));
-      if (!is_default_domain(n.domain()))
-        ir->attrs().set(sdk::attr::kDomain, sdk::AttrValue::String(n.domain()));
-      for (int o = 0; o < n.output_size(); ++o) {
-        const onnx::TypeProto* const* type = s->types.find(n.output(o));
-        ir->add_output(desc_of(type ? *type : nullptr), n.output(o));
-      }
-      // Registered once every output is added: the table views the IR's names, which then stay put.
-      for (int o = 0; o < n.output_size(); ++o) {
-        const std::string& v = ir->output_name(o);
-        if (v.empty()) continue;
-        auto [first, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
-        if (!fresh) {
-          return err("value '" + v + "' is produced twice in graph '" + s->graph->name() + "': by '" +
-                     first->node->name() + "' (" + first->node->type() + ") and by " + node_label(n, ir));
-        }
-      }
-      created.push_back(ir);
+    int deferred_from = nodes.size();
+    Status completion = Status::ok();
+    GS_RETURN_IF_ERROR(nodes.for_each([&](const onnx::NodeProto& n, int k) {
+      GS_RETURN_IF_ERROR(add_node_of(n, s, &created));
+      if (k < deferred_from && !complete_now(n, s, created, k, &completion)) deferred_from = k;
       return Status::ok();
-    });
+    }));
+    GS_RETURN_IF_ERROR(completion);  // what the second pass would have met first
+    if (deferred_from == nodes.size()) return Status::ok();
+    return nodes.for_each([&](const onnx::NodeProto& n, int k) { return wire_node(n, s, created, k); },
+                          deferred_from);
   }
 
-  Status wire_nodes(const NodeSource& nodes, Scope* s, const std::vector<sdk::Node*>& created) {
-    return nodes.for_each([&](const onnx::NodeProto& n, int k) {
-      sdk::Node* ir = created[k];
-      for (int i = 0; i < n.input_size(); ++i) {
-        if (n.input(i).empty()) continue;  // an omitted optional input
-        sdk::OutPort src = recent_producer(created, k, n.input(i));
-        if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
-        if (!src.valid()) {
-          return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
-                     "', which no node, graph input or initializer produces");
-        }
-        GS_RETURN_IF_ERROR(s->graph->add_edge(src, {ir, i}));
+  // Completes node k now if it can; false (nothing changed, or `*failure` set) when it is left to the second
+  // pass.
+  bool complete_now(const onnx::NodeProto& n, Scope* s, const std::vector<sdk::Node*>& created, int k,
+                    Status* failure) {
+    for (const auto& a : n.attribute()) {
+      if (attribute_type(a) == onnx::AttributeProto::GRAPH ||
+          attribute_type(a) == onnx::AttributeProto::GRAPHS)
+        return false;
+    }
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (n.input(i).empty()) continue;
+      if (!recent_producer(created, k, n.input(i)).valid() && !s->values.find(n.input(i))) return false;
+    }
+    *failure = wire_node(n, s, created, k);
+    return failure->is_ok();
+  }
+
+  Status add_node_of(const onnx::NodeProto& n, Scope* s, std::vector<sdk::Node*>* created_out) {
+    std::vector<sdk::Node*>& created = *created_out;
+    const bool is_constant = n.op_type() == sdk::op::kConstant && is_default_domain(n.domain());
+    std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
+    sdk::Node* ir = add_named(s->graph, base, is_constant ? sdk::op::kConst : std::string_view(n.op_type()),
+                              static_cast<size_t>(n.input_size()));
+    if (!is_default_domain(n.domain()))
+      ir->attrs().set(sdk::attr::kDomain, sdk::AttrValue::String(n.domain()));
+    for (int o = 0; o < n.output_size(); ++o) {
+      const onnx::TypeProto* const* type = s->types.find(n.output(o));
+      ir->add_output(desc_of(type ? *type : nullptr), n.output(o));
+    }
+    // Registered once every output is added: the table views the IR's names, which then stay put.
+    for (int o = 0; o < n.output_size(); ++o) {
+      const std::string& v = ir->output_name(o);
+      if (v.empty()) continue;
+      auto [first, fresh] = s->values.emplace(v, sdk::OutPort{ir, o});
+      if (!fresh) {
+        return err("value '" + v + "' is produced twice in graph '" + s->graph->name() + "': by '" +
+                   first->node->name() + "' (" + first->node->type() + ") and by " + node_label(n, ir));
       }
-      if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == sdk::op::kConstant)
-        return convert_constant(n, ir);
-      for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
-      return Status::ok();
-    });
+    }
+    created.push_back(ir);
+    return Status::ok();
+  }
+
+  // Node k's inputs, attributes and subgraphs.
+  Status wire_node(const onnx::NodeProto& n, Scope* s, const std::vector<sdk::Node*>& created, int k) {
+    sdk::Node* ir = created[k];
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (n.input(i).empty()) continue;  // an omitted optional input
+      sdk::OutPort src = recent_producer(created, k, n.input(i));
+      if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
+      if (!src.valid()) {
+        return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
+                   "', which no node, graph input or initializer produces");
+      }
+      GS_RETURN_IF_ERROR(s->graph->add_edge(src, {ir, i}));
+    }
+    if (ir->type() == sdk::op::kConst && ir->num_inputs() == 0 && n.op_type() == sdk::op::kConstant)
+      return convert_constant(n, ir);
+    for (const auto& a : n.attribute()) GS_RETURN_IF_ERROR(convert_attribute(n, a, s, ir));
+    return Status::ok();
   }
 
   // Exporters write nodes in order, so an input is most often an output of one of the few nodes just before:
@@ -601,10 +634,12 @@ class Importer {
 
   Status convert_attribute(const onnx::NodeProto& n, const onnx::AttributeProto& a, Scope* s, sdk::Node* ir) {
     using A = onnx::AttributeProto;
-    const std::string what = node_label(n, ir) + " attribute '" + a.name() + "'";
+    // The label for messages, built only when one is needed (per attribute it was a string built for
+    // nothing).
+    auto what = [&] { return node_label(n, ir) + " attribute '" + a.name() + "'"; };
     if (a.name().empty()) return err(node_label(n, ir) + " has an attribute without a name");
-    if (!a.ref_attr_name().empty()) return err(what + " refers to a function attribute outside a function");
-    if (ir->attrs().has(a.name())) return err(what + " appears twice");
+    if (!a.ref_attr_name().empty()) return err(what() + " refers to a function attribute outside a function");
+    if (ir->attrs().has(a.name())) return err(what() + " appears twice");
     const A::AttributeType type = attribute_type(a);
     sdk::AttrValue v;
     switch (type) {
@@ -628,14 +663,14 @@ class Importer {
         break;
       case A::TENSOR: {
         sdk::Tensor t;
-        GS_RETURN_IF_ERROR(tensors_.read(a.t(), what, &t));
+        GS_RETURN_IF_ERROR(tensors_.read(a.t(), what(), &t));
         v = sdk::AttrValue::OfTensor(std::move(t));
         break;
       }
       case A::TENSORS: {
         std::vector<sdk::Tensor> ts(a.tensors_size());
         for (int i = 0; i < a.tensors_size(); ++i)
-          GS_RETURN_IF_ERROR(tensors_.read(a.tensors(i), what, &ts[i]));
+          GS_RETURN_IF_ERROR(tensors_.read(a.tensors(i), what(), &ts[i]));
         v = sdk::AttrValue::Tensors(std::move(ts));
         break;
       }
@@ -659,7 +694,7 @@ class Importer {
         v = sdk::AttrValue::Type(*onnx::Utils::DataTypeUtils::ToType(a.tp()));
         break;
       default:
-        return err(what + " has type " + A::AttributeType_Name(type) + ", which is not supported");
+        return err(what() + " has type " + A::AttributeType_Name(type) + ", which is not supported");
     }
     ir->attrs().set(a.name(), std::move(v));
     return Status::ok();

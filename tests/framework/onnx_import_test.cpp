@@ -412,6 +412,75 @@ TEST(OnnxImportTest, ABadNameIsReportedBeforeAnEarlierBadOperator) {
   EXPECT_NE(import_error(m).find("operator 'NoSuchOp' is not defined"), std::string::npos) << import_error(m);
 }
 
+// A node whose inputs are already made is wired while it is visited; from the first one that is not, the rest
+// wait for the second pass. Either way the graph is the one two passes make: consumers in node order.
+TEST(OnnxImportTest, AnUnsortedGraphIsWiredAsTwoPassesWireIt) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  add_node(g, "Relu", {"x"}, {"a"}, "A");
+  add_node(g, "Relu", {"c"}, {"b"}, "B");  // c is made two nodes later
+  add_node(g, "Relu", {"a"}, {"c"}, "C");
+  add_node(g, "Add", {"b", "c"}, {"y"}, "D");
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import(m, &root);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  sdk::Node* b = root->find_node("B");
+  sdk::Node* c = root->find_node("C");
+  sdk::Node* d = root->find_node("D");
+  EXPECT_EQ(b->input(0).node, c);
+  EXPECT_EQ(d->input(0).node, b);
+  EXPECT_EQ(d->input(1).node, c);
+  EXPECT_EQ(c->consumers(0), (std::vector<sdk::InPort>{{b, 0}, {d, 1}}));
+}
+
+// A subgraph may read a value its parent graph makes after the node that owns it: such a node is wired once
+// every node of its graph exists.
+TEST(OnnxImportTest, ASubgraphMayReadAValueMadeLaterInItsParent) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->clear_output();
+  set_tensor_type(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto* iff = add_node(g, "If", {"cond"}, {"res"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* attr = iff->add_attribute();
+    attr->set_name(branch);
+    attr->set_type(onnx::AttributeProto::GRAPH);
+    auto* body = attr->mutable_g();
+    body->set_name(branch);
+    add_node(body, "Neg", {"v"}, {std::string(branch) + "_out"}, std::string(branch) + "_neg");
+    set_tensor_type(body->add_output(), std::string(branch) + "_out", onnx::TensorProto::FLOAT, {-1, 4});
+  }
+  add_node(g, "Relu", {"x"}, {"v"}, "V");  // after the If
+  set_tensor_type(g->add_output(), "res", onnx::TensorProto::FLOAT, {-1, 4});
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import(m, &root);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  sdk::Node* iff_ir = root->find_node("if");
+  ASSERT_EQ(iff_ir->num_inputs(), 2u);
+  EXPECT_EQ(iff_ir->input(1).node, root->find_node("V"));
+}
+
+// Errors come as from two passes: one found while making any node (a value made twice) before one found while
+// wiring an earlier node (a Constant whose tensor is short of data).
+TEST(OnnxImportTest, ANodeErrorComesBeforeAWiringErrorOfAnEarlierNode) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  auto* k = add_node(g, "Constant", {}, {"k"}, "k");
+  auto* value = k->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  value->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+  value->mutable_t()->add_dims(1000);
+  value->mutable_t()->set_raw_data(std::string(12, '\0'));
+  EXPECT_NE(import_error(m).find("has 12 bytes of data but shape [1000] of float32 needs 4000"),
+            std::string::npos)
+      << import_error(m);
+  add_node(g, "Relu", {"x"}, {"r"}, "again");  // r is relu's output
+  EXPECT_NE(import_error(m).find("value 'r' is produced twice"), std::string::npos) << import_error(m);
+}
+
 TEST(OnnxImportTest, ImportIsDeterministic) {
   std::unique_ptr<sdk::Graph> a, b;
   ASSERT_TRUE(import(nested_capture_model(), &a).is_ok());
