@@ -172,6 +172,26 @@ TEST(ShapePass, FoldingRespectsTheSizeLimit) {
   EXPECT_EQ(stats.folded, 1);
 }
 
+// A random operator is never folded, though its input is constant and it has a kernel; the same type met
+// again (the engine keeps what it knows of each type) is not folded either, and ConstantOfShape beside them
+// is.
+TEST(ShapePass, RandomOperatorsAreNeverFolded) {
+  auto g = sdk::testing::opset_root();
+  add_ints(*g, "shape", {2, 2});
+  add_op(*g, "zeros", "ConstantOfShape", {"shape"}, kUnknown);
+  add_op(*g, "noise", "RandomUniformLike", {"zeros"}, kUnknown);
+  add_op(*g, "more_noise", "RandomUniformLike", {"zeros"}, kUnknown);
+  sdk::testing::add_net_output(*g, {"noise", "more_noise"});
+  infer(*g);
+  ASSERT_NE(g->find_node("zeros"), nullptr);
+  EXPECT_EQ(g->find_node("zeros")->type(), "Const");
+  for (const char* name : {"noise", "more_noise"}) {
+    ASSERT_NE(g->find_node(name), nullptr) << name;
+    EXPECT_EQ(g->find_node(name)->type(), "RandomUniformLike") << name;
+    EXPECT_EQ(shape_of(*g, name), "float32[2,2]") << name;
+  }
+}
+
 TEST(ShapePass, BroadcastOfTwoUnknownsIsMaxWithAnAssumption) {
   auto g = sdk::testing::opset_root();
   add_data(*g, "a", tensor_desc(DataType::kFloat, {-1}), 0, {"p"});

@@ -1,6 +1,7 @@
 // infer_shapes: one topological walk per graph; rules describe outputs, kernels fold constants, and the
 // result is merged into the descriptors the graph already has.
 #include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "graphsplit/kernels/kernels.h"
@@ -35,7 +36,7 @@ bool is_integer_type(DataType t) {
 namespace {
 
 // Operators whose output is not a function of their inputs, or that run subgraphs: never folded.
-bool may_fold(const sdk::Node& n) {
+bool never_folded(std::string_view type) {
   static const std::unordered_set<std::string_view> kNever = {"RandomNormal",
                                                               "RandomUniform",
                                                               "RandomNormalLike",
@@ -47,7 +48,26 @@ bool may_fold(const sdk::Node& n) {
                                                               "Scan",
                                                               "SequenceEmpty",
                                                               "Optional"};
-  if (kNever.count(n.type()) || n.attrs().get(sdk::attr::kDomain)) return false;
+  return kNever.count(type) > 0;
+}
+
+// What inference asks of an op type of the default domain, kept per type string: a node's type() is the
+// process's one interned copy, never freed, so its address names the type. Finding the rule and the
+// never-fold test were string searches per node (about 900 instructions a node on a chain).
+struct TypeFacts {
+  RuleFn rule = nullptr;
+  bool never_folded = false;
+};
+
+const TypeFacts& facts_of(const std::string& interned_type) {
+  thread_local std::unordered_map<const std::string*, TypeFacts> cache;
+  auto [it, fresh] = cache.try_emplace(&interned_type);
+  if (fresh) it->second = {find_rule(interned_type, {}), never_folded(interned_type)};
+  return it->second;
+}
+
+bool may_fold(const sdk::Node& n) {
+  if (facts_of(n.type()).never_folded || n.attrs().get(sdk::attr::kDomain)) return false;
   if (!n.control_inputs().empty() || !n.control_outputs().empty()) return false;
   return n.subgraphs().empty();
 }
@@ -461,7 +481,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   const sdk::AttrValue* domain_attr = node->attrs().get(sdk::attr::kDomain);
   const std::string domain =
       domain_attr && domain_attr->as_string() ? *domain_attr->as_string() : std::string();
-  RuleFn rule = find_rule(type, domain);
+  RuleFn rule = domain.empty() ? facts_of(type).rule : find_rule(type, domain);
   bool folded = false;
   try {
     if (rule) {
