@@ -122,15 +122,23 @@ TEST(OnnxImportTest, InitializersAndConstantsBecomeConst) {
   EXPECT_EQ(kn->output_desc(0).to_string(), "int64[2]");
 }
 
-// outer: x -> If(cond) whose then-branch reads x from the outer scope and whose else-branch holds a Loop
-// whose body reads x too: x must be threaded through both levels as explicit inputs.
-onnx::ModelProto nested_capture_model() {
+// tiny_model's input x and a boolean input cond, no nodes or outputs but an If(cond) -> res named "if".
+onnx::ModelProto if_model(onnx::NodeProto** iff) {
   onnx::ModelProto m = tiny_model();
   auto* g = m.mutable_graph();
   g->clear_node();
   g->clear_output();
   set_tensor_type(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
-  auto* iff = add_node(g, "If", {"cond"}, {"res"}, "if");
+  *iff = add_node(g, "If", {"cond"}, {"res"}, "if");
+  return m;
+}
+
+// outer: x -> If(cond) whose then-branch reads x from the outer scope and whose else-branch holds a Loop
+// whose body reads x too: x must be threaded through both levels as explicit inputs.
+onnx::ModelProto nested_capture_model() {
+  onnx::NodeProto* iff = nullptr;
+  onnx::ModelProto m = if_model(&iff);
+  auto* g = m.mutable_graph();
   auto* then_attr = iff->add_attribute();
   then_attr->set_name("then_branch");
   then_attr->set_type(onnx::AttributeProto::GRAPH);
@@ -437,12 +445,9 @@ TEST(OnnxImportTest, AnUnsortedGraphIsWiredAsTwoPassesWireIt) {
 // A subgraph may read a value its parent graph makes after the node that owns it: such a node is wired once
 // every node of its graph exists.
 TEST(OnnxImportTest, ASubgraphMayReadAValueMadeLaterInItsParent) {
-  onnx::ModelProto m = tiny_model();
+  onnx::NodeProto* iff = nullptr;
+  onnx::ModelProto m = if_model(&iff);
   auto* g = m.mutable_graph();
-  g->clear_node();
-  g->clear_output();
-  set_tensor_type(g->add_input(), "cond", onnx::TensorProto::BOOL, {});
-  auto* iff = add_node(g, "If", {"cond"}, {"res"}, "if");
   for (const char* branch : {"then_branch", "else_branch"}) {
     auto* attr = iff->add_attribute();
     attr->set_name(branch);
