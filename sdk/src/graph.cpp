@@ -418,7 +418,8 @@ void Graph::compact_consumers(std::vector<OutPort>& outputs) {
     std::vector<char> seen(bound, 0);
     for (const OutPort& out : outputs) {
       Node* n = out.node;
-      if (seen[n->id_]++) continue;
+      if (seen[n->id_]) continue;  // a flag, not a count: a char would wrap after 255 cuts of one hub
+      seen[n->id_] = 1;
       for (size_t o = 0; o < n->outputs_.size(); ++o) {
         const OutPort self{n, static_cast<int32_t>(o)};
         std::erase_if(n->outputs_[o].consumers,
