@@ -373,19 +373,24 @@ class Importer {
   }
 
   // Completes node k now if it can; false (nothing changed, or `*failure` set) when it is left to the second
-  // pass.
+  // pass. The producers found here are the ones wire_node uses, so each input is looked up once.
   bool complete_now(const onnx::NodeProto& n, Scope* s, const std::vector<sdk::Node*>& created, int k,
                     Status* failure) {
     for (const auto& a : n.attribute()) {
-      if (attribute_type(a) == onnx::AttributeProto::GRAPH ||
-          attribute_type(a) == onnx::AttributeProto::GRAPHS)
-        return false;
+      const auto type = attribute_type(a);
+      if (type == onnx::AttributeProto::GRAPH || type == onnx::AttributeProto::GRAPHS) return false;
     }
+    local_producers_.assign(static_cast<size_t>(n.input_size()), sdk::OutPort{});
     for (int i = 0; i < n.input_size(); ++i) {
       if (n.input(i).empty()) continue;
-      if (!recent_producer(created, k, n.input(i)).valid() && !s->values.find(n.input(i))) return false;
+      sdk::OutPort& src = local_producers_[static_cast<size_t>(i)];
+      src = recent_producer(created, k, n.input(i));
+      if (src.valid()) continue;
+      const sdk::OutPort* found = s->values.find(n.input(i));
+      if (!found) return false;
+      src = *found;
     }
-    *failure = wire_node(n, s, created, k);
+    *failure = wire_node(n, s, created, k, local_producers_.data());
     return failure->is_ok();
   }
 
@@ -415,12 +420,13 @@ class Importer {
     return Status::ok();
   }
 
-  // Node k's inputs, attributes and subgraphs.
-  Status wire_node(const onnx::NodeProto& n, Scope* s, const std::vector<sdk::Node*>& created, int k) {
+  // Node k's inputs, attributes and subgraphs. `known`, when given, holds the producer of every named input.
+  Status wire_node(const onnx::NodeProto& n, Scope* s, const std::vector<sdk::Node*>& created, int k,
+                   const sdk::OutPort* known = nullptr) {
     sdk::Node* ir = created[k];
     for (int i = 0; i < n.input_size(); ++i) {
       if (n.input(i).empty()) continue;  // an omitted optional input
-      sdk::OutPort src = recent_producer(created, k, n.input(i));
+      sdk::OutPort src = known ? known[i] : recent_producer(created, k, n.input(i));
       if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
       if (!src.valid()) {
         return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
@@ -709,6 +715,9 @@ class Importer {
   sdk::Graph* root_ = nullptr;
   int depth_ = 0;
   std::unordered_map<std::string, int64_t> opsets_;
+  // complete_now's, kept to reuse its storage (a node it completes has no subgraph, so no nested graph's
+  // import uses it meanwhile).
+  std::vector<sdk::OutPort> local_producers_;
   mutable std::string schema_key_;
   mutable std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
   std::unordered_map<const sdk::Node*, std::unordered_map<std::string, int32_t>> capture_inputs_;

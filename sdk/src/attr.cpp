@@ -122,8 +122,8 @@ void AttrMap::set(std::string_view key, AttrValue value) {
     *existing = std::move(value);
     return;
   }
-  entries_.emplace_back(AttrKey(key),
-                        std::move(value));  // built in place: no temporary entry to move and destroy
+  // Built in place: no temporary entry to move and destroy.
+  entries_.emplace_back(AttrKey(key), std::move(value));
 }
 
 bool AttrMap::remove(std::string_view key) {

@@ -479,8 +479,9 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   }
   ctx.outputs.resize(node->num_outputs());
   const sdk::AttrValue* domain_attr = node->attrs().get(sdk::attr::kDomain);
-  const std::string domain =
-      domain_attr && domain_attr->as_string() ? *domain_attr->as_string() : std::string();
+  const std::string_view domain = domain_attr && domain_attr->as_string()
+                                      ? std::string_view(*domain_attr->as_string())
+                                      : std::string_view();
   RuleFn rule = domain.empty() ? facts_of(type).rule : find_rule(type, domain);
   bool folded = false;
   try {
