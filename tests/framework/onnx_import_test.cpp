@@ -354,6 +354,36 @@ TEST(OnnxImportTest, NodesParsedOneAtATimeGiveTheSameGraph) {
   EXPECT_EQ(streamed->find_node("dangling")->input(0).node, streamed->find_node("Constant_1"));
 }
 
+// A file mostly of weights keeps only its nodes' bytes, copied out, once the rest is parsed (the file read by
+// import_onnx_file); imported from bytes the caller keeps, nothing is copied. Both give the same graph.
+TEST(OnnxImportTest, AFileMostlyOfWeightsGivesTheGraphItsBytesGive) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  auto* w = g->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(4096);
+  w->add_dims(1);
+  w->add_dims(4);
+  w->set_raw_data(std::string(4 * 4096 * 4, '\x01'));
+  add_node(g, "Add", {"y", "w"}, {"sum"}, "add_w");
+  g->clear_output();
+  set_tensor_type(g->add_output(), "sum", onnx::TensorProto::FLOAT, {4096, -1, 4});
+  const std::string bytes = to_bytes(m);
+  const std::string path = ::testing::TempDir() + "/gs_weights.onnx";
+  write_bytes(path, bytes);
+  std::unique_ptr<sdk::Graph> from_file, from_bytes;
+  sdk::Status s = import_onnx_file(path, {}, &from_file);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  ASSERT_TRUE(import_onnx_bytes(bytes, path, ::testing::TempDir(), {}, &from_bytes).is_ok());
+  std::string a, b;
+  ASSERT_TRUE(serialize_om(*from_file, &a).is_ok());
+  ASSERT_TRUE(serialize_om(*from_bytes, &b).is_ok());
+  EXPECT_TRUE(a == b);
+  EXPECT_EQ(from_file->find_node("add_w")->input(0).node, from_file->find_node("sigmoid"));
+  EXPECT_EQ(from_file->find_node("add_w")->input(1).node, from_file->find_node("w"));
+}
+
 // Protobuf merges a message field that appears twice: a model whose graph comes in two pieces (nodes in
 // both) is the same model as the merged one, whichever way its nodes are read.
 TEST(OnnxImportTest, AGraphInTwoPiecesIsMergedAsProtobufWould) {
