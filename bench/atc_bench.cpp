@@ -124,6 +124,21 @@ void BM_AtcEndToEnd(benchmark::State& state) {
   if (fs::exists(om)) state.counters["om_MB"] = static_cast<double>(fs::file_size(om)) / 1e6;
 }
 
+// This process's resident memory or its high-water mark (VmRSS / VmHWM), in kB.
+long status_kb(const char* field) {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::string_view(field).size()));
+  }
+  return 0;
+}
+
+// Lowers the high-water mark to the current resident size (Linux: "5" to clear_refs), so that the peak of
+// one step can be read after it.
+void reset_peak() {
+  std::ofstream("/proc/self/clear_refs") << "5";
+}
+
 // The .om writer and loader alone on the imported model (before the pipeline: every node in the root graph).
 // range(2) = 1: the compiled model instead, as BM_AtcEndToEnd left it (attributes on every node, subgraphs).
 void BM_OmWriteAndLoad(benchmark::State& state) {
@@ -140,16 +155,20 @@ void BM_OmWriteAndLoad(benchmark::State& state) {
     return;
   }
   double write_s = 0, load_s = 0;
+  long load_peak_kb = 0;  // what the load added to the resident size at its peak, the loaded graph included
   std::string bytes;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!graphsplit::serialize_om(*root, &bytes).is_ok()) state.SkipWithError("write failed");
+    reset_peak();
+    const long before_kb = status_kb("VmRSS:");
     const auto t1 = std::chrono::steady_clock::now();
     std::unique_ptr<graphsplit::sdk::Graph> loaded;
     if (!graphsplit::parse_om(bytes, "bench.om", &loaded).is_ok()) state.SkipWithError("load failed");
     const auto t2 = std::chrono::steady_clock::now();
     write_s = std::chrono::duration<double>(t1 - t0).count();
     load_s = std::chrono::duration<double>(t2 - t1).count();
+    load_peak_kb = status_kb("VmHWM:") - before_kb;
     state.SetIterationTime(write_s + load_s);
     state.PauseTiming();
     loaded.reset();
@@ -159,6 +178,7 @@ void BM_OmWriteAndLoad(benchmark::State& state) {
   state.counters["write_ms"] = write_s * 1e3;
   state.counters["load_ms"] = load_s * 1e3;
   state.counters["om_MB"] = static_cast<double>(bytes.size()) / 1e6;
+  state.counters["load_peak_MB"] = static_cast<double>(load_peak_kb) / 1024;
 }
 
 BENCHMARK(BM_OmWriteAndLoad)
