@@ -1,6 +1,8 @@
 // The compact .om encoding (format 2, om.proto's Compact): every recurring string, descriptor and attribute
 // list stored once, producers by position. Written and read straight from and into the IR.
 #include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <cstring>
@@ -294,26 +296,247 @@ class Writer {
 };
 
 // ------------------------------------------------------------------ Compact -> IR
+//
+// The file is read field by field, not parsed into one Compact message first: at a million nodes that
+// message was a few hundred bytes a node of arena, and building it cost more than building the IR. The
+// tables (strings, descriptors, attribute lists) are small and go through protobuf's own parser; each node
+// is decoded from its bytes straight into the graph, with protobuf's rules for what it accepts: packed or
+// unpacked repeated numbers, a 64-bit varint cut to 32 bits, the last of a repeated singular field, fields
+// it does not know skipped, strings that must be UTF-8.
+
+using google::protobuf::internal::WireFormatLite;
+
+// One field of a message: its number, wire type, and its value (a number) or bytes (length-delimited).
+struct Field {
+  uint32_t number = 0;
+  WireFormatLite::WireType wire = WireFormatLite::WIRETYPE_VARINT;
+  uint64_t value = 0;
+  std::string_view bytes;
+  size_t begin = 0, end = 0;  // the field's extent in the message, its tag included
+};
+
+// A varint as protobuf reads it: at most ten bytes, bits past the 64th dropped. CodedInputStream costs more
+// to set up than a node's fields cost to read, and a node is a handful of bytes.
+bool read_varint(const uint8_t*& p, const uint8_t* end, uint64_t* out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70 && p != end; shift += 7) {
+    const uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7F) << shift;
+    if (b < 0x80) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+class FieldReader {
+ public:
+  explicit FieldReader(std::string_view bytes)
+      : base_(reinterpret_cast<const uint8_t*>(bytes.data())), p_(base_), end_(base_ + bytes.size()) {}
+
+  // The next field, false at the end or when the bytes do not parse (ok() tells which).
+  bool next(Field* f) {
+    if (!ok_ || p_ == end_) return false;
+    f->begin = static_cast<size_t>(p_ - base_);
+    uint64_t tag = 0;
+    if (!read_varint(p_, end_, &tag) || tag > UINT32_MAX) return fail();
+    f->number = WireFormatLite::GetTagFieldNumber(static_cast<uint32_t>(tag));
+    f->wire = WireFormatLite::GetTagWireType(static_cast<uint32_t>(tag));
+    if (f->number == 0 || !read_value(static_cast<uint32_t>(tag), f)) return fail();
+    f->end = static_cast<size_t>(p_ - base_);
+    return true;
+  }
+  bool ok() const { return ok_; }
+
+ private:
+  bool fail() { return ok_ = false; }
+
+  bool read_value(uint32_t tag, Field* f) {
+    switch (f->wire) {
+      case WireFormatLite::WIRETYPE_VARINT:
+        return read_varint(p_, end_, &f->value);
+      case WireFormatLite::WIRETYPE_FIXED64:
+        return fixed(8, f);
+      case WireFormatLite::WIRETYPE_FIXED32:
+        return fixed(4, f);
+      case WireFormatLite::WIRETYPE_LENGTH_DELIMITED: {
+        uint64_t length = 0;
+        if (!read_varint(p_, end_, &length) || length > static_cast<uint64_t>(end_ - p_)) return false;
+        f->bytes = std::string_view(reinterpret_cast<const char*>(p_), length);
+        p_ += length;
+        return true;
+      }
+      case WireFormatLite::WIRETYPE_START_GROUP:  // om.proto has no groups: an unknown field, skipped
+        return skip_group(tag);
+      default:  // an end-group tag outside a group, or no wire type at all
+        return false;
+    }
+  }
+
+  bool fixed(size_t size, Field* f) {
+    if (static_cast<size_t>(end_ - p_) < size) return false;
+    f->value = 0;
+    std::memcpy(&f->value, p_, size);  // little-endian, as is every machine this builds for
+    p_ += size;
+    return true;
+  }
+
+  // Rare enough for protobuf's own skipping, which also bounds the nesting.
+  bool skip_group(uint32_t tag) {
+    google::protobuf::io::CodedInputStream in(p_, static_cast<int>(end_ - p_));
+    if (!WireFormatLite::SkipField(&in, tag)) return false;
+    p_ += in.CurrentPosition();
+    return true;
+  }
+
+  const uint8_t* base_;
+  const uint8_t* p_;
+  const uint8_t* end_;
+  bool ok_ = true;
+};
+
+// A repeated 32-bit number, packed or one per field. Other wire types are unknown fields (false: skip).
+template <class Out>
+bool append_numbers(const Field& f, Out&& out, bool* ok) {
+  if (f.wire == WireFormatLite::WIRETYPE_VARINT) {
+    out(static_cast<uint32_t>(f.value));
+    return true;
+  }
+  if (f.wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) return false;
+  const auto* p = reinterpret_cast<const uint8_t*>(f.bytes.data());
+  const uint8_t* end = p + f.bytes.size();
+  while (p != end) {
+    uint64_t v = 0;
+    if (!read_varint(p, end, &v)) return *ok = false;
+    out(static_cast<uint32_t>(v));
+  }
+  return true;
+}
+
+// Merges the fields in [begin, end) of `bytes` into `message`, as parsing those bytes alone would.
+bool merge_run(std::string_view bytes, size_t begin, size_t end, google::protobuf::MessageLite* message) {
+  if (begin == end) return true;
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data() + begin),
+                                            static_cast<int>(end - begin));
+  return message->MergeFromCodedStream(&in) && in.ConsumedEntireMessage();
+}
+
+// Every field of `bytes` but those numbered `skip` merged into `message` (runs of neighbouring fields at
+// once); `visit` sees each skipped field. False when the bytes do not parse.
+template <class Visit>
+bool split_fields(std::string_view bytes, uint32_t skip, google::protobuf::MessageLite* message,
+                  Visit visit) {
+  FieldReader reader(bytes);
+  Field f;
+  size_t run = 0;
+  while (reader.next(&f)) {
+    if (f.number != skip || f.wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) continue;
+    if (!merge_run(bytes, run, f.begin, message)) return false;
+    visit(f);
+    run = f.end;
+  }
+  return reader.ok() && merge_run(bytes, run, bytes.size(), message);
+}
+
+// One CNode, decoded into reused storage; strings view the file.
+struct NodeFields {
+  std::string_view name;
+  uint32_t type = 0, attrs = 0;
+  std::vector<int32_t> inputs;
+  std::vector<uint32_t> control_inputs;
+  std::vector<std::string_view> output_names;
+  std::vector<uint32_t> output_descs;
+
+  bool decode(std::string_view bytes) {
+    name = {};
+    type = attrs = 0;
+    inputs.clear();
+    control_inputs.clear();
+    output_names.clear();
+    output_descs.clear();
+    FieldReader reader(bytes);
+    Field f;
+    bool ok = true;
+    while (ok && reader.next(&f)) ok = take(f);
+    return ok && reader.ok();
+  }
+
+ private:
+  bool take(const Field& f) {
+    const bool text = f.wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    const bool number = f.wire == WireFormatLite::WIRETYPE_VARINT;
+    bool ok = true;
+    switch (f.number) {
+      case om::CNode::kNameFieldNumber:
+        if (text) name = f.bytes;
+        return !text || sdk::is_valid_utf8(f.bytes);
+      case om::CNode::kTypeFieldNumber:
+        if (number) type = static_cast<uint32_t>(f.value);
+        return true;
+      case om::CNode::kInputsFieldNumber:
+        append_numbers(
+            f, [&](uint32_t v) { inputs.push_back(WireFormatLite::ZigZagDecode32(v)); }, &ok);
+        return ok;
+      case om::CNode::kControlInputsFieldNumber:
+        append_numbers(
+            f, [&](uint32_t v) { control_inputs.push_back(v); }, &ok);
+        return ok;
+      case om::CNode::kOutputNamesFieldNumber:
+        if (text) output_names.push_back(f.bytes);
+        return !text || sdk::is_valid_utf8(f.bytes);
+      case om::CNode::kOutputDescsFieldNumber:
+        append_numbers(
+            f, [&](uint32_t v) { output_descs.push_back(v); }, &ok);
+        return ok;
+      case om::CNode::kAttrsFieldNumber:
+        if (number) attrs = static_cast<uint32_t>(f.value);
+        return true;
+      default:
+        return true;
+    }
+  }
+};
+
+// A graph of the file: its fields other than the nodes, and each node's bytes.
+struct GraphBytes {
+  om::CGraph* head;  // on the reader's arena
+  std::vector<std::string_view> nodes;
+};
+
+// A graph being built: its nodes by position and, per node, the attribute list to give it once every
+// subgraph exists (a graph attribute names one).
+struct GraphState {
+  sdk::Graph* graph = nullptr;
+  std::vector<sdk::Node*> nodes;
+  std::vector<uint32_t> attrs;
+};
 
 class Reader {
  public:
-  Reader(const om::Compact& m, std::string source) : m_(m), source_(std::move(source)) {}
+  Reader(std::string_view bytes, std::string source)
+      : bytes_(bytes),
+        source_(std::move(source)),
+        tables_(*google::protobuf::Arena::CreateMessage<om::Compact>(&arena_)) {}
 
   Status read(std::unique_ptr<sdk::Graph>* out) {
-    if (m_.graphs_size() == 0) return err("no root graph");
+    GS_RETURN_IF_ERROR(split());
+    if (tables_.magic() != kOmMagic) return err("not a graphsplit model (bad magic)");
+    if (graphs_.empty()) return err("no root graph");
     GS_RETURN_IF_ERROR(read_descs());
-    const om::CGraph& pr = m_.graphs(0);
+    const om::CGraph& pr = *graphs_[0].head;
     if (pr.parent_node() != -1) return err("the first graph is not a root");
     GS_RETURN_IF_ERROR(str(pr.name(), "the root's name"));
-    auto root = sdk::Graph::create(m_.strings(static_cast<int>(pr.name())));
-    graphs_.assign(m_.graphs_size(), nullptr);
-    nodes_.resize(m_.graphs_size());
-    graphs_[0] = root.get();
-    GS_RETURN_IF_ERROR(create_nodes(pr, root.get(), &nodes_[0]));
-    for (int i = 1; i < m_.graphs_size(); ++i) GS_RETURN_IF_ERROR(create_graph(i, root.get(), 0));
-    GS_RETURN_IF_ERROR(root->reorder_subgraphs({graphs_.begin() + 1, graphs_.end()}));
+    auto root = sdk::Graph::create(s(pr.name()));
+    state_.resize(graphs_.size());
+    state_[0].graph = root.get();
+    GS_RETURN_IF_ERROR(create_nodes(0));
+    for (size_t i = 1; i < graphs_.size(); ++i) GS_RETURN_IF_ERROR(create_graph(i, root.get(), 0));
+    std::vector<sdk::Graph*> order;
+    for (size_t i = 1; i < state_.size(); ++i) order.push_back(state_[i].graph);
+    GS_RETURN_IF_ERROR(root->reorder_subgraphs(order));
     GS_RETURN_IF_ERROR(read_attr_sets());
-    for (int i = 0; i < m_.graphs_size(); ++i) GS_RETURN_IF_ERROR(link(m_.graphs(i), graphs_[i], nodes_[i]));
+    for (size_t i = 0; i < graphs_.size(); ++i) GS_RETURN_IF_ERROR(give_attrs(i));
     GS_RETURN_IF_ERROR(sdk::verify(*root).with_context(source_ + ": "));
     *out = std::move(root);
     return Status::ok();
@@ -321,18 +544,38 @@ class Reader {
 
  private:
   Status err(const std::string& what) const { return Status::invalid_argument(source_ + ": " + what); }
+  Status unparsable() const {
+    return err("not a graphsplit model (the file does not parse; truncated or corrupt?)");
+  }
 
-  bool has_string(uint32_t index) const { return index < static_cast<uint32_t>(m_.strings_size()); }
+  // The tables into one message, the graphs as bytes: every byte of the file is looked at before any of the
+  // graph is built, so a truncated file is refused as such.
+  Status split() {
+    const bool ok = split_fields(bytes_, om::Compact::kGraphsFieldNumber, &tables_, [&](const Field& f) {
+      graphs_.push_back({google::protobuf::Arena::CreateMessage<om::CGraph>(&arena_), {}});
+      graph_fields_.push_back(f.bytes);
+    });
+    if (!ok) return unparsable();
+    for (size_t i = 0; i < graphs_.size(); ++i) {
+      GraphBytes& g = graphs_[i];
+      if (!split_fields(graph_fields_[i], om::CGraph::kNodesFieldNumber, g.head,
+                        [&](const Field& f) { g.nodes.push_back(f.bytes); }))
+        return unparsable();
+    }
+    return Status::ok();
+  }
+
+  bool has_string(uint32_t index) const { return index < static_cast<uint32_t>(tables_.strings_size()); }
   Status str(uint32_t index, const std::string& what) const {
     if (!has_string(index)) return err(what + ": string index " + std::to_string(index) + " out of range");
     return Status::ok();
   }
-  const std::string& s(uint32_t index) const { return m_.strings(static_cast<int>(index)); }
+  const std::string& s(uint32_t index) const { return tables_.strings(static_cast<int>(index)); }
 
   Status read_descs() {
-    descs_.resize(m_.descs_size());
-    for (int i = 0; i < m_.descs_size(); ++i) {
-      const om::CDesc& p = m_.descs(i);
+    descs_.resize(tables_.descs_size());
+    for (int i = 0; i < tables_.descs_size(); ++i) {
+      const om::CDesc& p = tables_.descs(i);
       const std::string what = "descriptor " + std::to_string(i);
       GS_RETURN_IF_ERROR(str(p.kind(), what));
       GS_RETURN_IF_ERROR(str(p.dtype(), what));
@@ -368,60 +611,107 @@ class Reader {
     return Status::ok();
   }
 
-  Status desc(uint32_t index, const std::string& what, const sdk::TensorDesc** out) const {
-    if (index >= descs_.size())
-      return err(what + ": descriptor index " + std::to_string(index) + " out of range");
-    *out = &descs_[index];
-    return Status::ok();
-  }
-
   // Parent-first, whatever the file's order; `depth` stops a cycle of parents.
-  Status create_graph(int i, sdk::Graph* root, int depth) {
-    if (graphs_[i]) return Status::ok();
-    const om::CGraph& p = m_.graphs(i);
+  Status create_graph(size_t i, sdk::Graph* root, size_t depth) {
+    if (state_[i].graph) return Status::ok();
+    const om::CGraph& p = *graphs_[i].head;
     GS_RETURN_IF_ERROR(str(p.name(), "graph " + std::to_string(i)));
     const std::string& name = s(p.name());
-    if (depth > m_.graphs_size()) return err("subgraph '" + name + "' is its own ancestor");
-    if (p.parent_graph() >= static_cast<uint32_t>(m_.graphs_size()) ||
-        static_cast<int>(p.parent_graph()) == i)
+    if (depth > graphs_.size()) return err("subgraph '" + name + "' is its own ancestor");
+    if (p.parent_graph() >= graphs_.size() || p.parent_graph() == i)
       return err("subgraph '" + name + "' names a bad parent graph");
-    const int parent_graph = static_cast<int>(p.parent_graph());
-    GS_RETURN_IF_ERROR(create_graph(parent_graph, root, depth + 1));
-    const std::vector<sdk::Node*>& siblings = nodes_[parent_graph];
+    GS_RETURN_IF_ERROR(create_graph(p.parent_graph(), root, depth + 1));
+    const std::vector<sdk::Node*>& siblings = state_[p.parent_graph()].nodes;
     if (p.parent_node() < 0 || static_cast<size_t>(p.parent_node()) >= siblings.size())
       return err("subgraph '" + name + "' names a parent node out of range");
     sdk::Graph* sub = root->add_subgraph(name, siblings[p.parent_node()]);
     if (!sub) return err("subgraph '" + name + "' cannot be registered (duplicate name)");
-    graphs_[i] = sub;
+    state_[i].graph = sub;
     by_name_[name] = sub;
-    return create_nodes(p, sub, &nodes_[i]);
+    return create_nodes(i);
   }
 
-  Status create_nodes(const om::CGraph& pg, sdk::Graph* g, std::vector<sdk::Node*>* nodes) {
-    nodes->reserve(pg.nodes_size());
-    for (const om::CNode& pn : pg.nodes()) {
-      // Labels for messages are built only when there is a message: per node they were strings made for
-      // nothing.
-      if (!has_string(pn.type())) GS_RETURN_IF_ERROR(str(pn.type(), "node '" + pn.name() + "'"));
-      if (pn.inputs_size() % 2 != 0) return err("node '" + pn.name() + "': odd input list");
-      sdk::Node* n = g->add_node(pn.name(), s(pn.type()), pn.inputs_size() / 2, 0);
-      if (!n) return err("graph '" + g->name() + "': duplicate node name '" + pn.name() + "'");
-      if (pn.output_names_size() != 0 && pn.output_names_size() != pn.output_descs_size())
-        return err("node '" + pn.name() + "': output names and descriptors differ in number");
-      for (int o = 0; o < pn.output_descs_size(); ++o) {
-        const sdk::TensorDesc* d = pn.output_descs(o) < descs_.size() ? &descs_[pn.output_descs(o)] : nullptr;
-        if (!d) GS_RETURN_IF_ERROR(desc(pn.output_descs(o), "node '" + pn.name() + "'", &d));
-        n->add_output(*d, pn.output_names_size() ? pn.output_names(o) : pn.name());
-      }
-      nodes->push_back(n);
+  // Each node is made and, while every producer it names comes before it, wired at once. From the first
+  // that names a later one, wiring waits for a second pass, so that consumer lists keep node order.
+  Status create_nodes(size_t i) {
+    GraphState& st = state_[i];
+    const std::vector<std::string_view>& nodes = graphs_[i].nodes;
+    st.nodes.reserve(nodes.size());
+    st.attrs.reserve(nodes.size());
+    size_t wired = nodes.size();
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (!node_.decode(nodes[k])) return unparsable();
+      GS_RETURN_IF_ERROR(create_node(st));
+      if (wired == nodes.size() && !wire_now(k)) wired = k;
+      if (wired == nodes.size()) GS_RETURN_IF_ERROR(wire(st, k));
+    }
+    for (size_t k = wired; k < nodes.size(); ++k) {
+      if (!node_.decode(nodes[k])) return unparsable();
+      GS_RETURN_IF_ERROR(wire(st, k));
     }
     return Status::ok();
   }
 
+  bool wire_now(size_t position) const {
+    for (size_t i = 0; i + 1 < node_.inputs.size(); i += 2) {
+      if (node_.inputs[i] >= 0 && static_cast<size_t>(node_.inputs[i]) >= position) return false;
+    }
+    return std::all_of(node_.control_inputs.begin(), node_.control_inputs.end(),
+                       [&](uint32_t c) { return c < position; });
+  }
+
+  Status create_node(GraphState& st) {
+    const NodeFields& f = node_;
+    // Labels for messages are built only when there is a message: per node they were strings made for
+    // nothing.
+    if (!has_string(f.type)) GS_RETURN_IF_ERROR(str(f.type, "node '" + std::string(f.name) + "'"));
+    if (f.inputs.size() % 2 != 0) return err("node '" + std::string(f.name) + "': odd input list");
+    sdk::Node* n = st.graph->add_node(std::string(f.name), s(f.type), f.inputs.size() / 2, 0);
+    if (!n) return err("graph '" + st.graph->name() + "': duplicate node name '" + std::string(f.name) + "'");
+    if (!f.output_names.empty() && f.output_names.size() != f.output_descs.size())
+      return err("node '" + std::string(f.name) + "': output names and descriptors differ in number");
+    for (size_t o = 0; o < f.output_descs.size(); ++o) {
+      if (f.output_descs[o] >= descs_.size()) {
+        return err("node '" + std::string(f.name) + "': descriptor index " +
+                   std::to_string(f.output_descs[o]) + " out of range");
+      }
+      n->add_output(descs_[f.output_descs[o]],
+                    std::string(f.output_names.empty() ? f.name : f.output_names[o]));
+    }
+    st.nodes.push_back(n);
+    st.attrs.push_back(f.attrs);
+    return Status::ok();
+  }
+
+  // The node at `position` (node_ holds its fields): its data inputs, then its control inputs.
+  Status wire(const GraphState& st, size_t position) const {
+    sdk::Graph* g = st.graph;
+    sdk::Node* n = st.nodes[position];
+    const size_t count = graphs_[index_of(st)].nodes.size();
+    const std::vector<int32_t>& in = node_.inputs;
+    for (size_t i = 0; i + 1 < in.size(); i += 2) {
+      const int64_t from = in[i];
+      if (from == -1) continue;
+      if (from < 0 || static_cast<size_t>(from) >= count)
+        return err("graph '" + g->name() + "': node '" + n->name() + "' input " + std::to_string(i / 2) +
+                   " names a producer out of range");
+      Status added = g->add_edge({st.nodes[from], in[i + 1]}, {n, static_cast<int32_t>(i / 2)});
+      if (!added) return err("graph '" + g->name() + "': node '" + n->name() + "': " + added.message());
+    }
+    for (uint32_t c : node_.control_inputs) {
+      if (c >= count)
+        return err("graph '" + g->name() + "': node '" + n->name() + "' has a control input out of range");
+      GS_RETURN_IF_ERROR(g->add_control_edge(st.nodes[c], n));
+    }
+    return Status::ok();
+  }
+
+  size_t index_of(const GraphState& st) const { return static_cast<size_t>(&st - state_.data()); }
+
   Status read_attr_sets() {
-    attr_sets_.resize(m_.attr_sets_size());
-    for (int i = 0; i < m_.attr_sets_size(); ++i) {
-      const om::CAttrSet& p = m_.attr_sets(i);
+    attr_sets_.resize(tables_.attr_sets_size());
+    for (int i = 0; i < tables_.attr_sets_size(); ++i) {
+      const om::CAttrSet& p = tables_.attr_sets(i);
       const std::string what = "attribute list " + std::to_string(i);
       if (p.names_size() != p.values_size()) return err(what + ": names and values differ in number");
       for (int k = 0; k < p.names_size(); ++k) {
@@ -444,10 +734,25 @@ class Reader {
     return Status::ok();
   }
 
+  Status give_attrs(size_t i) const {
+    const GraphState& st = state_[i];
+    GS_RETURN_IF_ERROR(
+        attrs(graphs_[i].head->attrs(), "graph '" + st.graph->name() + "'", &st.graph->attrs()));
+    for (size_t k = 0; k < st.nodes.size(); ++k) {
+      const uint32_t ref = st.attrs[k];
+      if (ref != 0 && ref <= attr_sets_.size()) {
+        st.nodes[k]->attrs() = attr_sets_[ref - 1];
+      } else {
+        GS_RETURN_IF_ERROR(attrs(ref, "node '" + st.nodes[k]->name() + "'", &st.nodes[k]->attrs()));
+      }
+    }
+    return Status::ok();
+  }
+
   Status tensor(const om::CTensor& p, const std::string& owner, sdk::Tensor* t) const {
-    const sdk::TensorDesc* d = nullptr;
-    GS_RETURN_IF_ERROR(desc(p.desc(), owner, &d));
-    return make_tensor(*d, p.data(), source_ + ": '" + owner + "'", t);
+    if (p.desc() >= descs_.size())
+      return err(owner + ": descriptor index " + std::to_string(p.desc()) + " out of range");
+    return make_tensor(descs_[p.desc()], p.data(), source_ + ": '" + owner + "'", t);
   }
 
   Status graph(uint32_t name, const std::string& owner, sdk::Graph** out) const {
@@ -470,41 +775,16 @@ class Reader {
         [&](uint32_t name, sdk::Graph** g) { return graph(name, owner, g); });
   }
 
-  Status link(const om::CGraph& pg, sdk::Graph* g, const std::vector<sdk::Node*>& nodes) const {
-    GS_RETURN_IF_ERROR(attrs(pg.attrs(), "graph '" + g->name() + "'", &g->attrs()));
-    const auto count = static_cast<int64_t>(nodes.size());
-    for (int k = 0; k < pg.nodes_size(); ++k) {
-      const om::CNode& pn = pg.nodes(k);
-      sdk::Node* n = nodes[k];
-      for (int i = 0; i + 1 < pn.inputs_size(); i += 2) {
-        const int64_t from = pn.inputs(i);
-        if (from == -1) continue;
-        if (from < 0 || from >= count)
-          return err("graph '" + g->name() + "': node '" + pn.name() + "' input " + std::to_string(i / 2) +
-                     " names a producer out of range");
-        Status st = g->add_edge({nodes[from], pn.inputs(i + 1)}, {n, i / 2});
-        if (!st) return err("graph '" + g->name() + "': node '" + pn.name() + "': " + st.message());
-      }
-      for (uint32_t c : pn.control_inputs()) {
-        if (c >= nodes.size())
-          return err("graph '" + g->name() + "': node '" + pn.name() + "' has a control input out of range");
-        GS_RETURN_IF_ERROR(g->add_control_edge(nodes[c], n));
-      }
-      if (pn.attrs() != 0 && pn.attrs() <= attr_sets_.size()) {
-        n->attrs() = attr_sets_[pn.attrs() - 1];
-      } else {
-        GS_RETURN_IF_ERROR(attrs(pn.attrs(), "node '" + pn.name() + "'", &n->attrs()));
-      }
-    }
-    return Status::ok();
-  }
-
-  const om::Compact& m_;
+  std::string_view bytes_;
   std::string source_;
+  google::protobuf::Arena arena_;  // the tables' and graph heads' messages: freed at once
+  om::Compact& tables_;            // every field but the graphs
+  std::vector<std::string_view> graph_fields_;
+  std::vector<GraphBytes> graphs_;
+  std::vector<GraphState> state_;
+  NodeFields node_;
   std::vector<sdk::TensorDesc> descs_;
   std::vector<sdk::AttrMap> attr_sets_;
-  std::vector<sdk::Graph*> graphs_;
-  std::vector<std::vector<sdk::Node*>> nodes_;
   std::unordered_map<std::string, sdk::Graph*> by_name_;
 };
 
@@ -517,15 +797,7 @@ Status write_compact(const sdk::Graph& root, const PieceSink& sink) {
 }
 
 Status read_compact(std::string_view bytes, const std::string& source, std::unique_ptr<sdk::Graph>* root) {
-  google::protobuf::Arena arena;
-  auto* model = google::protobuf::Arena::CreateMessage<om::Compact>(&arena);
-  if (!model->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    return Status::invalid_argument(
-        source + ": not a graphsplit model (the file does not parse; truncated or corrupt?)");
-  }
-  if (model->magic() != kOmMagic)
-    return Status::invalid_argument(source + ": not a graphsplit model (bad magic)");
-  return Reader(*model, source).read(root);
+  return Reader(bytes, source).read(root);
 }
 
 }  // namespace graphsplit::om_detail

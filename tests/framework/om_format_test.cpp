@@ -1,5 +1,8 @@
 // The .om encodings: the compact file (format 2) against the readable Model (format 1, the JSON view).
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -171,6 +174,163 @@ TEST(OmFormatTest, TheFileIsProtobufsOwnEncodingOfItsMessage) {
   EXPECT_EQ(loaded->find_node("x")->output_desc(0).shape.dim_names().at(0), "batch");
   EXPECT_EQ(loaded->find_node("w")->attrs().get("value")->as_tensor()->bytes(), std::string(8, '\x01'));
   EXPECT_EQ(loaded->find_node("if")->attrs().get("else_branch")->as_graph(), loaded->subgraphs()[1]);
+}
+
+// The reader decodes nodes itself instead of through protobuf: it must accept every encoding protobuf accepts
+// for the same message. Each node is re-encoded with its fields in reverse order, numbers unpacked, a
+// 64-bit varint for a 32-bit field and unknown fields of every wire type (a group too); each graph's own
+// fields follow its nodes, and the tables follow the graphs. protobuf reads the result as the same message,
+// and so must the reader.
+std::string reencoded(const om::Compact& m) {
+  using google::protobuf::internal::WireFormatLite;
+  std::string out;
+  google::protobuf::io::StringOutputStream stream(&out);
+  google::protobuf::io::CodedOutputStream o(&stream);
+  auto unknown = [&] {
+    WireFormatLite::WriteUInt64(99, uint64_t{1} << 40, &o);
+    WireFormatLite::WriteFixed32(98, 7, &o);
+    WireFormatLite::WriteFixed64(97, 8, &o);
+    WireFormatLite::WriteString(96, "not a field", &o);
+    o.WriteTag(WireFormatLite::MakeTag(95, WireFormatLite::WIRETYPE_START_GROUP));
+    WireFormatLite::WriteUInt32(1, 5, &o);
+    o.WriteTag(WireFormatLite::MakeTag(95, WireFormatLite::WIRETYPE_END_GROUP));
+  };
+  auto node = [&](const om::CNode& n) {
+    std::string bytes;
+    google::protobuf::io::StringOutputStream s(&bytes);
+    google::protobuf::io::CodedOutputStream c(&s);
+    WireFormatLite::WriteUInt64(7, n.attrs() | (uint64_t{1} << 40), &c);  // protobuf keeps the low 32 bits
+    for (uint32_t d : n.output_descs()) WireFormatLite::WriteUInt32(6, d, &c);
+    for (const std::string& name : n.output_names()) WireFormatLite::WriteString(5, name, &c);
+    for (uint32_t ci : n.control_inputs()) WireFormatLite::WriteUInt32(4, ci, &c);
+    for (int32_t i : n.inputs()) WireFormatLite::WriteSInt32(3, i, &c);
+    WireFormatLite::WriteString(1, "a name replaced below", &c);
+    WireFormatLite::WriteUInt32(2, n.type(), &c);
+    WireFormatLite::WriteString(1, n.name(), &c);  // the last of a singular field wins
+    c.Trim();
+    return bytes;
+  };
+  WireFormatLite::WriteString(1, m.magic(), &o);  // the format is sniffed from the first two fields
+  WireFormatLite::WriteUInt32(2, m.format_version(), &o);
+  unknown();
+  for (const om::CGraph& g : m.graphs()) {
+    std::string bytes;
+    {
+      google::protobuf::io::StringOutputStream s(&bytes);
+      google::protobuf::io::CodedOutputStream c(&s);
+      for (const om::CNode& n : g.nodes()) WireFormatLite::WriteString(5, node(n), &c);
+      WireFormatLite::WriteUInt32(4, g.attrs(), &c);
+      WireFormatLite::WriteUInt32(3, g.parent_graph(), &c);
+      WireFormatLite::WriteSInt32(2, g.parent_node(), &c);
+      WireFormatLite::WriteUInt32(1, g.name(), &c);
+    }
+    WireFormatLite::WriteString(7, bytes, &o);
+    unknown();
+  }
+  WireFormatLite::WriteString(3, m.producer(), &o);
+  for (const std::string& s : m.strings()) WireFormatLite::WriteString(4, s, &o);
+  for (const om::CDesc& d : m.descs()) WireFormatLite::WriteString(5, d.SerializeAsString(), &o);
+  for (const om::CAttrSet& a : m.attr_sets()) WireFormatLite::WriteString(6, a.SerializeAsString(), &o);
+  o.Trim();
+  return out;
+}
+
+TEST(OmFormatTest, AnyEncodingProtobufAcceptsLoadsAsTheSameGraph) {
+  for (const auto& g : {branches(), chain(20)}) {
+    std::string bytes;
+    ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+    om::Compact m;
+    ASSERT_TRUE(m.ParseFromString(bytes));
+    const std::string odd = reencoded(m);
+    om::Compact check;
+    ASSERT_TRUE(check.ParseFromString(odd));
+    check.DiscardUnknownFields();
+    for (om::CGraph& cg : *check.mutable_graphs()) {
+      for (om::CNode& n : *cg.mutable_nodes()) n.DiscardUnknownFields();
+    }
+    ASSERT_TRUE(check.SerializeAsString() == bytes) << "the test's encoding is not the same message";
+    std::unique_ptr<sdk::Graph> loaded;
+    const sdk::Status st = parse_om(odd, "odd.om", &loaded);
+    ASSERT_TRUE(st.is_ok()) << st.message();
+    std::string again;
+    ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
+    EXPECT_TRUE(again == bytes) << g->name();
+  }
+}
+
+// A node may name a producer that comes after it (a graph not in topological order): it is wired once every
+// node exists, and a producer's consumers stay in node order.
+TEST(OmFormatTest, AProducerAfterItsConsumerIsWiredInNodeOrder) {
+  auto g = sdk::Graph::create("unsorted");
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kFloat;
+  sdk::Node* early = g->add_node("early", "Relu", 1, 0);
+  early->add_output(d, "early");
+  sdk::Node* x = g->add_node("x", "Data", 0, 0);
+  x->add_output(d, "x");
+  sdk::Node* late = g->add_node("late", "Relu", 1, 0);
+  late->add_output(d, "late");
+  sdk::Node* out = g->add_node("out", "NetOutput", 2, 0);
+  ASSERT_TRUE(g->add_edge({x, 0}, {late, 0}).is_ok());  // made first: x's consumers are late, then early
+  ASSERT_TRUE(g->add_edge({x, 0}, {early, 0}).is_ok());
+  ASSERT_TRUE(g->add_edge({early, 0}, {out, 0}).is_ok());
+  ASSERT_TRUE(g->add_edge({late, 0}, {out, 1}).is_ok());
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  std::unique_ptr<sdk::Graph> loaded;
+  const sdk::Status st = parse_om(bytes, "u.om", &loaded);
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  const auto& consumers = loaded->find_node("x")->consumers(0);
+  ASSERT_EQ(consumers.size(), 2u);
+  EXPECT_EQ(consumers[0].node->name(), "early");  // node order, as the file lists the edges
+  EXPECT_EQ(consumers[1].node->name(), "late");
+  EXPECT_EQ(loaded->find_node("out")->input(0).node->name(), "early");
+  EXPECT_EQ(loaded->find_node("early")->input(0).node->name(), "x");
+}
+
+// Damage inside a node's bytes, with every length still right, is found when the node is read.
+TEST(OmFormatTest, ANodeThatDoesNotDecodeIsRefused) {
+  auto g = chain(3);
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  om::Compact m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  auto refusal = [&](const std::string& node_bytes) {
+    om::Compact bad = m;
+    const om::CGraph* root = &m.graphs(0);
+    // The graph's bytes with node 2 replaced by `node_bytes`, framing intact.
+    std::string graph;
+    {
+      om::CGraph copy = *root;
+      copy.clear_nodes();
+      graph = copy.SerializeAsString();
+    }
+    for (int k = 0; k < root->nodes_size(); ++k) {
+      const std::string b = k == 2 ? node_bytes : root->nodes(k).SerializeAsString();
+      google::protobuf::io::StringOutputStream s(&graph);
+      google::protobuf::io::CodedOutputStream c(&s);
+      google::protobuf::internal::WireFormatLite::WriteString(5, b, &c);
+    }
+    bad.clear_graphs();
+    std::string file = bad.SerializeAsString();
+    google::protobuf::io::StringOutputStream s(&file);
+    {
+      google::protobuf::io::CodedOutputStream c(&s);
+      google::protobuf::internal::WireFormatLite::WriteString(7, graph, &c);
+    }
+    om::Compact as_protobuf;
+    EXPECT_FALSE(as_protobuf.ParseFromString(file)) << "protobuf accepts it too";
+    std::unique_ptr<sdk::Graph> root_graph;
+    const sdk::Status st = parse_om(file, "bad.om", &root_graph);
+    EXPECT_EQ(root_graph, nullptr);
+    return st.message();
+  };
+  const std::string expected =
+      "bad.om: not a graphsplit model (the file does not parse; truncated or corrupt?)";
+  EXPECT_EQ(refusal(std::string("\x18\xff", 2)), expected);          // a varint cut short
+  EXPECT_EQ(refusal(std::string("\x0a\x02\xc3\x28", 4)), expected);  // a name that is not UTF-8
+  EXPECT_EQ(refusal(std::string("\x1a\x05\x01", 3)), expected);      // packed inputs longer than the node
+  EXPECT_EQ(refusal(std::string("\x0c", 1)), expected);              // an end-group tag with no group
 }
 
 // Neighbouring nodes with equal attribute lists share one entry without being written twice; lists that
