@@ -5,6 +5,7 @@
 #include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <unordered_map>
@@ -32,18 +33,14 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 // ------------------------------------------------------------------ IR -> Compact
 
 void append_varint(std::string* out, uint64_t v) {
+  char bytes[10];
+  size_t n = 0;
   while (v >= 0x80) {
-    out->push_back(static_cast<char>((v & 0x7F) | 0x80));
+    bytes[n++] = static_cast<char>((v & 0x7F) | 0x80);
     v >>= 7;
   }
-  out->push_back(static_cast<char>(v));
-}
-
-// A length-delimited field (wire type 2) holding `message`, as protobuf serialises a repeated message field.
-void append_field(std::string* out, uint32_t field, const google::protobuf::MessageLite& message) {
-  append_varint(out, (field << 3) | 2);
-  append_varint(out, message.ByteSizeLong());
-  message.AppendToString(out);
+  bytes[n++] = static_cast<char>(v);
+  out->append(bytes, n);
 }
 
 // The file is the Compact message as SerializeToString writes it, produced in pieces: its scalar fields, its
@@ -121,7 +118,23 @@ class Writer {
     return index;
   }
 
+  // Op types are interned by the SDK (one copy per process): found by address, not hashed per node.
+  uint32_t type_index(const std::string& type) {
+    auto [it, added] = types_.try_emplace(&type, 0);
+    if (added) it->second = intern(type);
+    return it->second;
+  }
+
+  // Neighbouring outputs mostly have equal descriptors (a chain of one shape): such a one is not keyed and
+  // looked up again. Its dimension names are in the table already, so the table's order is the same.
   uint32_t desc(const sdk::TensorDesc& d) {
+    if (last_desc_ && *last_desc_ == d) return last_desc_index_;
+    last_desc_ = &d;
+    last_desc_index_ = keyed_desc(d);
+    return last_desc_index_;
+  }
+
+  uint32_t keyed_desc(const sdk::TensorDesc& d) {
     key_.clear();
     auto put = [&](int64_t v) { key_.append(reinterpret_cast<const char*>(&v), sizeof v); };
     put(static_cast<int64_t>(d.kind));
@@ -189,15 +202,79 @@ class Writer {
     return true;
   }
 
-  // 1 + the index of an equal attribute list already written, or of a new one; 0 for none. Neighbouring
-  // nodes mostly carry equal lists (an engine's placement attributes): a list equal to the one before is
-  // not serialised again to find its index (its strings are in the table already).
+  // Consistent with same_bytes: lists it calls equal hash equally (tensors by address, as it compares them).
+  static size_t list_hash(const sdk::AttrMap& map) {
+    using K = AttrValue::Kind;
+    size_t h = map.size();
+    auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+    for (const auto& [k, v] : map.entries()) {
+      mix(std::hash<const void*>()(&k.str()));
+      mix(static_cast<size_t>(v.kind()));
+      const auto& st = v.storage();
+      switch (v.kind()) {
+        case K::kInt:
+          mix(static_cast<size_t>(std::get<1>(st)));
+          break;
+        case K::kFloat:
+          mix(std::bit_cast<uint64_t>(std::get<2>(st)));
+          break;
+        case K::kString:
+          mix(std::hash<std::string>()(std::get<3>(st)));
+          break;
+        case K::kBool:
+          mix(std::get<4>(st));
+          break;
+        case K::kInts:
+          for (int64_t x : std::get<5>(st)) mix(static_cast<size_t>(x));
+          break;
+        case K::kTensor:
+          mix(std::hash<const void*>()(std::get<9>(st).tensor.get()));
+          break;
+        case K::kGraph:
+          mix(std::hash<const void*>()(std::get<11>(st)));
+          break;
+        case K::kGraphs:
+          for (const sdk::Graph* g : std::get<12>(st)) mix(std::hash<const void*>()(g));
+          break;
+        case K::kFloats:
+          for (double x : std::get<6>(st)) mix(std::bit_cast<uint64_t>(x));
+          break;
+        case K::kStrings:
+          for (const std::string& x : std::get<7>(st)) mix(std::hash<std::string>()(x));
+          break;
+        case K::kBools:
+          for (bool x : std::get<8>(st)) mix(x);
+          break;
+        case K::kTensors:  // never equal to another list (same_bytes): spread them
+          mix(std::hash<const void*>()(std::get<10>(st).data()));
+          break;
+        case K::kType:
+          mix(std::hash<std::string>()(std::get<13>(st).text));
+          break;
+        case K::kNone:
+          break;
+      }
+    }
+    return h;
+  }
+  struct ListHash {
+    size_t operator()(const sdk::AttrMap* m) const { return list_hash(*m); }
+  };
+  struct ListEqual {
+    bool operator()(const sdk::AttrMap* a, const sdk::AttrMap* b) const { return same_bytes(*a, *b); }
+  };
+
+  // 1 + the index of an equal attribute list already written, or of a new one; 0 for none. A list equal (by
+  // same_bytes) to one met before is not serialised again to find its index: on a partitioned model most
+  // lists recur (an engine's placement attributes, a frame's Data nodes), and serialising each to look it up
+  // was half of the write. The index still comes from the serialised bytes the first time, so lists that
+  // differ only where same_bytes is strict (tensors by address) share an entry as before.
   uint32_t attrs(const sdk::AttrMap& map) {
     if (map.empty()) return 0;
-    if (last_attrs_ && same_bytes(*last_attrs_, map)) return last_attr_index_;
-    last_attrs_ = &map;
-    last_attr_index_ = serialized_attrs(map);
-    return last_attr_index_;
+    if (auto it = known_attrs_.find(&map); it != known_attrs_.end()) return it->second;
+    const uint32_t index = serialized_attrs(map);
+    known_attrs_.emplace(&map, index);
+    return index;
   }
 
   uint32_t serialized_attrs(const sdk::AttrMap& map) {
@@ -220,7 +297,7 @@ class Writer {
     refs_.push_back(intern(g.name()));
     refs_.push_back(attrs(g.attrs()));
     for (const sdk::Node* n : g.nodes()) {
-      refs_.push_back(intern(n->type()));
+      refs_.push_back(type_index(n->type()));
       for (size_t o = 0; o < n->num_outputs(); ++o) refs_.push_back(desc(n->output_desc(o)));
       refs_.push_back(attrs(n->attrs()));
     }
@@ -231,6 +308,9 @@ class Writer {
     decltype(strings_)().swap(strings_);
     decltype(descs_)().swap(descs_);
     decltype(attr_sets_)().swap(attr_sets_);
+    decltype(known_attrs_)().swap(known_attrs_);
+    last_desc_ = nullptr;
+    decltype(types_)().swap(types_);
   }
 
   uint32_t next_ref() { return refs_[next_ref_++]; }
@@ -251,9 +331,7 @@ class Writer {
     int32_t position = 0;
     for (const sdk::Node* n : g.nodes()) positions_[static_cast<size_t>(n->id())] = position++;
     for (const sdk::Node* n : g.nodes()) {
-      node_.Clear();
-      write_node(*n, &node_);
-      append_field(&body_, om::CGraph::kNodesFieldNumber, node_);
+      write_node(*n);
     }
     prefix_.clear();
     append_varint(&prefix_, (om::Compact::kGraphsFieldNumber << 3) | 2);
@@ -262,28 +340,55 @@ class Writer {
 
   int32_t position(const sdk::Node* n) const { return positions_.at(static_cast<size_t>(n->id())); }
 
-  void write_node(const sdk::Node& n, om::CNode* p) {
-    p->set_name(n.name());
-    p->set_type(next_ref());
+  // A CNode's bytes as protobuf serialises the message (fields in number order, numbers packed, defaults left
+  // out), written without the message: filling a CNode and serialising it cost more than the rest of the
+  // write. The format tests compare the file with protobuf's own encoding of what it parses to.
+  void write_node(const sdk::Node& n) {
+    std::string& out = node_bytes_;
+    out.clear();
+    if (!n.name().empty()) put_bytes(&out, om::CNode::kNameFieldNumber, n.name());
+    if (const uint32_t type = next_ref(); type != 0) put_varint(&out, om::CNode::kTypeFieldNumber, type);
+    packed_.clear();
     for (const sdk::OutPort& in : n.inputs()) {
-      p->add_inputs(in.node ? position(in.node) : -1);
-      p->add_inputs(in.node ? in.index : 0);
+      append_varint(&packed_, zigzag(in.node ? position(in.node) : -1));
+      append_varint(&packed_, zigzag(in.node ? in.index : 0));
     }
-    for (const sdk::Node* c : n.control_inputs()) p->add_control_inputs(position(c));
+    put_bytes(&out, om::CNode::kInputsFieldNumber, packed_);
+    packed_.clear();
+    for (const sdk::Node* c : n.control_inputs()) append_varint(&packed_, static_cast<uint32_t>(position(c)));
+    put_bytes(&out, om::CNode::kControlInputsFieldNumber, packed_);
     const bool implied = n.num_outputs() == 1 && n.output_name(0) == n.name();
-    for (size_t o = 0; o < n.num_outputs(); ++o) {
-      if (!implied) p->add_output_names(n.output_name(o));
-      p->add_output_descs(next_ref());
+    for (size_t o = 0; !implied && o < n.num_outputs(); ++o) {
+      put_bytes(&out, om::CNode::kOutputNamesFieldNumber, n.output_name(o), true);
     }
-    p->set_attrs(next_ref());
+    packed_.clear();
+    for (size_t o = 0; o < n.num_outputs(); ++o) append_varint(&packed_, next_ref());
+    put_bytes(&out, om::CNode::kOutputDescsFieldNumber, packed_);
+    if (const uint32_t attrs = next_ref(); attrs != 0) put_varint(&out, om::CNode::kAttrsFieldNumber, attrs);
+    put_bytes(&body_, om::CGraph::kNodesFieldNumber, out, true);
+  }
+
+  static uint32_t zigzag(int32_t v) {
+    return (static_cast<uint32_t>(v) << 1) ^ static_cast<uint32_t>(v >> 31);
+  }
+  static void put_varint(std::string* out, uint32_t field, uint64_t v) {
+    append_varint(out, field << 3);
+    append_varint(out, v);
+  }
+  // A length-delimited field; an empty one is left out unless it is an element of a repeated field.
+  static void put_bytes(std::string* out, uint32_t field, std::string_view bytes, bool always = false) {
+    if (bytes.empty() && !always) return;
+    append_varint(out, (field << 3) | 2);
+    append_varint(out, bytes.size());
+    out->append(bytes);
   }
 
   std::string strings_bytes_, descs_bytes_, attr_sets_bytes_;  // the tables, as they go in the file
   std::vector<uint32_t> refs_;
   size_t next_ref_ = 0;
   size_t written_ = 0;
-  std::string prefix_, body_;  // the graph being written
-  om::CNode node_;             // reused: Clear() keeps its fields' capacity
+  std::string prefix_, body_;        // the graph being written
+  std::string node_bytes_, packed_;  // the node being written, and one of its packed fields
   std::unordered_map<std::string_view, uint32_t> strings_;
   StringMap<uint32_t> descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
@@ -291,8 +396,10 @@ class Writer {
   std::vector<int32_t> positions_;  // the graph being written: position by node id
   std::string key_;
   om::CAttrSet scratch_;
-  const sdk::AttrMap* last_attrs_ = nullptr;
-  uint32_t last_attr_index_ = 0;
+  std::unordered_map<const sdk::AttrMap*, uint32_t, ListHash, ListEqual> known_attrs_;
+  std::unordered_map<const std::string*, uint32_t> types_;
+  const sdk::TensorDesc* last_desc_ = nullptr;
+  uint32_t last_desc_index_ = 0;
 };
 
 // ------------------------------------------------------------------ Compact -> IR

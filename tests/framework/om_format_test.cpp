@@ -333,6 +333,46 @@ TEST(OmFormatTest, ANodeThatDoesNotDecodeIsRefused) {
   EXPECT_EQ(refusal(std::string("\x0c", 1)), expected);              // an end-group tag with no group
 }
 
+// The writer encodes each node itself: the cases protobuf encodes in its own way must come out as protobuf
+// writes them. An unconnected input (-1, zigzag 1), a position past one varint byte, an empty output name (a
+// repeated string keeps it), several control inputs, a node with no attributes and one with no outputs.
+TEST(OmFormatTest, NodeEncodingEdgeCasesAreProtobufsOwn) {
+  auto g = chain(300);
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kInt64;
+  sdk::Node* gap = g->add_node("gap", "Concat", 3, 0);
+  gap->add_output(d, "");
+  gap->add_output(d, "second");
+  ASSERT_TRUE(g->add_edge({g->find_node("r250"), 0}, {gap, 0}).is_ok());
+  ASSERT_TRUE(g->add_edge({g->find_node("x"), 0}, {gap, 2}).is_ok());
+  ASSERT_TRUE(g->add_control_edge(g->find_node("r5"), gap).is_ok());
+  ASSERT_TRUE(g->add_control_edge(g->find_node("r200"), gap).is_ok());
+  sdk::Node* sink = g->add_node("sink", "NoOp", 2, 0);
+  ASSERT_TRUE(g->add_edge({gap, 1}, {sink, 1}).is_ok());
+  std::string bytes;
+  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
+  om::Compact m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  EXPECT_TRUE(m.SerializeAsString() == bytes);
+  const om::CNode& written = m.graphs(0).nodes(m.graphs(0).nodes_size() - 2);
+  ASSERT_EQ(written.name(), "gap");
+  EXPECT_EQ(written.inputs(2), -1);  // the unconnected input
+  EXPECT_GT(written.inputs(0), 127);
+  ASSERT_EQ(written.output_names_size(), 2);
+  EXPECT_EQ(written.output_names(0), "");
+  EXPECT_EQ(written.control_inputs_size(), 2);
+  std::unique_ptr<sdk::Graph> loaded;
+  ASSERT_TRUE(parse_om(bytes, "e.om", &loaded).is_ok());
+  const sdk::Node* back = loaded->find_node("gap");
+  ASSERT_NE(back, nullptr);
+  EXPECT_FALSE(back->input(1).valid());
+  EXPECT_EQ(back->output_name(0), "");
+  EXPECT_EQ(loaded->find_node("sink")->input(1).node, back);
+  std::string again;
+  ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
+  EXPECT_TRUE(again == bytes);
+}
+
 // Neighbouring nodes with equal attribute lists share one entry without being written twice; lists that
 // compare equal as numbers but not as bytes (0.0 and -0.0) must stay apart.
 TEST(OmFormatTest, EqualNeighbourAttributesShareAnEntryButSignedZerosDoNot) {
