@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 #include <oneapi/dnnl/dnnl.hpp>
+#include <string_view>
 #include <utility>
 
 namespace graphsplit::kernels::dnnl_path {
@@ -120,6 +121,19 @@ memory::desc onnx_weights(const ConvSpec& s) {
   return memory::desc(dims, memory::data_type::f32, strides);
 }
 
+// oneDNN's brgemm-based convolutions block the reduction by the thread count they are made for (seen on an
+// AVX-512 AMD EPYC: brgconv_1x1 blocked PP-OCRv4 rec's 240-channel 1x1 convolutions by 48 on one thread and
+// by 32 on two, and the bits changed with the budget). The next implementation in oneDNN's order is taken
+// instead; where there is none, the brgemm one.
+template <class Pd>
+Pd budget_independent(Pd pd) {
+  const Pd first = pd;
+  while (std::string_view(pd.impl_info_str()).rfind("brg", 0) == 0) {
+    if (!pd.next_impl()) return first;
+  }
+  return pd;
+}
+
 // The primitive descriptor for the spec: oneDNN picks the layouts (`any`), so a channels-last caller gets the
 // same implementation as a plain one. Throws dnnl::error when oneDNN has no implementation.
 dnnl::primitive_desc conv_pd(const ConvSpec& s) {
@@ -137,11 +151,11 @@ dnnl::primitive_desc conv_pd(const ConvSpec& s) {
   if (s.transposed) {
     dnnl::deconvolution_forward::desc desc(inference, dnnl::algorithm::deconvolution_direct, x, w, bias, y,
                                            strides, dil, pl, pr);
-    return dnnl::deconvolution_forward::primitive_desc(desc, user_scratchpad(), cpu());
+    return budget_independent(dnnl::deconvolution_forward::primitive_desc(desc, user_scratchpad(), cpu()));
   }
   dnnl::convolution_forward::desc desc(inference, dnnl::algorithm::convolution_direct, x, w, bias, y, strides,
                                        dil, pl, pr);
-  return dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu());
+  return budget_independent(dnnl::convolution_forward::primitive_desc(desc, user_scratchpad(), cpu()));
 }
 
 memory::desc nhwc(const Dims& d) {
