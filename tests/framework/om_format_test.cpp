@@ -141,14 +141,20 @@ std::unique_ptr<sdk::Graph> branches() {
   return g;
 }
 
+// The graph's file, and the message protobuf parses the file to.
+om::Compact written(const sdk::Graph& g, std::string* bytes) {
+  EXPECT_TRUE(serialize_om(g, bytes).is_ok());
+  om::Compact m;
+  EXPECT_TRUE(m.ParseFromString(*bytes));
+  return m;
+}
+
 // The writer encodes the tables and graphs itself, in pieces: the file must be what protobuf writes for the
 // message it parses to, with every string, descriptor and attribute list stored once.
 TEST(OmFormatTest, TheFileIsProtobufsOwnEncodingOfItsMessage) {
   for (const auto& g : {branches(), chain(50)}) {
     std::string bytes;
-    ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-    om::Compact m;
-    ASSERT_TRUE(m.ParseFromString(bytes));
+    const om::Compact m = written(*g, &bytes);
     EXPECT_TRUE(m.SerializeAsString() == bytes) << g->name();
     EXPECT_EQ(m.graphs_size(), 1 + static_cast<int>(g->subgraphs().size()));
     std::set<std::string> strings(m.strings().begin(), m.strings().end());
@@ -238,9 +244,7 @@ std::string reencoded(const om::Compact& m) {
 TEST(OmFormatTest, AnyEncodingProtobufAcceptsLoadsAsTheSameGraph) {
   for (const auto& g : {branches(), chain(20)}) {
     std::string bytes;
-    ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-    om::Compact m;
-    ASSERT_TRUE(m.ParseFromString(bytes));
+    const om::Compact m = written(*g, &bytes);
     const std::string odd = reencoded(m);
     om::Compact check;
     ASSERT_TRUE(check.ParseFromString(odd));
@@ -292,9 +296,7 @@ TEST(OmFormatTest, AProducerAfterItsConsumerIsWiredInNodeOrder) {
 TEST(OmFormatTest, ANodeThatDoesNotDecodeIsRefused) {
   auto g = chain(3);
   std::string bytes;
-  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-  om::Compact m;
-  ASSERT_TRUE(m.ParseFromString(bytes));
+  const om::Compact m = written(*g, &bytes);
   auto refusal = [&](const std::string& node_bytes) {
     om::Compact bad = m;
     const om::CGraph* root = &m.graphs(0);
@@ -350,9 +352,7 @@ TEST(OmFormatTest, NodeEncodingEdgeCasesAreProtobufsOwn) {
   sdk::Node* sink = g->add_node("sink", "NoOp", 2, 0);
   ASSERT_TRUE(g->add_edge({gap, 1}, {sink, 1}).is_ok());
   std::string bytes;
-  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-  om::Compact m;
-  ASSERT_TRUE(m.ParseFromString(bytes));
+  const om::Compact m = written(*g, &bytes);
   EXPECT_TRUE(m.SerializeAsString() == bytes);
   const om::CNode& written = m.graphs(0).nodes(m.graphs(0).nodes_size() - 2);
   ASSERT_EQ(written.name(), "gap");
@@ -381,9 +381,7 @@ TEST(OmFormatTest, EqualNeighbourAttributesShareAnEntryButSignedZerosDoNot) {
   for (int k = 0; k < 4; ++k)
     g->find_node("r" + std::to_string(k))->attrs().set("alpha", sdk::AttrValue::Float(values[k]));
   std::string bytes;
-  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-  om::Compact m;
-  ASSERT_TRUE(m.ParseFromString(bytes));
+  const om::Compact m = written(*g, &bytes);
   EXPECT_EQ(m.attr_sets_size(), 2);
   std::unique_ptr<sdk::Graph> loaded;
   ASSERT_TRUE(parse_om(bytes, "z.om", &loaded).is_ok());
@@ -459,9 +457,7 @@ TEST(OmFormatTest, FormatOneFilesStillLoad) {
 TEST(OmFormatTest, CorruptIndicesAreRefused) {
   auto g = chain(2);
   std::string bytes;
-  ASSERT_TRUE(serialize_om(*g, &bytes).is_ok());
-  om::Compact good;
-  ASSERT_TRUE(good.ParseFromString(bytes));
+  const om::Compact good = written(*g, &bytes);
   auto refusal = [&](const std::function<void(om::Compact*)>& damage) {
     om::Compact m = good;
     damage(&m);
