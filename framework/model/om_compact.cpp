@@ -503,19 +503,20 @@ class FieldReader {
   bool ok_ = true;
 };
 
-// A repeated 32-bit number, packed or one per field. Other wire types are unknown fields (false: skip).
+// A repeated 32-bit number, packed or one per field; another wire type is an unknown field, skipped. False
+// when a packed list does not parse.
 template <class Out>
-bool append_numbers(const Field& f, Out&& out, bool* ok) {
+bool append_numbers(const Field& f, Out&& out) {
   if (f.wire == WireFormatLite::WIRETYPE_VARINT) {
     out(static_cast<uint32_t>(f.value));
     return true;
   }
-  if (f.wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) return false;
+  if (f.wire != WireFormatLite::WIRETYPE_LENGTH_DELIMITED) return true;
   const auto* p = reinterpret_cast<const uint8_t*>(f.bytes.data());
   const uint8_t* end = p + f.bytes.size();
   while (p != end) {
     uint64_t v = 0;
-    if (!read_varint(p, end, &v)) return *ok = false;
+    if (!read_varint(p, end, &v)) return false;
     out(static_cast<uint32_t>(v));
   }
   return true;
@@ -573,7 +574,6 @@ struct NodeFields {
   bool take(const Field& f) {
     const bool text = f.wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
     const bool number = f.wire == WireFormatLite::WIRETYPE_VARINT;
-    bool ok = true;
     switch (f.number) {
       case om::CNode::kNameFieldNumber:
         if (text) name = f.bytes;
@@ -582,20 +582,14 @@ struct NodeFields {
         if (number) type = static_cast<uint32_t>(f.value);
         return true;
       case om::CNode::kInputsFieldNumber:
-        append_numbers(
-            f, [&](uint32_t v) { inputs.push_back(WireFormatLite::ZigZagDecode32(v)); }, &ok);
-        return ok;
+        return append_numbers(f, [&](uint32_t v) { inputs.push_back(WireFormatLite::ZigZagDecode32(v)); });
       case om::CNode::kControlInputsFieldNumber:
-        append_numbers(
-            f, [&](uint32_t v) { control_inputs.push_back(v); }, &ok);
-        return ok;
+        return append_numbers(f, [&](uint32_t v) { control_inputs.push_back(v); });
       case om::CNode::kOutputNamesFieldNumber:
         if (text) output_names.push_back(f.bytes);
         return !text || sdk::is_valid_utf8(f.bytes);
       case om::CNode::kOutputDescsFieldNumber:
-        append_numbers(
-            f, [&](uint32_t v) { output_descs.push_back(v); }, &ok);
-        return ok;
+        return append_numbers(f, [&](uint32_t v) { output_descs.push_back(v); });
       case om::CNode::kAttrsFieldNumber:
         if (number) attrs = static_cast<uint32_t>(f.value);
         return true;
@@ -605,8 +599,9 @@ struct NodeFields {
   }
 };
 
-// A graph of the file: its fields other than the nodes, and each node's bytes.
+// A graph of the file: its bytes, its fields other than the nodes, and each node's bytes.
 struct GraphBytes {
+  std::string_view bytes;
   om::CGraph* head;  // on the reader's arena
   std::vector<std::string_view> nodes;
 };
@@ -617,10 +612,30 @@ struct GraphState {
   sdk::Graph* graph = nullptr;
   std::vector<sdk::Node*> nodes;
   std::vector<uint32_t> attrs;
-  // Until the graph is wired: each node's input pairs (producer position, output index) and control inputs,
-  // node after node, with where each node's start.
+};
+
+// The graph being made, until it is wired: each node's input pairs (producer position, output index) and
+// control inputs, node after node, with where each node's start. Reused from graph to graph.
+struct Wiring {
   std::vector<int32_t> inputs;
   std::vector<uint32_t> controls, input_begin, control_begin;
+
+  void clear() {
+    inputs.clear();
+    controls.clear();
+    input_begin.clear();
+    control_begin.clear();
+  }
+  void add(const NodeFields& node) {
+    input_begin.push_back(static_cast<uint32_t>(inputs.size()));
+    inputs.insert(inputs.end(), node.inputs.begin(), node.inputs.end());
+    control_begin.push_back(static_cast<uint32_t>(controls.size()));
+    controls.insert(controls.end(), node.control_inputs.begin(), node.control_inputs.end());
+  }
+  void close() {
+    input_begin.push_back(static_cast<uint32_t>(inputs.size()));
+    control_begin.push_back(static_cast<uint32_t>(controls.size()));
+  }
 };
 
 class Reader {
@@ -659,17 +674,15 @@ class Reader {
     return err("not a graphsplit model (the file does not parse; truncated or corrupt?)");
   }
 
-  // The tables into one message, the graphs as bytes: every byte of the file is looked at before any of the
-  // graph is built, so a truncated file is refused as such.
+  // The tables into one message, the graphs as bytes: every length in the file, down to each node's, is
+  // checked before any of the graph is built, so a truncated file is refused as such.
   Status split() {
     const bool ok = split_fields(bytes_, om::Compact::kGraphsFieldNumber, &tables_, [&](const Field& f) {
-      graphs_.push_back({google::protobuf::Arena::CreateMessage<om::CGraph>(&arena_), {}});
-      graph_fields_.push_back(f.bytes);
+      graphs_.push_back({f.bytes, google::protobuf::Arena::CreateMessage<om::CGraph>(&arena_), {}});
     });
     if (!ok) return unparsable();
-    for (size_t i = 0; i < graphs_.size(); ++i) {
-      GraphBytes& g = graphs_[i];
-      if (!split_fields(graph_fields_[i], om::CGraph::kNodesFieldNumber, g.head,
+    for (GraphBytes& g : graphs_) {
+      if (!split_fields(g.bytes, om::CGraph::kNodesFieldNumber, g.head,
                         [&](const Field& f) { g.nodes.push_back(f.bytes); }))
         return unparsable();
     }
@@ -751,23 +764,14 @@ class Reader {
     const std::vector<std::string_view>& nodes = graphs_[i].nodes;
     st.nodes.reserve(nodes.size());
     st.attrs.reserve(nodes.size());
-    st.input_begin.reserve(nodes.size() + 1);
-    st.control_begin.reserve(nodes.size() + 1);
+    wiring_.clear();
     for (std::string_view bytes : nodes) {
       if (!node_.decode(bytes)) return unparsable();
       GS_RETURN_IF_ERROR(create_node(st));
-      st.input_begin.push_back(static_cast<uint32_t>(st.inputs.size()));
-      st.inputs.insert(st.inputs.end(), node_.inputs.begin(), node_.inputs.end());
-      st.control_begin.push_back(static_cast<uint32_t>(st.controls.size()));
-      st.controls.insert(st.controls.end(), node_.control_inputs.begin(), node_.control_inputs.end());
+      wiring_.add(node_);
     }
-    st.input_begin.push_back(static_cast<uint32_t>(st.inputs.size()));
-    st.control_begin.push_back(static_cast<uint32_t>(st.controls.size()));
+    wiring_.close();
     for (size_t k = 0; k < nodes.size(); ++k) GS_RETURN_IF_ERROR(wire(st, k));
-    decltype(st.inputs)().swap(st.inputs);
-    decltype(st.controls)().swap(st.controls);
-    decltype(st.input_begin)().swap(st.input_begin);
-    decltype(st.control_begin)().swap(st.control_begin);
     return Status::ok();
   }
 
@@ -798,9 +802,9 @@ class Reader {
   Status wire(const GraphState& st, size_t position) const {
     sdk::Graph* g = st.graph;
     sdk::Node* n = st.nodes[position];
-    const size_t count = graphs_[index_of(st)].nodes.size();
-    const int32_t* in = st.inputs.data() + st.input_begin[position];
-    const size_t in_size = st.input_begin[position + 1] - st.input_begin[position];
+    const size_t count = st.nodes.size();  // every node of the graph is made
+    const int32_t* in = wiring_.inputs.data() + wiring_.input_begin[position];
+    const size_t in_size = wiring_.input_begin[position + 1] - wiring_.input_begin[position];
     for (size_t i = 0; i + 1 < in_size; i += 2) {
       const int64_t from = in[i];
       if (from == -1) continue;
@@ -810,16 +814,14 @@ class Reader {
       Status added = g->add_edge({st.nodes[from], in[i + 1]}, {n, static_cast<int32_t>(i / 2)});
       if (!added) return err("graph '" + g->name() + "': node '" + n->name() + "': " + added.message());
     }
-    for (uint32_t j = st.control_begin[position]; j < st.control_begin[position + 1]; ++j) {
-      const uint32_t c = st.controls[j];
+    for (uint32_t j = wiring_.control_begin[position]; j < wiring_.control_begin[position + 1]; ++j) {
+      const uint32_t c = wiring_.controls[j];
       if (c >= count)
         return err("graph '" + g->name() + "': node '" + n->name() + "' has a control input out of range");
       GS_RETURN_IF_ERROR(g->add_control_edge(st.nodes[c], n));
     }
     return Status::ok();
   }
-
-  size_t index_of(const GraphState& st) const { return static_cast<size_t>(&st - state_.data()); }
 
   Status read_attr_sets() {
     attr_sets_.resize(tables_.attr_sets_size());
@@ -892,10 +894,10 @@ class Reader {
   std::string source_;
   google::protobuf::Arena arena_;  // the tables' and graph heads' messages: freed at once
   om::Compact& tables_;            // every field but the graphs
-  std::vector<std::string_view> graph_fields_;
   std::vector<GraphBytes> graphs_;
   std::vector<GraphState> state_;
   NodeFields node_;
+  Wiring wiring_;
   std::vector<sdk::TensorDesc> descs_;
   std::vector<sdk::AttrMap> attr_sets_;
   std::unordered_map<std::string, sdk::Graph*> by_name_;

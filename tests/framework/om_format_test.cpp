@@ -476,6 +476,11 @@ TEST(OmFormatTest, CorruptIndicesAreRefused) {
             "bad.om: node 'r0': descriptor index 5 out of range");
   EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->set_attrs(9); }),
             "bad.om: node 'r0': attribute list 9 out of range");
+  EXPECT_EQ(
+      refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(3)->set_control_inputs(0, 40); }),
+      "bad.om: graph 'chain': node 'split' has a control input out of range");
+  EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->add_inputs(0); }),
+            "bad.om: node 'r0': odd input list");
   EXPECT_EQ(refusal([](om::Compact* m) { m->set_magic("XXXX"); }),
             "bad.om: not a graphsplit model (bad magic)");
   EXPECT_EQ(
