@@ -14,6 +14,9 @@
 #include "common/install_paths.h"
 #include "common/log.h"
 #include "config/config.h"
+#ifdef GRAPHSPLIT_HUGE_HEAP
+#include "huge_heap.h"
+#endif
 #include "driver/compile.h"
 #include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/ir/graph.h"
@@ -329,6 +332,9 @@ int main(int argc, char** argv) {
   // allocations could not fill: 170 MB of a million-node chain's peak. Above this size, memory is mapped and
   // given back when freed. Only glibc reads it (-DGRAPHSPLIT_TCMALLOC=OFF); tcmalloc ignores it.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+#ifdef GRAPHSPLIT_HUGE_HEAP
+  if (!std::getenv("GRAPHSPLIT_NO_HUGE_HEAP")) use_huge_pages_for_heap();
+#endif
   CLI::App app{"atc: convert a model into a graphsplit .om model (GE-style options)", "atc"};
   AtcOptions options;
   register_core_options(app, options);

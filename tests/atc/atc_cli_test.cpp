@@ -103,6 +103,13 @@ TEST_F(AtcTest, OutputIsDeterministic) {
   ASSERT_EQ(atc("--model=" + model + " --output=" + path("a")).code, 0);
   ASSERT_EQ(atc("--model=" + model + " --output=" + path("b.om")).code, 0);
   EXPECT_EQ(slurp(path("a.om")), slurp(path("b.om")));
+  // The heap's backing (huge pages or not, apps/atc/huge_heap.h) must not show in the output.
+  ASSERT_EQ(run_command("GRAPHSPLIT_NO_HUGE_HEAP=1 " + std::string(GRAPHSPLIT_ATC) + " --model=" + model +
+                            " --output=" + path("c.om"),
+                        dir_)
+                .code,
+            0);
+  EXPECT_EQ(slurp(path("a.om")), slurp(path("c.om")));
 }
 
 TEST_F(AtcTest, InputShapeFixesTheShapes) {
