@@ -91,6 +91,29 @@ TEST(TopoSortTest, StableRdfsKeepsAValidOrderAndRepairsAnInvalidOne) {
   EXPECT_EQ(names(order_of(*h, TopoSortMode::kStableRDFS)), (Names{"a", "b"}));
 }
 
+// An order that looks valid by its data edges alone but not by a control edge, in a graph with a removed node
+// (a hole in the ids): the shortcut for an already sorted graph must not take it.
+TEST(TopoSortTest, StableRdfsSeesABackwardControlEdgeAcrossAHole) {
+  auto g = Graph::create("g");
+  add(*g, "a", "Data");
+  add(*g, "gone", "Relu", {"a"});
+  add(*g, "b", "Relu", {"a"});
+  add(*g, "c", "Relu", {"b"});
+  g->remove_node(g->find_node("gone"));
+  ASSERT_TRUE(g->add_control_edge(g->find_node("c"), g->find_node("b")).is_ok());
+  std::vector<Node*> order;
+  const Status s = topological_order(*g, TopoSortMode::kStableRDFS, &order);
+  ASSERT_FALSE(s.is_ok()) << "b -> c by data and c -> b by control is a cycle";
+  EXPECT_NE(s.message().find("'b' -> 'c' -> 'b'"), std::string::npos) << s.message();
+
+  auto h = Graph::create("h");
+  add(*h, "x", "Data");
+  add(*h, "y", "Data");
+  add(*h, "z", "Add", {"x", "y"});
+  ASSERT_TRUE(h->add_control_edge(h->find_node("y"), h->find_node("x")).is_ok());
+  EXPECT_EQ(names(order_of(*h, TopoSortMode::kStableRDFS)), (Names{"y", "x", "z"}));
+}
+
 TEST(TopoSortTest, SortAppliesTheOrderAndIds) {
   auto g = fan_out_graph();
   ASSERT_TRUE(topological_sort(*g, TopoSortMode::kBFS).is_ok());
