@@ -487,31 +487,30 @@ class Importer {
                    ", which graphsplit cannot represent");
       }
     }
-    const std::string domain = is_default_domain(n.domain()) ? "" : n.domain();
-    auto opset = opsets_.find(domain);
-    const std::string shown = domain.empty() ? std::string(kDefaultDomain) : domain;
-    if (opset == opsets_.end()) {
-      return err("node '" + n.name() + "' (" + n.op_type() + ") uses domain '" + shown +
+    const DomainInfo& info = domain_info(n.domain());
+    const std::string& domain = info.name;
+    if (info.opset < 0) {
+      return err("node '" + n.name() + "' (" + n.op_type() + ") uses domain '" + info.shown +
                  "', which the model does not import in opset_import");
     }
-    const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-    if (!ranges.count(domain)) {
-      return err("node '" + n.name() + "' (" + n.op_type() + ") uses operator domain '" + shown +
+    if (!info.known_to_onnx) {
+      return err("node '" + n.name() + "' (" + n.op_type() + ") uses operator domain '" + info.shown +
                  "', which is not supported; supported: ai.onnx, ai.onnx.ml, ai.onnx.preview.training");
     }
-    const onnx::OpSchema* schema = find_schema(n.op_type(), static_cast<int>(opset->second), domain);
+    const onnx::OpSchema* schema = find_schema(n.op_type(), static_cast<int>(info.opset), domain);
+    const std::string& shown = info.shown;
     // A version newer than libonnx's (opsets 18-23): graphsplit's table decides.
-    if (domain.empty() && opset->second > max_supported_onnx_opset()) {
-      const int ours = onnx_detail::table_since_version(n.op_type(), static_cast<int>(opset->second));
+    if (domain.empty() && info.opset > info.onnx_max_opset) {
+      const int ours = onnx_detail::table_since_version(n.op_type(), static_cast<int>(info.opset));
       if (ours > 0 && (!schema || ours > schema->SinceVersion())) {
-        Status s = onnx_detail::verify_against_table(n, static_cast<int>(opset->second));
+        Status s = onnx_detail::verify_against_table(n, static_cast<int>(info.opset));
         if (!s.is_ok()) return err("node '" + n.name() + "' (" + n.op_type() + "): " + s.message());
         return Status::ok();
       }
     }
     if (!schema) {
       return err("node '" + n.name() + "': operator '" + n.op_type() + "' is not defined in domain '" +
-                 shown + "' at opset " + std::to_string(opset->second));
+                 shown + "' at opset " + std::to_string(info.opset));
     }
     // The schema's own check: input and output counts, attribute names, types and required attributes.
     try {
@@ -522,6 +521,26 @@ class Importer {
       return err("node '" + n.name() + "' (" + n.op_type() + "): " + why);
     }
     return Status::ok();
+  }
+
+  // What a domain, as a node writes it, means for this model. Looked up once per distinct spelling: libonnx's
+  // registries are maps keyed by strings, and a model has few domains and a million nodes.
+  struct DomainInfo {
+    std::string name;    // "" for the default domain, whichever way it was written
+    std::string shown;   // as messages print it
+    int64_t opset = -1;  // the model's import of it; -1 when it has none
+    bool known_to_onnx = false;
+    int onnx_max_opset = 0;  // libonnx's newest opset of the default domain
+  };
+  const DomainInfo& domain_info(const std::string& written) const {
+    if (auto it = domains_.find(written); it != domains_.end()) return it->second;
+    DomainInfo d;
+    d.name = is_default_domain(written) ? "" : written;
+    d.shown = d.name.empty() ? std::string(kDefaultDomain) : d.name;
+    if (auto opset = opsets_.find(d.name); opset != opsets_.end()) d.opset = opset->second;
+    d.known_to_onnx = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().count(d.name) > 0;
+    d.onnx_max_opset = max_supported_onnx_opset();
+    return domains_.emplace(written, std::move(d)).first->second;
   }
 
   // libonnx's registry lookup costs a thousand instructions or more (maps keyed by strings, three deep); a
@@ -720,6 +739,7 @@ class Importer {
   std::vector<sdk::OutPort> local_producers_;
   mutable std::string schema_key_;
   mutable std::unordered_map<std::string, const onnx::OpSchema*> schemas_;
+  mutable std::unordered_map<std::string, DomainInfo> domains_;
   std::unordered_map<const sdk::Node*, std::unordered_map<std::string, int32_t>> capture_inputs_;
 };
 
