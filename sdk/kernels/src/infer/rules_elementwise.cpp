@@ -69,8 +69,9 @@ void InferContext::set_values(size_t i, DataType dtype, SymDims dims, SymDims va
 }
 
 DimExpr product(sdk::SymbolTable& sym, const SymDims& dims, size_t begin, size_t end) {
-  DimExpr p = sym.constant(1);
-  for (size_t i = begin; i < end && i < dims.size(); ++i) p = sym.mul(p, dims[i]);
+  if (begin >= end || begin >= dims.size()) return sym.constant(1);
+  DimExpr p = dims[begin];
+  for (size_t i = begin + 1; i < end && i < dims.size(); ++i) p = sym.mul(p, dims[i]);
   return p;
 }
 
