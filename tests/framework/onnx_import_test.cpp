@@ -236,6 +236,62 @@ TEST(OnnxImportTest, RejectsAValueProducedTwice) {
             std::string::npos);
 }
 
+// A chain of `n` Relus, x -> v1 -> ... -> vn = y: long enough that the build, which runs beside the node
+// checks, is many batches and waits behind them.
+onnx::ModelProto relu_chain(int n) {
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  std::string prev = "x";
+  for (int i = 1; i <= n; ++i) {
+    const std::string out = i == n ? "y" : "v" + std::to_string(i);
+    add_node(g, "Relu", {prev}, {out}, "r" + std::to_string(i));
+    prev = out;
+  }
+  return m;
+}
+
+// The checks of the main graph's nodes run beside its build; errors must still come in the serial order:
+// every check before any build error, node text before operators, the checks before --input_shape.
+TEST(OnnxImportTest, ChecksBesideTheBuildKeepTheSerialErrorOrder) {
+  const int n = 20000;
+  {
+    std::unique_ptr<sdk::Graph> root;
+    ASSERT_TRUE(import(relu_chain(n), &root).is_ok());
+    EXPECT_EQ(root->num_nodes(), static_cast<size_t>(n + 2));
+  }
+  // A build error early (a value produced twice at node 3), a check error late (an unknown operator).
+  auto m = relu_chain(n);
+  m.mutable_graph()->mutable_node(2)->set_output(0, "v1");
+  m.mutable_graph()->mutable_node(n - 10)->set_op_type("Frobnicate");
+  EXPECT_NE(import_error(m).find("operator 'Frobnicate' is not defined"), std::string::npos)
+      << import_error(m);
+  // Without the check error, the build's.
+  m.mutable_graph()->mutable_node(n - 10)->set_op_type("Relu");
+  EXPECT_NE(import_error(m).find("value 'v1' is produced twice"), std::string::npos) << import_error(m);
+
+  // An operator error early, a name that is not UTF-8 late: the text error wins.
+  m = relu_chain(n);
+  m.mutable_graph()->mutable_node(5)->set_op_type("Frobnicate");
+  m.mutable_graph()->mutable_node(n - 1)->set_name("bad\xff");
+  EXPECT_NE(import_error(m).find("node name 'bad?' is not valid UTF-8"), std::string::npos)
+      << import_error(m);
+
+  // An --input_shape naming no input, and an operator error: the operator error first.
+  OnnxImportOptions options;
+  options.input_shapes.push_back({"nope", {1, 4}});
+  m = relu_chain(n);
+  m.mutable_graph()->mutable_node(n / 2)->set_op_type("Frobnicate");
+  std::unique_ptr<sdk::Graph> root;
+  sdk::Status s = import(m, &root, options);
+  EXPECT_NE(s.message().find("operator 'Frobnicate' is not defined"), std::string::npos) << s.message();
+  EXPECT_EQ(root, nullptr);
+  m.mutable_graph()->mutable_node(n / 2)->set_op_type("Relu");
+  s = import(m, &root, options);
+  EXPECT_NE(s.message().find("nope"), std::string::npos) << s.message();
+  EXPECT_EQ(root, nullptr);
+}
+
 TEST(OnnxImportTest, RejectsACycleWithItsPath) {
   auto m = tiny_model();
   m.mutable_graph()->mutable_node(0)->set_input(0, "y");  // relu reads sigmoid's output
