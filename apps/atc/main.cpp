@@ -132,6 +132,9 @@ CompileRequest request_of(const AtcOptions& o, const std::string& model) {
   r.timing = o.timing;
   r.dump_graph = o.dump_graph;
   r.entry_timeout = o.entry_timeout;
+  // Only these read the decision log; without them it is 100 MB of a million-node compile's peak.
+  r.keep_decisions = !o.explain.empty() || !o.partition_report.empty() || !o.export_onnx.empty() ||
+                     !o.dump_placement.empty();
   // Nothing is written before the pipeline ends, so stopping here leaves no output (a stale one is removed).
   r.on_time_limit = [output = o.output](const std::string& message) {
     if (!output.empty()) {

@@ -133,6 +133,7 @@ Status build_pipeline(const CompileRequest& r, const PipelineConfig& config, std
   settings.on_time_limit = r.on_time_limit;
   settings.after_entry = r.after_entry;
   settings.before_entry = r.on_step;
+  settings.keep_decisions = r.keep_decisions;
   if (!r.dump_graph.empty()) settings.dump_graph = r.dump_graph;
   return Pipeline::create(config, settings, out, diags);
 }
@@ -181,19 +182,32 @@ Status Compilation::write_om(const std::string& path, size_t* size) const {
   return write_om_file(*root, path, size);
 }
 
+namespace {
+// A report without the decisions would be silently incomplete.
+Status need_decisions(const Pipeline& p) {
+  return p.decisions_kept()
+             ? Status::ok()
+             : Status::internal("the compile did not keep its decisions (CompileRequest::keep_decisions)");
+}
+}  // namespace
+
 Status Compilation::partition_report(std::string* json) const {
+  GS_RETURN_IF_ERROR(need_decisions(*pipeline));
   return partition_report_json(*root, model, pipeline->decisions(), json);
 }
 
 Status Compilation::partition_report_html(std::string* html) const {
+  GS_RETURN_IF_ERROR(need_decisions(*pipeline));
   return graphsplit::partition_report_html(*root, model, pipeline->decisions(), html);
 }
 
 Status Compilation::placement_report(std::string* json) const {
+  GS_RETURN_IF_ERROR(need_decisions(*pipeline));
   return placement_report_json(*root, model, pipeline->decisions(), json);
 }
 
 Status Compilation::explain(const std::string& node, std::string* text) const {
+  GS_RETURN_IF_ERROR(need_decisions(*pipeline));
   return explain_node(*root, node, pipeline->decisions(), text);
 }
 

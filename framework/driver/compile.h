@@ -40,6 +40,8 @@ struct CompileRequest {
   // What the compile is doing now, for a progress display: "loading plugins", "reading the model", then each
   // pipeline entry's label with its 1-based index and the entry count (0 and 0 outside the pipeline).
   std::function<void(const std::string& what, size_t index, size_t count)> on_step;
+  // Keep the pipeline's decisions: the reports and explain() read them (PipelineSettings::keep_decisions).
+  bool keep_decisions = true;
 };
 
 // Splits --options values ("k=v;k=v") into pairs; a value may be empty, a key may not.

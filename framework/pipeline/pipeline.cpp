@@ -353,6 +353,7 @@ Status Pipeline::create(const PipelineConfig& config, const PipelineSettings& se
   p->on_time_limit_ = settings.on_time_limit;
   p->after_entry_ = settings.after_entry;
   p->before_entry_ = settings.before_entry;
+  p->keep_decisions_ = settings.keep_decisions;
   *out = std::move(p);
   return Status::ok();
 }
@@ -398,7 +399,8 @@ Status Pipeline::run(sdk::Graph& root) {
       continue;
     }
     if (before_entry_) before_entry_(stage->label, index, stages_.size());
-    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_, &decisions_);
+    HostPassContext ctx(stage->info->name, stage->options, ge_options_, engines, &infer_shapes_,
+                        keep_decisions_ ? &decisions_ : nullptr);
     const std::string what = "pipeline entry " + std::to_string(index) + " (" + stage->label + ")";
     bool changed = false;
     const auto start = std::chrono::steady_clock::now();

@@ -47,6 +47,9 @@ struct PipelineSettings {
   std::function<sdk::Status(const EntryReport&, size_t index, size_t count)> after_entry;
   // Called before each enabled entry runs (atc's progress line), with its label, 1-based index and the count.
   std::function<void(const std::string& label, size_t index, size_t count)> before_entry;
+  // Keep the entries' decisions for the reports (decisions()). Placement records two a node: about 100 MB at
+  // a million nodes, which atc spares when no option of it reads them.
+  bool keep_decisions = true;
 };
 
 class Pipeline {
@@ -64,8 +67,10 @@ class Pipeline {
   bool begins_with_shape_inference() const;
 
   const std::vector<EntryReport>& reports() const { return reports_; }
-  // Every decision the entries of the last run() recorded, in order, with the entry in Decision::stage.
+  // Every decision the entries of the last run() recorded, in order, with the entry in Decision::stage. Empty
+  // when the settings did not keep them (decisions_kept()).
   const std::vector<sdk::Decision>& decisions() const { return decisions_.decisions(); }
+  bool decisions_kept() const { return keep_decisions_; }
   std::string timing_table() const;
   // The resolved pipeline as TOML, every option filled in, with where each value came from.
   std::string canonical_toml() const;
@@ -99,6 +104,7 @@ class Pipeline {
   std::vector<std::string> search_paths_;
   sdk::OptionValues ge_options_;
   DecisionLog decisions_;
+  bool keep_decisions_ = true;
   std::vector<std::pair<std::string, std::string>> ge_sources_;  // option -> where its value came from
   std::vector<std::unique_ptr<Engine>> engines_;
   std::vector<std::unique_ptr<Stage>> stages_;

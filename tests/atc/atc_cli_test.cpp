@@ -14,6 +14,7 @@
 
 #include "../framework/onnx_builders.h"
 #include "../support/process.h"
+#include "driver/compile.h"
 #include "graphsplit/sdk/version.h"
 #include "model/om_io.h"
 #include "report/partition.pb.h"
@@ -110,6 +111,36 @@ TEST_F(AtcTest, OutputIsDeterministic) {
                 .code,
             0);
   EXPECT_EQ(slurp(path("a.om")), slurp(path("c.om")));
+}
+
+// atc keeps the decision log only for the options that read it; the same graph comes out either way, and a
+// report asked of a compile that did not keep it is refused, not given without its decisions.
+TEST_F(AtcTest, DecisionsAreKeptOnlyWhenAReportNeedsThem) {
+  CompileRequest r;
+  r.model = "tiny.onnx";
+  tiny_model().SerializeToString(&r.model_bytes);
+  r.pipeline = GRAPHSPLIT_DEFAULT_PIPELINE;
+  r.plugin_paths = {GRAPHSPLIT_PLUGIN_DIR};
+  Compilation kept, dropped;
+  ASSERT_TRUE(compile_model(r, &kept).is_ok());
+  r.keep_decisions = false;
+  ASSERT_TRUE(compile_model(r, &dropped).is_ok());
+  EXPECT_FALSE(kept.pipeline->decisions().empty());
+  EXPECT_TRUE(dropped.pipeline->decisions().empty());
+  ASSERT_TRUE(kept.write_om(path("kept.om"), nullptr).is_ok());
+  ASSERT_TRUE(dropped.write_om(path("dropped.om"), nullptr).is_ok());
+  EXPECT_EQ(slurp(path("kept.om")), slurp(path("dropped.om")));
+  std::string text;
+  EXPECT_TRUE(kept.partition_report(&text).is_ok());
+  for (const sdk::Status& s : {dropped.partition_report(&text), dropped.placement_report(&text),
+                               dropped.partition_report_html(&text), dropped.explain("relu", &text)}) {
+    EXPECT_NE(s.message().find("did not keep its decisions"), std::string::npos) << s.message();
+  }
+  // Through atc: --explain still has the decisions to show.
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  Result cli = atc("--model=" + model + " --output=" + path("t") + " --explain=relu");
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  EXPECT_NE(cli.out.find("AIcoreEngine"), std::string::npos) << cli.out;
 }
 
 TEST_F(AtcTest, InputShapeFixesTheShapes) {
