@@ -568,7 +568,7 @@ class Importer {
     }
     const DomainInfo& info = domain_info(n.domain());
     const std::string& domain = info.name;
-    if (info.opset < 0) {
+    if (!info.imported) {
       return err("node '" + n.name() + "' (" + n.op_type() + ") uses domain '" + info.shown +
                  "', which the model does not import in opset_import");
     }
@@ -605,9 +605,10 @@ class Importer {
   // What a domain, as a node writes it, means for this model. Looked up once per distinct spelling: libonnx's
   // registries are maps keyed by strings, and a model has few domains and a million nodes.
   struct DomainInfo {
-    std::string name;    // "" for the default domain, whichever way it was written
-    std::string shown;   // as messages print it
-    int64_t opset = -1;  // the model's import of it; -1 when it has none
+    std::string name;       // "" for the default domain, whichever way it was written
+    std::string shown;      // as messages print it
+    bool imported = false;  // in the model's opset_import
+    int64_t opset = 0;      // the version it imports
     bool known_to_onnx = false;
     int onnx_max_opset = 0;  // libonnx's newest opset of the default domain
   };
@@ -616,7 +617,10 @@ class Importer {
     DomainInfo d;
     d.name = is_default_domain(written) ? "" : written;
     d.shown = d.name.empty() ? std::string(kDefaultDomain) : d.name;
-    if (auto opset = opsets_.find(d.name); opset != opsets_.end()) d.opset = opset->second;
+    if (auto opset = opsets_.find(d.name); opset != opsets_.end()) {
+      d.imported = true;
+      d.opset = opset->second;
+    }
     d.known_to_onnx = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map().count(d.name) > 0;
     d.onnx_max_opset = max_supported_onnx_opset();
     return domains_.emplace(written, std::move(d)).first->second;
@@ -1029,6 +1033,7 @@ Status check_and_build_together(onnx::ModelProto& model, const std::string& sour
   main_nodes->gate_by(&gate);
   Status built = Status::ok();
   if (applied.is_ok()) built = Importer(source, base_dir, model, main_nodes).run(root);
+  main_nodes->gate_by(nullptr);
   checker.join();
   Status outcome = !checked.is_ok() ? checked : !applied.is_ok() ? applied : built;
   if (!outcome.is_ok()) root->reset();
