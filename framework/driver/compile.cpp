@@ -185,9 +185,9 @@ Status Compilation::write_om(const std::string& path, size_t* size) const {
 namespace {
 // A report without the decisions would be silently incomplete.
 Status need_decisions(const Pipeline& p) {
-  return p.decisions_kept()
-             ? Status::ok()
-             : Status::internal("the compile did not keep its decisions (CompileRequest::keep_decisions)");
+  return p.decisions_kept() ? Status::ok()
+                            : Status::failed_precondition(
+                                  "the compile did not keep its decisions (CompileRequest::keep_decisions)");
 }
 }  // namespace
 

@@ -102,7 +102,7 @@ class CheckGate {
   }
   // Waits until node k may be built; false when the checks ended without passing it. A build that catches
   // up waits for a lead of kLead nodes, so that the two threads do not wake each other at every batch.
-  bool wait_for(int64_t k) const {
+  bool wait_for(int64_t k) {
     if (passed_.load() > k) return true;
     const int64_t want = k + kLead;
     wanted_.store(want);  // seq_cst with publish's store and load: one of the two sees the other
@@ -119,10 +119,10 @@ class CheckGate {
     cv_.notify_all();
   }
   std::atomic<int64_t> passed_{0};
-  mutable std::atomic<int64_t> wanted_{INT64_MAX};
+  std::atomic<int64_t> wanted_{INT64_MAX};
   std::atomic<bool> finished_{false};
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
+  std::mutex mu_;
+  std::condition_variable cv_;
 };
 
 // Returned by a build whose checks stopped first; the checks' own error is what the user sees.
@@ -147,7 +147,7 @@ class NodeSource {
     return other;
   }
   // for_each waits for each node to pass the checks running beside it.
-  void gate_by(const CheckGate* gate) { gate_ = gate; }
+  void gate_by(CheckGate* gate) { gate_ = gate; }
 
   int size() const { return graph_ ? graph_->node_size() : static_cast<int>(spans_->size()); }
 
@@ -180,7 +180,7 @@ class NodeSource {
   const onnx::GraphProto* graph_ = nullptr;
   std::vector<std::string_view> own_spans_;
   const std::vector<std::string_view>* spans_ = &own_spans_;
-  const CheckGate* gate_ = nullptr;
+  CheckGate* gate_ = nullptr;
   const TensorReader* reader_ = nullptr;
   std::string source_;
   mutable onnx::NodeProto node_;
@@ -214,21 +214,20 @@ class Importer {
   // Every check that needs no shapes, over every graph, before shape inference runs (so that a broken model
   // is refused with one message, not after inference warnings about it).
   // With a gate, the main graph's nodes are published to it as they pass, and its value infos are not checked
-  // again: check_head has passed them, before --input_shape changed the inputs.
+  // again: head_passes has passed them, before --input_shape changed the inputs.
   Status check_all(const OnnxImportOptions& limits, CheckGate* gate = nullptr) const {
     int64_t nodes = 0;
     GS_RETURN_IF_ERROR(check_tree(model_.graph(), *main_nodes_, 0, limits, &nodes, gate));
     return Status::ok();
   }
 
-  // What the checks of the main graph read before its nodes and apart from them (its size, name and values).
-  // When this passes, the build can run beside the node checks: nothing it reads first is unchecked.
-  Status check_head(const OnnxImportOptions& limits) const {
+  // Whether what the checks of the main graph read before its nodes and apart from them (its size, name and
+  // values) passes. Then the build can run beside the node checks: nothing it reads first is unchecked. When
+  // not, the serial path gives the error.
+  bool head_passes(const OnnxImportOptions& limits) const {
     const onnx::GraphProto& g = model_.graph();
     const int64_t nodes = main_nodes_->size() + g.input_size() + g.initializer_size();
-    if (nodes > limits.max_nodes) return Status::resource_exhausted("too many nodes");
-    if (!sdk::is_valid_utf8(g.name())) return bad_text(g, "graph name", g.name());
-    return check_value_infos(g);
+    return nodes <= limits.max_nodes && sdk::is_valid_utf8(g.name()) && check_value_infos(g).is_ok();
   }
 
   Status run(std::unique_ptr<sdk::Graph>* out) {
@@ -1016,7 +1015,8 @@ Status check_and_build_together(onnx::ModelProto& model, const std::string& sour
   const std::unique_ptr<NodeSource> check_nodes = main_nodes->sibling(&check_reader);
   CheckGate gate;
   Status checked = Status::ok();
-  std::thread checker([&] {
+  // Joined on every path out, a throwing build included.
+  std::jthread checker([&] {
     try {
       checked = Importer(source, base_dir, model, check_nodes.get()).check_all(options, &gate);
     } catch (const std::exception& e) {
@@ -1024,12 +1024,6 @@ Status check_and_build_together(onnx::ModelProto& model, const std::string& sour
     }
     gate.finish();
   });
-  struct Join {
-    std::thread& t;
-    ~Join() {
-      if (t.joinable()) t.join();  // only when the build threw
-    }
-  } join{checker};
   main_nodes->gate_by(&gate);
   Status built = Status::ok();
   if (applied.is_ok()) built = Importer(source, base_dir, model, main_nodes).run(root);
@@ -1095,7 +1089,7 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     std::optional<NodeSource> main_nodes;
     if (streamed) main_nodes.emplace(std::move(spans), &reader, source);
     const NodeSource* nodes = main_nodes ? &*main_nodes : nullptr;
-    if (main_nodes && Importer(source, base_dir, model, nodes).check_head(options).is_ok()) {
+    if (main_nodes && Importer(source, base_dir, model, nodes).head_passes(options)) {
       GS_RETURN_IF_ERROR(check_and_build_together(model, source, base_dir, options, &*main_nodes, root));
       if (owned) std::string().swap(*owned);
       return Status::ok();
