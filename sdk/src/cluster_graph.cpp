@@ -624,9 +624,11 @@ ClusterGraph::Id ClusterGraph::try_merge(Id a, Id b) {
   Impl& m = *impl_;
   if (m.rank[a] > m.rank[b]) std::swap(a, b);  // a before b
   if (Impl::contains(m.out[a], b)) {
-    // The edge must be the only path: look for another one, ignoring the edge itself.
+    // The edge must be the only path. Another one would leave a by another successor and enter b by another
+    // predecessor, so when either side has only this edge (a chain's every merge) there is nothing to search.
     bool forward_finished = false;
-    if (m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
+    const bool only_edge = m.out[a].size() == 1 || m.in[b].size() == 1;
+    if (!only_edge && m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
   } else if (m.reachable(a, b)) {
     return kNone;  // b cannot reach a: a comes first in the order
   }

@@ -130,6 +130,32 @@ void rebuild_index(Slots& slots, size_t size) {
   }
 }
 
+// Empties slot `i`. Backward-shift deletion keeps every probe chain unbroken without tombstones.
+template <class Slots>
+void erase_slot(Slots& slots, size_t i) {
+  const size_t mask = slots.size() - 1;
+  for (size_t j = (i + 1) & mask; slots[j].node; j = (j + 1) & mask) {
+    const size_t home = slots[j].hash & mask;
+    const bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
+    if (movable) {
+      slots[i] = slots[j];
+      i = j;
+    }
+  }
+  slots[i] = {};
+}
+
+// A node's own slot, found by its address: a node leaving its graph knows itself, and comparing names read
+// every colliding node's name (a cache miss each on a million-node graph).
+template <class Slots>
+void erase_node(Slots& slots, const Node* n, uint64_t hash) {
+  if (slots.empty()) return;
+  const size_t mask = slots.size() - 1;
+  for (size_t i = hash & mask; slots[i].node; i = (i + 1) & mask) {
+    if (slots[i].node == n) return erase_slot(slots, i);
+  }
+}
+
 // An index left eight times larger than its graph (most nodes moved to subgraphs or removed) is shrunk to a
 // quarter full: a partitioned million-node graph kept 32 MB of empty slots in its root.
 template <class Slots>
@@ -164,22 +190,6 @@ void Graph::index_reserve(size_t nodes) {
   size_t size = std::max<size_t>(16, name_slots_.size());
   while (nodes * 2 > size) size *= 2;
   rebuild_index(name_slots_, size);
-}
-
-void Graph::index_erase(std::string_view name) {
-  size_t i = index_find(name, name_hash(name));
-  if (i == SIZE_MAX) return;
-  // Backward-shift deletion keeps every probe chain unbroken without tombstones.
-  const size_t mask = name_slots_.size() - 1;
-  for (size_t j = (i + 1) & mask; name_slots_[j].node; j = (j + 1) & mask) {
-    const size_t home = name_slots_[j].hash & mask;
-    const bool movable = (j > i) ? (home <= i || home > j) : (home <= i && home > j);
-    if (movable) {
-      name_slots_[i] = name_slots_[j];
-      i = j;
-    }
-  }
-  name_slots_[i] = NameSlot{};
 }
 
 Node* Graph::add_node(std::string name, std::string_view type, size_t num_inputs, size_t num_outputs) {
@@ -221,7 +231,7 @@ void Graph::unlink_all(Node* node) {
 void Graph::remove_node(Node* node) {
   if (!node || node->owner_ != this) return;
   unlink_all(node);
-  index_erase(node->name_);
+  erase_node(name_slots_, node, name_hash(node->name_));
   slots_[node->id_].reset();
   --live_nodes_;
   fit_index(name_slots_, live_nodes_);
@@ -305,10 +315,11 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   dst->slots_.reserve(dst->slots_.size() + ordered.size());
   for (Node* n : ordered) {
     std::unique_ptr<Node> owned = std::move(slots_[n->id_]);
-    if (!all) index_erase(n->name_);
+    const uint64_t hash = steal ? 0 : name_hash(n->name_);  // once for both indexes
+    if (!all) erase_node(name_slots_, n, hash);
     n->owner_ = dst;
     n->id_ = static_cast<int64_t>(dst->slots_.size());
-    if (!steal) dst->index_insert(n, name_hash(n->name_));
+    if (!steal) dst->index_insert(n, hash);
     dst->slots_.push_back(std::move(owned));
   }
   live_nodes_ -= ordered.size();
@@ -482,7 +493,7 @@ void Graph::remove_nodes(const std::vector<Node*>& nodes) {
     std::erase_if(x->control_->outputs, is_doomed);
   }
   for (Node* n : unique) {
-    index_erase(n->name_);
+    erase_node(name_slots_, n, name_hash(n->name_));
     slots_[n->id_].reset();
     --live_nodes_;
   }
