@@ -56,6 +56,7 @@ class HostPassContext final : public sdk::PassContext {
     if (!decisions_) return;
     decisions_->add(decision, who_);
   }
+  bool keeps_decisions() const override { return decisions_ || spdlog::should_log(spdlog::level::debug); }
 
  private:
   std::string who_;

@@ -17,6 +17,9 @@ Status PassContext::infer_value_shapes(const InputDims&, ValueDescs*) const {
   return Status::unsupported("this host cannot re-run shape inference (it has no model source)");
 }
 void PassContext::record(const Decision&) {}
+bool PassContext::keeps_decisions() const {
+  return false;
+}
 Pass::~Pass() = default;
 Partitioner::~Partitioner() = default;
 

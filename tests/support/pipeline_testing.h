@@ -24,10 +24,10 @@ inline std::unique_ptr<sdk::Graph> opset17_root(const std::string& name = "g") {
 }
 
 // Parses `toml`, builds the pipeline with the plugins in `plugin_paths` (verification after every entry) and
-// runs it; `decisions` receives the run's decision log.
+// runs it; `decisions` receives the run's decision log. `keep_decisions` as PipelineSettings'.
 inline sdk::Status run_pipeline(sdk::Graph& g, const std::string& toml, std::vector<std::string> plugin_paths,
                                 std::vector<std::pair<std::string, std::string>> ge_overrides = {},
-                                std::vector<sdk::Decision>* decisions = nullptr) {
+                                std::vector<sdk::Decision>* decisions = nullptr, bool keep_decisions = true) {
   PipelineConfig config;
   std::vector<Diagnostic> diags;
   sdk::Status s = parse_pipeline_config_text(toml, "p.toml", &config, &diags);
@@ -36,6 +36,7 @@ inline sdk::Status run_pipeline(sdk::Graph& g, const std::string& toml, std::vec
   settings.plugin_paths = std::move(plugin_paths);
   settings.ge_overrides = std::move(ge_overrides);
   settings.verify_each = true;
+  settings.keep_decisions = keep_decisions;
   std::unique_ptr<Pipeline> pipeline;
   s = Pipeline::create(config, settings, &pipeline, &diags);
   if (!s.is_ok()) return s;

@@ -90,8 +90,11 @@ class Placer {
       : ctx_(ctx),
         engines_(ctx.engines()),
         stop_(stop_on_no_dynamic_shape),
-        record_(record),
-        record_kept_(record_kept) {}
+        // Nothing is built for a host that drops every decision (atc without a report): the records were a
+        // quarter of placement's instructions per node.
+        keep_(ctx.keeps_decisions()),
+        record_(record && keep_),
+        record_kept_(record_kept && keep_) {}
 
   Status init() {
     GS_RETURN_IF_ERROR(excluded_engines(ctx_, &excluded_));
@@ -160,12 +163,13 @@ class Placer {
     if (!n.attrs().has(sdk::attr::kOpEngineName)) n.attrs().reserve(n.attrs().size() + 2);
     n.attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
     n.attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(kernel));
+    *changed = true;
+    if (!keep_) return Status::ok();
     if (record_) {
       for (const Verdict& v : verdicts) record(n, v.code, v.engine, v.detail, /*final=*/false);
     }
     detail_.assign("kernel library ").append(kernel);
     record(n, decision, engine, detail_);
-    *changed = true;
     return Status::ok();
   }
 
@@ -262,7 +266,8 @@ class Placer {
       }
       const sdk::SupportVerdict v = c.engine->engine->check_support(n);
       if (v.supported) {
-        verdicts.push_back({c.engine->name, sdk::ReasonCode::kOk, "cost " + std::to_string(c.cost)});
+        if (record_)
+          verdicts.push_back({c.engine->name, sdk::ReasonCode::kOk, "cost " + std::to_string(c.cost)});
         return assign(n, c.engine->name, c.engine->table->kernel_lib(),
                       specified ? sdk::ReasonCode::kSpecified : sdk::ReasonCode::kCostOrder, verdicts,
                       changed);
@@ -287,6 +292,7 @@ class Placer {
   std::set<std::string> excluded_;
   bool host_exec_ = false;
   bool stop_;
+  bool keep_;
   bool record_;
   bool record_kept_;
   sdk::Decision scratch_;

@@ -88,6 +88,37 @@ TEST(EnginePlaceTest, CheapestEngineWhoseCheckPassesWins) {
   EXPECT_EQ((*verdicts)[1], "DNN_VM_HOST_CPU|OK|cost 30");
 }
 
+// A host that keeps no decision (atc without a report) gets none built, and the same placement. The kept run
+// must still log every node: a pass that skipped its records whatever the host wanted would fail here.
+TEST(EnginePlaceTest, PlacementIsTheSameWhenTheHostKeepsNoDecision) {
+  auto build = [] {
+    auto g = new_root();
+    add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {1, 3, 8, 8}));
+    add(*g, "relu", "Relu", {"x"}, tensor_desc(DataType::kFloat, {1, 3, 8, 8}));
+    add(*g, "nz", "NonZero", {"x"}, tensor_desc(DataType::kInt64, {4, -1}));
+    add(*g, "shape", "Shape", {"x"}, tensor_desc(DataType::kInt64, {4}));
+    net_output(*g, {"relu", "nz", "shape"});
+    return g;
+  };
+  const std::string toml =
+      "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", "
+      "\"host_cpu\"]\n[[pipeline]]\npass = \"placement.engine_place\"\n";
+  auto kept = build(), dropped = build();
+  std::vector<sdk::Decision> kept_log, dropped_log;
+  ASSERT_TRUE(testing::run_pipeline(*kept, toml, {GRAPHSPLIT_PLUGIN_DIR}, {}, &kept_log, true).is_ok());
+  ASSERT_TRUE(
+      testing::run_pipeline(*dropped, toml, {GRAPHSPLIT_PLUGIN_DIR}, {}, &dropped_log, false).is_ok());
+  EXPECT_TRUE(dropped_log.empty());
+  for (const std::string name : {"x", "relu", "nz", "shape"}) {
+    EXPECT_EQ(engine_of(*dropped, name), engine_of(*kept, name)) << name;
+    EXPECT_EQ(dropped->find_node(name)->attrs().get_string(sdk::attr::kOpKernelLibName),
+              kept->find_node(name)->attrs().get_string(sdk::attr::kOpKernelLibName))
+        << name;
+    EXPECT_NE(testing::decision_about(kept_log, *kept, name), "") << name;
+  }
+  EXPECT_EQ(engine_of(*dropped, "nz"), "DNN_VM_AICPU");
+}
+
 TEST(EnginePlaceTest, AnEngineAlreadySetIsKeptAndLxAttributesAreWrittenBack) {
   auto g = new_root();
   add(*g, "x", "Data", {}, tensor_desc(DataType::kFloat, {4}));

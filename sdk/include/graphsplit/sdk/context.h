@@ -70,6 +70,10 @@ class GS_SDK_API PassContext {
   // Reports a decision (SDK ABI 1.1). The host keeps every record of the compilation in order, for the
   // partition and placement reports, `atc --explain` and the debug log. Default: dropped.
   virtual void record(const Decision& decision);
+  // Whether record() keeps or logs what it is given (SDK ABI 2.1): when not, a pass may skip building the
+  // decisions, which for a per-node pass such as placement costs as much as the decision itself. Default:
+  // false, as the default record() drops everything.
+  virtual bool keeps_decisions() const;
 };
 
 }  // namespace graphsplit::sdk

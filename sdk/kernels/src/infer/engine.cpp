@@ -156,10 +156,11 @@ struct GraphState {
   std::vector<sdk::Node*> to_fold;
 };
 
-// Runs the node's kernel on constant inputs; false (and no change) when it cannot or should not.
-bool fold(InferContext& ctx, const GraphState& st, bool has_rule) {
+// Runs the node's kernel on constant inputs; false (and no change) when it cannot or should not. `foldable`
+// is may_fold(node), which the caller needs too.
+bool fold(InferContext& ctx, const GraphState& st, bool has_rule, bool foldable) {
   const sdk::Node& n = *ctx.node;
-  if (!may_fold(n) || n.num_inputs() == 0) return false;
+  if (!foldable || n.num_inputs() == 0) return false;
   std::vector<const Tensor*> inputs;
   for (size_t i = 0; i < n.num_inputs(); ++i) {
     if (!n.input(i).valid()) {
@@ -484,6 +485,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
                                       : std::string_view();
   RuleFn rule = domain.empty() ? facts_of(type).rule : find_rule(type, domain);
   bool folded = false;
+  const bool foldable = may_fold(*node);  // once per node: its type's facts are a hash lookup
   try {
     if (rule) {
       GS_RETURN_IF_ERROR(rule(ctx));
@@ -493,14 +495,14 @@ Status visit_node(sdk::Node* node, GraphState& st) {
     } else {
       ++st.stats->no_rule[type];
     }
-    folded = fold(ctx, st, rule != nullptr);
+    folded = fold(ctx, st, rule != nullptr, foldable);
   } catch (const sdk::SymOverflow& e) {
     return Status::invalid_argument("node '" + node->name() + "' (" + type + "): " + e.what());
   } catch (const MissingInput& e) {
     return Status::invalid_argument("node '" + node->name() + "' (" + type + "): input " +
                                     std::to_string(e.index) + " is required but missing");
   }
-  bool all_const = node->num_outputs() > 0 && may_fold(*node);
+  bool all_const = node->num_outputs() > 0 && foldable;
   for (size_t o = 0; o < node->num_outputs(); ++o) {
     SymValue& v = ctx.outputs[o];
     if (!rule && !folded) v = value_from_desc(*st.sym, node->output_desc(o));

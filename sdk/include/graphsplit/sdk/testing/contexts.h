@@ -46,6 +46,7 @@ class TestPassContext final : public PassContext {
     return infer ? infer(inputs, out) : PassContext::infer_value_shapes(inputs, out);
   }
   void record(const Decision& decision) override { decisions.push_back(decision); }
+  bool keeps_decisions() const override { return true; }
   mutable std::vector<std::string> messages;
   std::vector<Decision> decisions;
   // What infer_value_shapes does; unset = unsupported, as a host without a model.
