@@ -141,6 +141,11 @@ TEST_F(AtcTest, DecisionsAreKeptOnlyWhenAReportNeedsThem) {
   Result cli = atc("--model=" + model + " --output=" + path("t") + " --explain=relu");
   ASSERT_EQ(cli.code, 0) << cli.err;
   EXPECT_NE(cli.out.find("AIcoreEngine"), std::string::npos) << cli.out;
+  // Without a report the log is dropped, but --log=debug still shows placement's decisions: the host tells
+  // the pass that it keeps them (PassContext::keeps_decisions).
+  cli = atc("--model=" + model + " --output=" + path("d") + " --log=debug");
+  ASSERT_EQ(cli.code, 0) << cli.err;
+  EXPECT_NE((cli.out + cli.err).find("COST_ORDER tiny: relu [AIcoreEngine]"), std::string::npos) << cli.err;
 }
 
 TEST_F(AtcTest, InputShapeFixesTheShapes) {
