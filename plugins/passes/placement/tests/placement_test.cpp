@@ -34,13 +34,14 @@ Node* net_output(Graph& g, const std::vector<std::string>& inputs) {
   return testing::add_net_output(g, inputs);
 }
 
-// Runs placement (and optionally the host-CPU update) with the given extra TOML and --options.
-// The decision log of the last place().
+// Runs placement (and optionally the host-CPU update) with the given extra TOML and --options; `keep` as
+// PipelineSettings::keep_decisions. The decision log of the last place().
 std::vector<sdk::Decision> g_log;
 
 sdk::Status place(Graph& g, const std::string& extra = "",
                   std::vector<std::pair<std::string, std::string>> ge = {}, bool update = false,
-                  std::vector<std::string> extra_plugin_paths = {}, const std::string& place_options = "") {
+                  std::vector<std::string> extra_plugin_paths = {}, const std::string& place_options = "",
+                  bool keep = true) {
   std::string text =
       "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", "
       "\"host_cpu\"" +
@@ -49,7 +50,7 @@ sdk::Status place(Graph& g, const std::string& extra = "",
       (place_options.empty() ? "" : "options = { " + place_options + " }\n");
   if (update) text += "[[pipeline]]\npass = \"placement.hostcpu_engine_update\"\n";
   extra_plugin_paths.push_back(GRAPHSPLIT_PLUGIN_DIR);
-  return testing::run_pipeline(g, text, std::move(extra_plugin_paths), std::move(ge), &g_log);
+  return testing::run_pipeline(g, text, std::move(extra_plugin_paths), std::move(ge), &g_log, keep);
 }
 
 std::string engine_of(const Graph& g, const std::string& node) {
@@ -100,15 +101,11 @@ TEST(EnginePlaceTest, PlacementIsTheSameWhenTheHostKeepsNoDecision) {
     net_output(*g, {"relu", "nz", "shape"});
     return g;
   };
-  const std::string toml =
-      "schema_version = 1\n[plugins]\nrequired = [\"placement\", \"ai_core\", \"ai_cpu\", \"dvpp\", "
-      "\"host_cpu\"]\n[[pipeline]]\npass = \"placement.engine_place\"\n";
   auto kept = build(), dropped = build();
-  std::vector<sdk::Decision> kept_log, dropped_log;
-  ASSERT_TRUE(testing::run_pipeline(*kept, toml, {GRAPHSPLIT_PLUGIN_DIR}, {}, &kept_log, true).is_ok());
-  ASSERT_TRUE(
-      testing::run_pipeline(*dropped, toml, {GRAPHSPLIT_PLUGIN_DIR}, {}, &dropped_log, false).is_ok());
-  EXPECT_TRUE(dropped_log.empty());
+  ASSERT_TRUE(place(*kept).is_ok());
+  const std::vector<sdk::Decision> kept_log = g_log;
+  ASSERT_TRUE(place(*dropped, "", {}, false, {}, "", /*keep=*/false).is_ok());
+  EXPECT_TRUE(g_log.empty());
   for (const std::string name : {"x", "relu", "nz", "shape"}) {
     EXPECT_EQ(engine_of(*dropped, name), engine_of(*kept, name)) << name;
     EXPECT_EQ(dropped->find_node(name)->attrs().get_string(sdk::attr::kOpKernelLibName),
