@@ -51,7 +51,8 @@ const sdk::EngineRef* find_engine(const std::vector<sdk::EngineRef>& engines, co
 void inherit(Node* n, const std::string& engine, const std::string& label, const sdk::EngineRef* ref) {
   if (!label.empty() && !n->attrs().has(sdk::attr::kStreamLabel))
     n->attrs().set(sdk::attr::kStreamLabel, AttrValue::String(label));
-  if (ref && n->attrs().get_string(sdk::attr::kOpEngineName).empty()) {
+  const AttrValue* placed = ref ? n->attrs().get(sdk::attr::kOpEngineName) : nullptr;
+  if (ref && (!placed || !placed->as_string() || placed->as_string()->empty())) {
     n->attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
     if (ref->table) n->attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(ref->table->kernel_lib()));
   }
@@ -66,6 +67,11 @@ class Splitter {
   Status plan() {
     nodes_ = graph_.node_list();
     GS_RETURN_IF_ERROR(classify());
+    if (!options_.stable && !options_.no_shortcut && one_key()) {
+      join_components();
+      number();
+      return Status::ok();
+    }
     GS_RETURN_IF_ERROR(ClusterGraph::build(graph_, &clusters_));
     if (options_.stable) {
       merge_stable();
@@ -144,22 +150,19 @@ class Splitter {
     node_key_.resize(nodes_.size());
     data_.assign(nodes_.size(), 0);
     std::map<std::pair<std::string, std::string>, int> ids;
-    std::pair<std::string, std::string> kl;  // reused: most nodes repeat the previous node's key
-    int last = -1;
+    int last = -1;  // most nodes repeat the previous node's key, which is compared without a copy
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node* n = nodes_[i];
+      std::string_view engine_name;
       if (is_data_like_source(*n)) {
         data_[i] = 1;
-        kl.first.assign(kDefaultDataEngine);
+        engine_name = kDefaultDataEngine;
         n->attrs().remove(sdk::attr::kUserStreamLabel);  // GE clears it on data nodes only
       } else {
         const AttrValue* engine = n->attrs().get(engine_attr(options_.mode));
         const std::string* name = engine ? engine->as_string() : nullptr;
-        if (name)
-          kl.first.assign(*name);
-        else
-          kl.first.clear();
-        if (kl.first.empty() && options_.mode == Mode::kAtomic) {
+        if (name) engine_name = *name;
+        if (engine_name.empty() && options_.mode == Mode::kAtomic) {
           return Status::failed_precondition("engine partition of graph '" + graph_.name() + "': node '" +
                                              n->name() + "' (" + n->type() +
                                              ") has no _op_engine_name; run placement.engine_place first");
@@ -167,18 +170,87 @@ class Splitter {
       }
       const AttrValue* label = n->attrs().get(sdk::attr::kStreamLabel);
       const std::string* text = label ? label->as_string() : nullptr;
-      if (text)
-        kl.second.assign(*text);
-      else
-        kl.second.clear();
-      if (last < 0 || keys_[last] != kl) {
+      const std::string_view label_text = text ? std::string_view(*text) : std::string_view();
+      if (last < 0 || keys_[last].first != engine_name || keys_[last].second != label_text) {
+        std::pair<std::string, std::string> kl(engine_name, label_text);
         auto [it, fresh] = ids.emplace(kl, static_cast<int>(keys_.size()));
-        if (fresh) keys_.push_back(kl);
+        if (fresh) keys_.push_back(std::move(kl));
         last = it->second;
       }
       key_[i] = node_key_[i] = last;
     }
     return Status::ok();
+  }
+
+  // Whether GE's rule can be had without the cluster engine: every node but the data-like sources and the
+  // sinks has one (engine, stream label) key, and each sink has that key or a key of its own. The usual
+  // graph: one engine takes every operator, and NetOutput is GE-local.
+  bool one_key() {
+    int main = -1;
+    std::set<int> sink_keys;
+    foreign_sink_.assign(nodes_.size(), 0);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (data_[i] || is_sink(*nodes_[i])) continue;
+      if (main >= 0 && node_key_[i] != main) return false;
+      main = node_key_[i];
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (data_[i] || node_key_[i] == main || !is_sink(*nodes_[i])) continue;
+      if (!sink_keys.insert(node_key_[i]).second) return false;  // two such sinks might merge as siblings
+      foreign_sink_[i] = 1;
+    }
+    return true;
+  }
+  static bool is_sink(const Node& n) {
+    for (size_t o = 0; o < n.num_outputs(); ++o) {
+      if (!n.consumers(o).empty()) return false;
+    }
+    return n.control_outputs().empty();
+  }
+
+  // GE's rule under one_key(), without the cluster engine. Every merge of two nodes of the main key is then
+  // allowed: a second path from a parent's cluster would run through another parent's cluster, which holds
+  // all of that parent's ancestors of the main key, the parent included, and a sink of another key is on no
+  // path. So each cluster ends as a connected component of the main key's nodes (data and control edges,
+  // either direction); data-like sources and the other sinks stay alone. With merge_siblings, the readers of
+  // one data node also join: no path runs between two components. The engine partitioner tests check this
+  // against the cluster engine on random graphs (Options::no_shortcut).
+  void join_components() {
+    component_.resize(nodes_.size());
+    std::iota(component_.begin(), component_.end(), uint32_t{0});
+    std::vector<uint32_t> position(graph_.id_bound(), 0);
+    for (size_t i = 0; i < nodes_.size(); ++i)
+      position[static_cast<size_t>(nodes_[i]->id())] = static_cast<uint32_t>(i);
+    std::vector<uint32_t> data_reader(options_.merge_siblings ? nodes_.size() : 0, UINT32_MAX);
+    auto join = [&](uint32_t v, uint32_t u) {
+      if (!data_[u]) return unite(v, u);  // u has v as a consumer: no sink
+      if (!options_.merge_siblings) return;
+      if (data_reader[u] == UINT32_MAX)
+        data_reader[u] = v;
+      else
+        unite(v, data_reader[u]);
+    };
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      if (data_[i] || foreign_sink_[i]) continue;
+      const auto v = static_cast<uint32_t>(i);
+      for (const sdk::OutPort& p : nodes_[i]->inputs()) {
+        if (p.node) join(v, position[static_cast<size_t>(p.node->id())]);
+      }
+      for (const Node* c : nodes_[i]->control_inputs()) join(v, position[static_cast<size_t>(c->id())]);
+    }
+  }
+  uint32_t component_root(uint32_t x) {
+    while (component_[x] != x) x = component_[x] = component_[component_[x]];
+    return x;
+  }
+  void unite(uint32_t a, uint32_t b) {
+    a = component_root(a);
+    b = component_root(b);
+    if (a != b) component_[std::max(a, b)] = std::min(a, b);
+  }
+  // The cluster of the node at position i: its component's root under the shortcut, a cluster id otherwise.
+  uint32_t cluster_at(size_t i) {
+    return clusters_ ? clusters_->cluster_of_position(i) : component_root(static_cast<uint32_t>(i));
   }
 
   int key(ClusterGraph::Id c) const { return key_[c]; }  // a cluster keeps its first node's key
@@ -266,7 +338,7 @@ class Splitter {
     sub_number_.clear();
     int k = 0;
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      const ClusterGraph::Id c = clusters_->cluster_of_position(i);
+      const ClusterGraph::Id c = cluster_at(i);
       if (part_of_cluster_[c] != -1) continue;
       const int number = k++;
       if (data_cluster(c)) {
@@ -282,8 +354,7 @@ class Splitter {
     }
     part_of_node_.assign(graph_.id_bound(), -1);
     for (size_t i = 0; i < nodes_.size(); ++i)
-      part_of_node_[static_cast<size_t>(nodes_[i]->id())] =
-          part_of_cluster_[clusters_->cluster_of_position(i)];
+      part_of_node_[static_cast<size_t>(nodes_[i]->id())] = part_of_cluster_[cluster_at(i)];
   }
 
   int part(const Node* n) const { return part_of_node_[static_cast<size_t>(n->id())]; }
@@ -442,7 +513,9 @@ class Splitter {
   std::vector<int> node_key_;                              // per node position
   std::vector<std::pair<std::string, std::string>> keys_;  // engine and stream label of each key
   std::vector<char> data_;
-  std::unique_ptr<ClusterGraph> clusters_;
+  std::unique_ptr<ClusterGraph> clusters_;  // null under the one-key shortcut
+  std::vector<uint32_t> component_;         // union-find over positions, under the one-key shortcut
+  std::vector<char> foreign_sink_;          // per position: a sink of another key, under the shortcut
   std::vector<int> part_of_cluster_, part_of_node_;
   std::vector<int> sub_number_;
   std::vector<Part> parts_;

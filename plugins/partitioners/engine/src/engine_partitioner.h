@@ -37,6 +37,7 @@ struct Options {
   bool stable = false;          // ge.topoSortingMode = 3: adjacent merging in node order
   bool merge_siblings = false;  // also merge same-engine clusters that read one cluster (not GE's rule)
   bool cut_always = false;      // cut and merge back even when no engine optimises
+  bool no_shortcut = false;     // for tests: the cluster engine even when every node has one engine
   // Composite mode: atomic engine -> composite engine.
   std::map<std::string, std::string> composite_map;
 };

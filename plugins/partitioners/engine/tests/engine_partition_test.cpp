@@ -313,6 +313,73 @@ TEST(EnginePartitionTest, Ept14EmptyGraphSplitsIntoNothing) {
   EXPECT_EQ(pairs, 0);
 }
 
+// A random DAG whose operators all take one engine, but for some sinks; a few data nodes, control edges, and
+// now and then one operator of another engine (where the shortcut must not apply). Built from `seed` alone,
+// so that two calls give the same graph.
+std::unique_ptr<Graph> one_engine_dag(uint32_t seed) {
+  std::mt19937 rng(seed);
+  const char* engines[] = {kAiCore, kAiCpu, "DNN_VM_DVPP", kGeLocal};
+  auto g = testing::opset17_root("d" + std::to_string(seed));
+  const int n = 3 + static_cast<int>(rng() % 40);
+  const bool foreign_op = rng() % 8 == 0;
+  std::vector<int> consumers(n, 0);
+  std::vector<std::vector<int>> inputs(n);
+  for (int k = 0; k < n; ++k) {
+    if (k == 0 || rng() % 7 == 0) continue;  // a data node
+    inputs[k].push_back(static_cast<int>(rng() % k));
+    if (rng() % 2) inputs[k].push_back(static_cast<int>(rng() % k));
+    for (int i : inputs[k]) ++consumers[i];
+  }
+  for (int k = 0; k < n; ++k) {
+    const std::string name = "n" + std::to_string(k);
+    if (inputs[k].empty()) {
+      op(*g, name, k % 2 ? "Const" : "Data", {}, kGeLocal);
+      continue;
+    }
+    std::vector<std::string> in;
+    for (int i : inputs[k]) in.push_back("n" + std::to_string(i));
+    const bool sink = consumers[k] == 0;
+    const char* engine = sink ? engines[rng() % 4] : (foreign_op && rng() % 4 == 0) ? kAiCpu : kAiCore;
+    Node* node = op(*g, name, in.size() == 2 ? "Add" : "Relu", in, engine);
+    if (rng() % 6 == 0) (void)g->add_control_edge(g->find_node("n" + std::to_string(rng() % k)), node);
+  }
+  return g;
+}
+
+std::string partition_text(const GraphPartition& p) {
+  std::string out = std::to_string(p.pairs) + " pairs\n";
+  for (const EngineSubgraph& s : p.subgraphs) {
+    out += s.graph->name() + " " + s.engine + " rank " + std::to_string(s.rank) + ":";
+    for (const Node* n : s.graph->nodes()) out += " " + n->name();
+    out += "\n";
+  }
+  return out;
+}
+
+// One engine for every operator (the usual graph) takes a shortcut past the cluster engine; the parts, their
+// names and their pairs must be what the cluster engine gives, with and without merge_siblings.
+TEST(EnginePartitionTest, OneEngineShortcutAgreesWithTheClusterEngineOnRandomDags) {
+  int differs_from_one_part = 0;
+  for (uint32_t seed = 0; seed < 400; ++seed) {
+    for (bool siblings : {false, true}) {
+      std::string text[2];
+      for (int general = 0; general < 2; ++general) {
+        auto g = one_engine_dag(seed);
+        Options options;
+        options.merge_siblings = siblings;
+        options.no_shortcut = general == 1;
+        GraphPartition p;
+        int64_t pairs = 0;
+        ASSERT_TRUE(split(*g, options, sdk::TopoSortMode::kStableRDFS, 0, &pairs, &p).is_ok());
+        text[general] = partition_text(p);
+        if (general == 1 && p.subgraphs.size() > 3) ++differs_from_one_part;
+      }
+      ASSERT_EQ(text[0], text[1]) << "seed " << seed << (siblings ? " with merge_siblings" : "");
+    }
+  }
+  EXPECT_GT(differs_from_one_part, 100);  // the graphs are not all one component
+}
+
 TEST(EnginePartitionTest, RandomDagsRoundTripThroughSplitAndMergeBack) {
   std::mt19937 rng(7);
   const char* engines[] = {kAiCore, kAiCpu, "DNN_VM_DVPP", "DNN_VM_HOST_CPU"};
