@@ -311,24 +311,38 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
     }
   }
   const bool steal = all && into_empty;
-  if (!steal) dst->index_reserve(dst->live_nodes_ + ordered.size());
+  // Most of the graph into an empty one (a partition that frames nearly everything): the index goes with the
+  // nodes too, and only the few that stay leave it for a new one of their own.
+  const bool hand_over = !all && into_empty && nodes.size() * 2 > live_nodes_;
+  const bool whole_index = steal || hand_over;
+  if (!whole_index) dst->index_reserve(dst->live_nodes_ + ordered.size());
   dst->slots_.reserve(dst->slots_.size() + ordered.size());
   for (Node* n : ordered) {
     std::unique_ptr<Node> owned = std::move(slots_[n->id_]);
-    const uint64_t hash = steal ? 0 : name_hash(n->name_);  // once for both indexes
-    if (!all) erase_node(name_slots_, n, hash);
+    const uint64_t hash = whole_index ? 0 : name_hash(n->name_);  // once for both indexes
+    if (!all && !hand_over) erase_node(name_slots_, n, hash);
     n->owner_ = dst;
     n->id_ = static_cast<int64_t>(dst->slots_.size());
-    if (!steal) dst->index_insert(n, hash);
+    if (!whole_index) dst->index_insert(n, hash);
     dst->slots_.push_back(std::move(owned));
   }
   live_nodes_ -= ordered.size();
   dst->live_nodes_ += ordered.size();
-  if (!all) fit_index(name_slots_, live_nodes_);
-  if (steal) {
+  if (whole_index) {
     dst->name_slots_ = std::move(name_slots_);
     name_slots_.clear();
-  } else if (all) {
+  }
+  if (hand_over) {
+    index_reserve(live_nodes_);
+    for (const auto& slot : slots_) {
+      if (!slot) continue;
+      const uint64_t hash = name_hash(slot->name_);
+      erase_node(dst->name_slots_, slot.get(), hash);
+      index_insert(slot.get(), hash);
+    }
+  } else if (!all) {
+    fit_index(name_slots_, live_nodes_);
+  } else if (!steal) {
     name_slots_.clear();
   }
   return Status::ok();

@@ -60,6 +60,43 @@ TEST(GraphTest, MoveNodesToKeepsNamesFindableInEveryCase) {
   EXPECT_EQ(s2->num_nodes(), 5u);
 }
 
+// Most of a graph into an empty one (a partitioner framing nearly everything): the index goes along and the
+// nodes that stay get one of their own. Every name is found where its node is, both graphs take new names,
+// and a name that moved still clashes in its new graph.
+TEST(GraphTest, MovingMostNodesIntoAnEmptyGraphKeepsEveryNameFindable) {
+  auto g = Graph::create("g");
+  Graph* sub = g->add_detached_subgraph("sub");
+  std::vector<Node*> nodes;
+  for (int k = 0; k < 3000; ++k) nodes.push_back(g->add_node("n" + std::to_string(k), "Op"));
+  std::vector<Node*> moving;
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (k % 10 != 3) moving.push_back(nodes[k]);
+  }
+  std::reverse(moving.begin(), moving.end());
+  ASSERT_TRUE(g->move_nodes_to(moving, sub).is_ok());
+  EXPECT_EQ(g->num_nodes(), 300u);
+  EXPECT_EQ(sub->num_nodes(), 2700u);
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    const std::string name = "n" + std::to_string(k);
+    const bool stays = k % 10 == 3;
+    ASSERT_EQ(g->find_node(name), stays ? nodes[k] : nullptr) << name;
+    ASSERT_EQ(sub->find_node(name), stays ? nullptr : nodes[k]) << name;
+    ASSERT_EQ(nodes[k]->owner(), stays ? g.get() : sub) << name;
+  }
+  EXPECT_EQ(sub->node_list().front(), nodes[0]);  // the source's order
+  EXPECT_EQ(sub->node_list().back(), nodes[2999]);
+  EXPECT_EQ(g->add_node("n3", "Op"), nullptr);
+  EXPECT_EQ(sub->add_node("n4", "Op"), nullptr);
+  for (int k = 0; k < 1000; ++k) {
+    ASSERT_NE(g->add_node("g" + std::to_string(k), "Op"), nullptr);
+    ASSERT_NE(sub->add_node("s" + std::to_string(k), "Op"), nullptr);
+  }
+  EXPECT_EQ(g->find_node("s5"), nullptr);
+  EXPECT_NE(sub->find_node("s5"), nullptr);
+  const Status clash = g->move_nodes_to({g->add_node("n5", "Op")}, sub);
+  EXPECT_NE(clash.message().find("already has a node named 'n5'"), std::string::npos) << clash.message();
+}
+
 // Cutting many inputs of a hub at once, and removing many nodes at once: the lists left are in their old
 // order, with exactly the edges that were not cut.
 TEST(GraphTest, BatchDisconnectAndRemoveKeepTheOtherEdgesInOrder) {
