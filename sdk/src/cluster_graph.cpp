@@ -351,6 +351,14 @@ struct ClusterGraph::Impl {
     }
     const uint32_t em = new_epoch2();  // members
     for (Id c : set) mark2[c] = em;
+    if (set.size() == 2 && next[first_c] == last_c) {
+      // Neighbours in the order (a chain's every merge): nothing lies between them, so nothing moves, and
+      // the survivor takes their place.
+      deltaf.clear();
+      reorder_fold(set, survivor, last_c, deltaf, true);
+      absorb(set, survivor, em);
+      return survivor;
+    }
     const bool forward_done = search_window(set, rank[first_c], rank[last_c], em);
     std::vector<Id>& moved = forward_done ? deltaf : deltab;
     std::sort(moved.begin(), moved.end(), [&](Id x, Id y) { return rank[x] < rank[y]; });
@@ -640,9 +648,12 @@ ClusterGraph::Id ClusterGraph::merge_all_paths(Id from, Id to) {
   if (from == to) return from;
   Impl& m = *impl_;
   if (m.rank[from] > m.rank[to]) std::swap(from, to);
-  if (!Impl::contains(m.out[from], to) && !m.reachable(from, to)) {
-    std::vector<Id> pair{std::min(from, to), std::max(from, to)};
-    return m.fold(pair);  // unrelated: no cycle possible
+  const bool edge = Impl::contains(m.out[from], to);
+  // Unrelated (no cycle possible), or joined only by their edge: it is the source's only way out or the
+  // target's only way in. Either way the pair is the whole set.
+  if ((!edge && !m.reachable(from, to)) || (edge && (m.out[from].size() == 1 || m.in[to].size() == 1))) {
+    m.pair.assign({std::min(from, to), std::max(from, to)});
+    return m.fold(m.pair);
   }
   return m.fold(m.on_paths(from, to));
 }
