@@ -15,6 +15,10 @@ constexpr gs_option_desc kOptions[] = {
      "The static-cluster floor in known_first mode (GE's ffts+ default); -1 still makes the graph dynamic "
      "through ge.exec.static_model_ops_lower_limit",
      nullptr},
+    {"always_cluster", GS_OPT_BOOL, "false", 0, 0, nullptr,
+     "Run the cluster engine even where every framed node is dynamic and connected, a case the partitioner "
+     "otherwise settles without it (same result; for tests and comparisons)",
+     nullptr},
 };
 constexpr gs_component_desc kComponents[] = {
     GS_PARTITIONER_COMPONENT(

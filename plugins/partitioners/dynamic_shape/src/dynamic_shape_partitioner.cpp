@@ -117,8 +117,11 @@ class Partition {
     graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(true));
     GS_RETURN_IF_ERROR(sort_graph());
     unknown_.rekey(graph_.id_bound());
-    GS_RETURN_IF_ERROR(cluster());
-    GS_RETURN_IF_ERROR(clusters_->check_invariants());
+    if (!one_dynamic_frame()) {
+      GS_RETURN_IF_ERROR(cluster());
+      GS_RETURN_IF_ERROR(clusters_->check_invariants());
+      plan_from_clusters();
+    }
     GS_RETURN_IF_ERROR(build());
     // What stayed in the graph (Data, NetOutput, stage calls) and the new calls live in a dynamic graph; the
     // framed nodes got their frame's flag (written once, not twice: on large graphs this is a second's work).
@@ -134,6 +137,7 @@ class Partition {
     stable_ = ge.get_string("ge.topoSortingMode") == "3";
     // GE's known-first strategy (selected when ffts+ is on) has its own default limit, 6.
     known_first_ = !stable_ && ctx_.options().get_string("strategy") == "known_first";
+    no_shortcut_ = ctx_.options().get_bool("always_cluster", false);
     if (known_first_ && limit_ != -1) limit_ = ctx_.options().get_int("known_first_limit", 6);
   }
 
@@ -205,6 +209,7 @@ class Partition {
   }
 
   void decide(sdk::ReasonCode code, const std::vector<const Node*>& nodes, const std::string& detail) {
+    if (!ctx_.keeps_decisions()) return;  // a record per dynamic node, strings and all, for nobody
     sdk::Decision d;
     d.code = code;
     d.graph = graph_.name();
@@ -288,33 +293,36 @@ class Partition {
   // Rules 1-8 of the reference's section 3.2, first match wins; the code's order, not the docs'.
   struct Why {
     sdk::ReasonCode code = sdk::ReasonCode::kOk;
-    std::string detail;
+    std::string_view text;  // a fixed reason: no string built per dynamic node
+    std::string owned;      // or one that names something
+    std::string detail() const { return owned.empty() ? std::string(text) : owned; }
   };
   bool is_unknown(Node& n, Why* why) {
     if (n.attrs().get_bool(sdk::attr::kIsUnknownShape, false) ||
         n.attrs().get_bool(sdk::attr::kForceUnknownShape, false)) {
-      *why = {sdk::ReasonCode::kForced, "_is_unknown_shape or _force_unknown_shape is set"};
+      *why = {sdk::ReasonCode::kForced, "_is_unknown_shape or _force_unknown_shape is set", {}};
       return true;
     }
-    if (n.attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu) {
-      *why = {sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU"};
+    const AttrValue* engine = n.attrs().get(sdk::attr::kOpEngineName);
+    if (engine && engine->as_string() && *engine->as_string() == sdk::engine::kHostCpu) {
+      *why = {sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU", {}};
       return true;
     }
     if (has_container_value(n)) {
-      *why = {sdk::ReasonCode::kNotATensor, "it takes or produces a sequence or optional value"};
+      *why = {sdk::ReasonCode::kNotATensor, "it takes or produces a sequence or optional value", {}};
       return true;
     }
     if (has_unknown_tensor(n)) {
       if (no_tiling_capable(n)) {
         no_tiling_.insert(&n);
       } else {
-        *why = {sdk::ReasonCode::kShapeUnknown, "a tensor has an unknown dimension or rank"};
+        *why = {sdk::ReasonCode::kShapeUnknown, "a tensor has an unknown dimension or rank", {}};
         return true;
       }
     }
     for (const Graph* sub : n.subgraphs()) {
       if (subgraph_has_unknown(*sub)) {
-        *why = {sdk::ReasonCode::kSubgraphUnknown, "subgraph '" + sub->name() + "' holds a dynamic node"};
+        *why = {sdk::ReasonCode::kSubgraphUnknown, {}, "subgraph '" + sub->name() + "' holds a dynamic node"};
         return true;
       }
     }
@@ -328,7 +336,8 @@ class Partition {
       } else {
         n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
         *why = {sdk::ReasonCode::kTilingDepend,
-                "needs run-time tiling data and cannot sink its tiling to AI CPU"};
+                "needs run-time tiling data and cannot sink its tiling to AI CPU",
+                {}};
         return true;
       }
     }
@@ -336,7 +345,7 @@ class Partition {
     const sdk::OpSupportRow* row = row_of(n);
     if ((refresh && refresh->as_bool() && !*refresh->as_bool()) || (!refresh && row && !row->addr_refresh)) {
       n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
-      *why = {sdk::ReasonCode::kNoAddrRefresh, "its kernel cannot repoint addresses"};
+      *why = {sdk::ReasonCode::kNoAddrRefresh, "its kernel cannot repoint addresses", {}};
       return true;
     }
     return false;
@@ -370,7 +379,7 @@ class Partition {
       Why why;
       if (is_unknown(*n, &why)) {
         unknown_.insert(n);
-        decide(why.code, {n}, why.detail);
+        decide(why.code, {n}, why.detail());
       }
     }
     // Mixed no-tiling is not supported: with any unknown node, every no-tiling node goes dynamic too.
@@ -402,27 +411,84 @@ class Partition {
     return sdk::topological_sort(graph_, m);
   }
 
+  Kind node_kind(Node* n) {
+    bool has_data_in = false;
+    for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
+    if (sdk::is_data_like(n->type()) && !has_data_in) return Kind::kData;
+    if (n->type() == sdk::op::kConst && !has_data_in && n->control_inputs().empty()) return Kind::kInputNode;
+    if (n->type() == sdk::op::kNetOutput) return Kind::kNetOutput;
+    if (n->type() == sdk::op::kPartitionedCall && n->attrs().has(sdk::attr::kStageLevel)) return Kind::kStage;
+    return unknown_.count(n) ? Kind::kUnknown : Kind::kKnown;
+  }
+
   void init_kinds() {
     const std::vector<Node*> nodes = graph_.node_list();
     kind_.assign(nodes.size(), Kind::kKnown);
-    for (Node* n : nodes) {
-      const ClusterGraph::Id c = clusters_->cluster_of(n);
-      bool has_data_in = false;
-      for (const sdk::OutPort& p : n->inputs()) has_data_in = has_data_in || p.node;
-      Kind k;
-      if (sdk::is_data_like(n->type()) && !has_data_in)
-        k = Kind::kData;
-      else if (n->type() == sdk::op::kConst && !has_data_in && n->control_inputs().empty())
-        k = Kind::kInputNode;
-      else if (n->type() == sdk::op::kNetOutput)
-        k = Kind::kNetOutput;
-      else if (n->type() == sdk::op::kPartitionedCall && n->attrs().has(sdk::attr::kStageLevel))
-        k = Kind::kStage;
-      else if (unknown_.count(n))
-        k = Kind::kUnknown;
-      else
-        k = Kind::kKnown;
-      kind_[c] = k;
+    for (Node* n : nodes) kind_[clusters_->cluster_of(n)] = node_kind(n);
+  }
+
+  // GE's normal merge when every node that can be framed is dynamic (a model with a dynamic batch, say) and
+  // they form one connected whole: path absorption merges each dynamic node with all its dynamic inputs, and
+  // nothing can stop it, since Data and input Consts have no inputs and NetOutput no consumers, so that no
+  // path between two dynamic nodes runs through another kind. The result is one dynamic frame, after the
+  // input Consts' frame when one of them feeds it, as the cluster engine orders them. False (and nothing
+  // done) for any other graph, or where a rule this does not follow could apply: control-flow groups, ref
+  // variables, data-flow handles, another merge strategy. The partitioner tests check it against the
+  // cluster engine.
+  bool one_dynamic_frame() {
+    if (stable_ || known_first_ || no_shortcut_) return false;
+    static const std::set<std::string_view> kOther = {"Stack",    "StackPush",  "StackPop", "StackClose",
+                                                      "Variable", "VariableV2", "RefData"};
+    std::vector<Node*> unknown, inputs;
+    std::vector<uint32_t> component(graph_.id_bound());
+    for (Node* n : graph_.nodes()) {
+      if (kOther.count(n->type()) || n->attrs().has(sdk::attr::kControlFlowGroup)) return false;
+      const Kind k = node_kind(n);
+      if (k == Kind::kKnown || k == Kind::kStage) return false;
+      if (k == Kind::kInputNode) inputs.push_back(n);
+      if (k == Kind::kUnknown) unknown.push_back(n);
+      component[static_cast<size_t>(n->id())] = static_cast<uint32_t>(n->id());
+    }
+    auto root = [&](uint32_t x) {
+      while (component[x] != x) x = component[x] = component[component[x]];
+      return x;
+    };
+    size_t components = unknown.size();
+    for (Node* n : unknown) {
+      auto join = [&](Node* p) {
+        if (node_kind(p) != Kind::kUnknown) return;
+        const uint32_t a = root(static_cast<uint32_t>(n->id())), b = root(static_cast<uint32_t>(p->id()));
+        if (a == b) return;
+        component[std::max(a, b)] = std::min(a, b);
+        --components;
+      };
+      for (const sdk::OutPort& p : n->inputs()) {
+        if (p.node) join(p.node);
+      }
+      for (Node* c : n->control_inputs()) join(c);
+    }
+    if (components != 1) return false;
+    bool inputs_first = inputs.empty();
+    auto dynamic_reader = [&](Node* r) { return r->owner() == &graph_ && node_kind(r) == Kind::kUnknown; };
+    for (Node* c : inputs) {
+      for (size_t o = 0; o < c->num_outputs(); ++o) {
+        for (const sdk::InPort& use : c->consumers(o))
+          inputs_first = inputs_first || dynamic_reader(use.node);
+      }
+      for (Node* r : c->control_outputs()) inputs_first = inputs_first || dynamic_reader(r);
+    }
+    if (!inputs_first) return false;  // their order would need the cluster engine
+    if (!inputs.empty()) planned_.push_back({Kind::kInputNode, std::move(inputs)});
+    planned_.push_back({Kind::kUnknown, std::move(unknown)});
+    return true;
+  }
+
+  // The frames the cluster engine found, in its order.
+  void plan_from_clusters() {
+    for (ClusterGraph::Id c : clusters_->topological_order()) {
+      const Kind k = kind(c);
+      if (k == Kind::kKnown || k == Kind::kUnknown || k == Kind::kInputNode)
+        planned_.push_back({k, clusters_->members(c)});
     }
   }
 
@@ -624,12 +690,11 @@ class Partition {
     std::vector<sdk::FrameSpec> specs;
     std::vector<bool> unknown_frame;
     int counter = 0;
-    for (ClusterGraph::Id c : clusters_->topological_order()) {
-      const Kind k = kind(c);
-      if (k != Kind::kKnown && k != Kind::kUnknown && k != Kind::kInputNode) continue;
+    for (Planned& p : planned_) {
+      const Kind k = p.kind;
       const bool unknown = k == Kind::kUnknown;
       sdk::FrameSpec s;
-      s.members = clusters_->members(c);
+      s.members = std::move(p.members);
       const std::string suffix = k == Kind::kInputNode ? "input" : unknown ? "unknow" : "know";
       s.subgraph_name =
           tree_.unique_subgraph_name(graph_.name() + "_sub_" + std::to_string(counter) + "_" + suffix);
@@ -647,6 +712,10 @@ class Partition {
       framed_.insert(frames[i].subgraph);
       for (Node* n : frames[i].subgraph->nodes()) {
         if (n->type() == sdk::op::kData) continue;
+        // Room for exactly these two, the last the pipeline adds, where doubling a full list would leave
+        // slack: a dynamic node's five entries took eight slots (448 bytes), now five (280).
+        const size_t size = n->attrs().size(), room = n->attrs().entries().capacity();
+        if (size + 2 > room && size + 2 < 2 * room) n->attrs().reserve(size + 2);
         n->attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(unknown_frame[i]));
         if (n->type() != sdk::op::kNetOutput)
           n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(unknown_frame[i]));
@@ -743,6 +812,12 @@ class Partition {
   std::unordered_map<const Graph*, bool> subgraph_unknown_;
   std::unique_ptr<ClusterGraph> clusters_;
   std::vector<Kind> kind_;  // by cluster id
+  struct Planned {
+    Kind kind;
+    std::vector<Node*> members;  // in node order
+  };
+  std::vector<Planned> planned_;  // the frames to build, in order
+  bool no_shortcut_ = false;      // the cluster engine even for one_dynamic_frame()'s graphs (for tests)
   std::unordered_set<const Graph*> framed_;
   size_t refused_ = 0;
 };

@@ -628,6 +628,82 @@ TEST(DynamicShapePartitionerTest, RandomDagProperties) {
   }
 }
 
+// A graph that is dynamic almost everywhere: Data of an unknown batch, input Consts, operators on both; now
+// and then a control edge, a second component, a static operator on Consts alone, or a Const that only
+// feeds the output. Built from `seed` alone.
+std::unique_ptr<Graph> mostly_dynamic_graph(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto g = new_root("m" + std::to_string(seed));
+  const int n = 3 + static_cast<int>(rng() % 30);
+  const bool two_parts = rng() % 5 == 0;
+  const bool control_only = rng() % 5 == 0;  // the Consts reach the operators by control edges alone
+  std::vector<std::string> names;
+  std::vector<bool> is_const;
+  add(*g, "x", "Data", {}, kDynamic);
+  if (two_parts) add(*g, "y", "Data", {}, kDynamic);
+  for (int k = 0; k < n; ++k) {
+    const std::string name = "n" + std::to_string(k);
+    if (k < 2 || rng() % 4 == 0) {
+      add(*g, name, "Const", {}, kStatic);
+      names.push_back(name);
+      is_const.push_back(true);
+      continue;
+    }
+    std::vector<std::string> in;
+    for (int j = 0, fan = 1 + static_cast<int>(rng() % 2); j < fan; ++j) {
+      const size_t pick = rng() % 2 ? names.size() - 1 : rng() % (names.size() + 1);  // mostly the latest
+      in.push_back(pick == names.size() ? (two_parts && rng() % 2 ? "y" : "x") : names[pick]);
+    }
+    auto consts_only = [&] {
+      return std::all_of(in.begin(), in.end(), [&](const std::string& i) {
+        const auto it = std::find(names.begin(), names.end(), i);
+        return it != names.end() && is_const[static_cast<size_t>(it - names.begin())];
+      });
+    };
+    if (control_only) {
+      for (std::string& i : in) {
+        const auto it = std::find(names.begin(), names.end(), i);
+        if (it != names.end() && is_const[static_cast<size_t>(it - names.begin())]) i = "x";
+      }
+    }
+    if (consts_only() && rng() % 8 != 0) in.front() = "x";  // a static operator, now and then
+    const bool all_const = consts_only();
+    Node* op = add(*g, name, in.size() == 2 ? "Add" : "Relu", in, all_const ? kStatic : kDynamic);
+    if (rng() % 6 == 0) (void)g->add_control_edge(g->find_node(names[rng() % names.size()]), op);
+    names.push_back(name);
+    is_const.push_back(false);
+  }
+  std::vector<std::string> outs = {names.back()};
+  if (rng() % 6 == 0 || control_only) outs.push_back("n0");
+  if (control_only) (void)g->add_control_edge(g->find_node("n1"), g->find_node(names.back()));
+  net_output(*g, outs);
+  return g;
+}
+
+// A graph whose every framed node is dynamic, in one connected whole, takes a shortcut past the cluster
+// engine; the .om must be the one the cluster engine gives (the option always_cluster), byte for byte.
+TEST(DynamicShapePartitionerTest, OneDynamicFrameShortcutAgreesWithTheClusterEngine) {
+  int one_dynamic_frame = 0;
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    std::string bytes[2];
+    size_t dynamic_frames = 0, static_frames = 0;
+    for (int general = 0; general < 2; ++general) {
+      auto g = mostly_dynamic_graph(seed);
+      ASSERT_TRUE(partition(*g, {}, false, general ? "always_cluster = true" : "").is_ok())
+          << "seed " << seed;
+      ASSERT_TRUE(serialize_om(*g, &bytes[general]).is_ok());
+      dynamic_frames = static_frames = 0;
+      for (const Graph* s : g->subgraphs()) {
+        const bool input_frame = s->name().size() > 6 && s->name().substr(s->name().size() - 6) == "_input";
+        if (!input_frame) ++(unknown(*s) ? dynamic_frames : static_frames);
+      }
+    }
+    ASSERT_TRUE(bytes[0] == bytes[1]) << "seed " << seed;
+    if (dynamic_frames == 1 && static_frames == 0) ++one_dynamic_frame;
+  }
+  EXPECT_GT(one_dynamic_frame, 50);  // the shortcut's case is common among these graphs
+}
+
 TEST(DynamicShapePartitionerTest, OutputIsByteIdenticalAcrossRuns) {
   std::string first;
   for (int run = 0; run < 2; ++run) {
