@@ -66,10 +66,11 @@ struct Run {
   long peak_kb = 0;
 };
 
-Run run_atc(const fs::path& model, const fs::path& out) {
+Run run_atc(const fs::path& model, const fs::path& out, const std::string& extra = {}) {
   const std::string atc = std::string(GRAPHSPLIT_BUILD_DIR) + "/bin/atc";
   std::vector<std::string> args = {atc, "--model=" + model.string(), "--output=" + out.string(),
                                    "--log=error"};
+  if (!extra.empty()) args.push_back(extra);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -99,11 +100,15 @@ Run run_atc(const fs::path& model, const fs::path& out) {
   return r;
 }
 
+// range(2) = 1: the chain with a dynamic batch (--input_shape "n0:-1,64"), which the dynamic-shape
+// partitioner turns into one dynamic subgraph of every operator; range(0) must be the chain.
 void BM_AtcEndToEnd(benchmark::State& state) {
   const auto shape = static_cast<Shape>(state.range(0));
   const int n = static_cast<int>(state.range(1));
+  const bool dynamic_batch = state.range(2) == 1;
   const fs::path model = model_file(shape, n);
-  const fs::path om = work_dir() / (std::string(kShapeNames[shape]) + "_" + std::to_string(n) + ".om");
+  const fs::path om = work_dir() / (std::string(kShapeNames[shape]) + (dynamic_batch ? "_dynamic" : "") +
+                                    "_" + std::to_string(n) + ".om");
   const double parse = parse_seconds(model);
   if (parse < 0) state.SkipWithError("the generated model does not parse");
   onnx::ModelProto m;
@@ -111,11 +116,11 @@ void BM_AtcEndToEnd(benchmark::State& state) {
   const double nodes = m.graph().node_size() + 3;  // the inputs and the NetOutput are nodes of the IR too
   Run last;
   for (auto _ : state) {
-    last = run_atc(model, om);
+    last = run_atc(model, om, dynamic_batch ? "--input_shape=n0:-1,64" : "");
     if (last.status != 0) state.SkipWithError("atc failed (rerun it by hand to see why)");
     state.SetIterationTime(last.seconds);
   }
-  state.SetLabel(kShapeNames[shape]);
+  state.SetLabel(std::string(kShapeNames[shape]) + (dynamic_batch ? ", dynamic batch" : ""));
   state.counters["parse_s"] = parse;
   state.counters["x_parse"] = last.seconds / parse;
   state.counters["peak_MB"] = static_cast<double>(last.peak_kb) / 1024;
@@ -188,7 +193,9 @@ BENCHMARK(BM_OmWriteAndLoad)
     ->Unit(benchmark::kMillisecond);
 
 BENCHMARK(BM_AtcEndToEnd)
-    ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {100'000, 1'000'000}})
+    ->ArgsProduct({{kChain, kLayered, kRandom, kTransformer}, {100'000, 1'000'000}, {0}})
+    ->Args({kChain, 100'000, 1})
+    ->Args({kChain, 1'000'000, 1})
     ->UseManualTime()
     ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
