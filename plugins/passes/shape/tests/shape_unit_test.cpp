@@ -99,6 +99,29 @@ TEST(ShapePass, SymbolicSizesFollowConvolutionArithmetic) {
             g->find_node("y")->output_desc(0).shape.dim_names());
 }
 
+// Two symbolic batch sizes found equal only at the end (a Concat of the two branches): every value written
+// before, whose last reader came long before the equality, takes the one name too. Inference drops values
+// after their last reader; it must keep those a later equality rewrites.
+TEST(ShapePass, AnEqualityFoundLateRenamesEveryEarlierValue) {
+  auto g = sdk::testing::opset_root();
+  add_data(*g, "x", tensor_desc(DataType::kFloat, {-1, 4}), 0, {"a", ""});
+  add_data(*g, "y", tensor_desc(DataType::kFloat, {-1, 4}), 1, {"b", ""});
+  add_op(*g, "r1", "Relu", {"x"}, kUnknown);
+  add_op(*g, "r2", "Relu", {"r1"}, kUnknown);
+  add_op(*g, "r3", "Relu", {"r2"}, kUnknown);
+  add_op(*g, "z", "Concat", {"r3", "y"}, kUnknown)->attrs().set("axis", sdk::AttrValue::Int(1));
+  sdk::testing::add_net_output(*g, {"z"});
+  infer(*g);
+  EXPECT_EQ(g->find_node("z")->output_desc(0).shape.dims(), (std::vector<int64_t>{-1, 8}));
+  const std::string name = g->find_node("z")->output_desc(0).shape.dim_names().at(0);
+  EXPECT_TRUE(name == "a" || name == "b") << name;
+  for (const char* node : {"x", "y", "r1", "r2", "r3"}) {
+    const auto& names = g->find_node(node)->output_desc(0).shape.dim_names();
+    ASSERT_FALSE(names.empty()) << node;
+    EXPECT_EQ(names[0], name) << node;
+  }
+}
+
 TEST(ShapePass, DataDependentSizesAreUnbackedAndUpstreamStaysStatic) {
   auto g = sdk::testing::opset_root();
   add_data(*g, "x", tensor_desc(DataType::kFloat, {4, 6}), 0);
