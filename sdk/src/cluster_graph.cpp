@@ -354,8 +354,7 @@ struct ClusterGraph::Impl {
     if (set.size() == 2 && next[first_c] == last_c) {
       // Neighbours in the order (a chain's every merge): nothing lies between them, so nothing moves, and
       // the survivor takes their place.
-      deltaf.clear();
-      reorder_fold(set, survivor, last_c, deltaf, true);
+      reorder_fold(set, survivor, last_c, {}, true);
       absorb(set, survivor, em);
       return survivor;
     }

@@ -6,9 +6,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
+#include "graphsplit/sdk/union_find.h"
 #include "test_graphs.h"
 
 namespace graphsplit::sdk {
@@ -226,6 +228,29 @@ TEST(ClusterGraphTest, RepeatedMovesIntoOneGapRelabelTheNeighbourhood) {
   for (Id c : cg->topological_order()) {
     EXPECT_GT(cg->rank(c), previous);
     previous = cg->rank(c);
+  }
+}
+
+// The partitioners' shortcuts take the smallest member as a component's name: it must not depend on the order
+// the pairs were joined in, and joining a set with itself reports that nothing changed.
+TEST(UnionFindTest, RepresentativeIsTheSmallestMemberWhateverTheJoinOrder) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<std::pair<uint32_t, uint32_t>> pairs;
+    for (int k = 0; k < 40; ++k)
+      pairs.push_back({static_cast<uint32_t>(rng() % 60), static_cast<uint32_t>(rng() % 60)});
+    UnionFind a(60), b(60);
+    size_t joined_a = 0, joined_b = 0;
+    for (const auto& [x, y] : pairs) joined_a += a.unite(x, y);
+    std::shuffle(pairs.begin(), pairs.end(), rng);
+    for (const auto& [x, y] : pairs) joined_b += b.unite(y, x);
+    EXPECT_EQ(joined_a, joined_b);
+    for (uint32_t v = 0; v < 60; ++v) {
+      ASSERT_EQ(a.find(v), b.find(v)) << "trial " << trial;
+      ASSERT_LE(a.find(v), v);
+      ASSERT_EQ(a.find(a.find(v)), a.find(v));
+    }
+    for (const auto& [x, y] : pairs) EXPECT_FALSE(a.unite(x, y));
   }
 }
 

@@ -12,6 +12,7 @@
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/ir/topo.h"
 #include "graphsplit/sdk/partition_frames.h"
+#include "graphsplit/sdk/union_find.h"
 
 namespace graphsplit::plugins::dynamic_shape {
 namespace {
@@ -440,42 +441,34 @@ class Partition {
     static const std::set<std::string_view> kOther = {"Stack",    "StackPush",  "StackPop", "StackClose",
                                                       "Variable", "VariableV2", "RefData"};
     std::vector<Node*> unknown, inputs;
-    std::vector<uint32_t> component(graph_.id_bound());
+    std::vector<Kind> kinds(graph_.id_bound(), Kind::kKnown);
     for (Node* n : graph_.nodes()) {
       if (kOther.count(n->type()) || n->attrs().has(sdk::attr::kControlFlowGroup)) return false;
-      const Kind k = node_kind(n);
+      const Kind k = kinds[static_cast<size_t>(n->id())] = node_kind(n);
       if (k == Kind::kKnown || k == Kind::kStage) return false;
       if (k == Kind::kInputNode) inputs.push_back(n);
       if (k == Kind::kUnknown) unknown.push_back(n);
-      component[static_cast<size_t>(n->id())] = static_cast<uint32_t>(n->id());
     }
-    auto root = [&](uint32_t x) {
-      while (component[x] != x) x = component[x] = component[component[x]];
-      return x;
-    };
-    size_t components = unknown.size();
+    auto dynamic = [&](const Node* n) { return kinds[static_cast<size_t>(n->id())] == Kind::kUnknown; };
+    sdk::UnionFind components(graph_.id_bound());
+    size_t count = unknown.size();
     for (Node* n : unknown) {
-      auto join = [&](Node* p) {
-        if (node_kind(p) != Kind::kUnknown) return;
-        const uint32_t a = root(static_cast<uint32_t>(n->id())), b = root(static_cast<uint32_t>(p->id()));
-        if (a == b) return;
-        component[std::max(a, b)] = std::min(a, b);
-        --components;
+      auto join = [&](const Node* p) {
+        if (dynamic(p) && components.unite(static_cast<uint32_t>(n->id()), static_cast<uint32_t>(p->id())))
+          --count;
       };
       for (const sdk::OutPort& p : n->inputs()) {
         if (p.node) join(p.node);
       }
-      for (Node* c : n->control_inputs()) join(c);
+      for (const Node* c : n->control_inputs()) join(c);
     }
-    if (components != 1) return false;
+    if (count != 1) return false;
     bool inputs_first = inputs.empty();
-    auto dynamic_reader = [&](Node* r) { return r->owner() == &graph_ && node_kind(r) == Kind::kUnknown; };
-    for (Node* c : inputs) {
+    for (const Node* c : inputs) {
       for (size_t o = 0; o < c->num_outputs(); ++o) {
-        for (const sdk::InPort& use : c->consumers(o))
-          inputs_first = inputs_first || dynamic_reader(use.node);
+        for (const sdk::InPort& use : c->consumers(o)) inputs_first = inputs_first || dynamic(use.node);
       }
-      for (Node* r : c->control_outputs()) inputs_first = inputs_first || dynamic_reader(r);
+      for (const Node* r : c->control_outputs()) inputs_first = inputs_first || dynamic(r);
     }
     if (!inputs_first) return false;  // their order would need the cluster engine
     if (!inputs.empty()) planned_.push_back({Kind::kInputNode, std::move(inputs)});

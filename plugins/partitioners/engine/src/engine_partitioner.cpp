@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -10,6 +11,7 @@
 #include "graphsplit/sdk/cluster_graph.h"
 #include "graphsplit/sdk/engine.h"
 #include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/union_find.h"
 
 namespace graphsplit::plugins::engine {
 namespace {
@@ -183,21 +185,20 @@ class Splitter {
   }
 
   // Whether GE's rule can be had without the cluster engine: every node but the data-like sources and the
-  // sinks has one (engine, stream label) key, and each sink has that key or a key of its own. The usual
-  // graph: one engine takes every operator, and NetOutput is GE-local.
+  // sinks has one (engine, stream label) key, the main key, kept in main_key_ (-1 when there is no such
+  // node), and each sink has that key or a key of its own. The usual graph: one engine takes every operator,
+  // and NetOutput is GE-local.
   bool one_key() {
-    int main = -1;
-    std::set<int> sink_keys;
-    foreign_sink_.assign(nodes_.size(), 0);
+    main_key_ = -1;
     for (size_t i = 0; i < nodes_.size(); ++i) {
       if (data_[i] || is_sink(*nodes_[i])) continue;
-      if (main >= 0 && node_key_[i] != main) return false;
-      main = node_key_[i];
+      if (main_key_ >= 0 && node_key_[i] != main_key_) return false;
+      main_key_ = node_key_[i];
     }
+    std::set<int> sink_keys;
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (data_[i] || node_key_[i] == main || !is_sink(*nodes_[i])) continue;
+      if (data_[i] || node_key_[i] == main_key_) continue;       // the others are sinks: the loop above
       if (!sink_keys.insert(node_key_[i]).second) return false;  // two such sinks might merge as siblings
-      foreign_sink_[i] = 1;
     }
     return true;
   }
@@ -216,22 +217,23 @@ class Splitter {
   // one data node also join: no path runs between two components. The engine partitioner tests check this
   // against the cluster engine on random graphs (Options::no_shortcut).
   void join_components() {
-    component_.resize(nodes_.size());
-    std::iota(component_.begin(), component_.end(), uint32_t{0});
+    components_.emplace(nodes_.size());
     std::vector<uint32_t> position(graph_.id_bound(), 0);
     for (size_t i = 0; i < nodes_.size(); ++i)
       position[static_cast<size_t>(nodes_[i]->id())] = static_cast<uint32_t>(i);
     std::vector<uint32_t> data_reader(options_.merge_siblings ? nodes_.size() : 0, UINT32_MAX);
     auto join = [&](uint32_t v, uint32_t u) {
-      if (!data_[u]) return unite(v, u);  // u has v as a consumer: no sink
-      if (!options_.merge_siblings) return;
-      if (data_reader[u] == UINT32_MAX)
-        data_reader[u] = v;
-      else
-        unite(v, data_reader[u]);
+      if (!data_[u]) {
+        components_->unite(v, u);  // u has v as a consumer: no sink, so of the main key
+      } else if (options_.merge_siblings) {
+        if (data_reader[u] == UINT32_MAX)
+          data_reader[u] = v;
+        else
+          components_->unite(v, data_reader[u]);
+      }
     };
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      if (data_[i] || foreign_sink_[i]) continue;
+      if (data_[i] || node_key_[i] != main_key_) continue;
       const auto v = static_cast<uint32_t>(i);
       for (const sdk::OutPort& p : nodes_[i]->inputs()) {
         if (p.node) join(v, position[static_cast<size_t>(p.node->id())]);
@@ -239,18 +241,9 @@ class Splitter {
       for (const Node* c : nodes_[i]->control_inputs()) join(v, position[static_cast<size_t>(c->id())]);
     }
   }
-  uint32_t component_root(uint32_t x) {
-    while (component_[x] != x) x = component_[x] = component_[component_[x]];
-    return x;
-  }
-  void unite(uint32_t a, uint32_t b) {
-    a = component_root(a);
-    b = component_root(b);
-    if (a != b) component_[std::max(a, b)] = std::min(a, b);
-  }
   // The cluster of the node at position i: its component's root under the shortcut, a cluster id otherwise.
   uint32_t cluster_at(size_t i) {
-    return clusters_ ? clusters_->cluster_of_position(i) : component_root(static_cast<uint32_t>(i));
+    return clusters_ ? clusters_->cluster_of_position(i) : components_->find(static_cast<uint32_t>(i));
   }
 
   int key(ClusterGraph::Id c) const { return key_[c]; }  // a cluster keeps its first node's key
@@ -513,9 +506,9 @@ class Splitter {
   std::vector<int> node_key_;                              // per node position
   std::vector<std::pair<std::string, std::string>> keys_;  // engine and stream label of each key
   std::vector<char> data_;
-  std::unique_ptr<ClusterGraph> clusters_;  // null under the one-key shortcut
-  std::vector<uint32_t> component_;         // union-find over positions, under the one-key shortcut
-  std::vector<char> foreign_sink_;          // per position: a sink of another key, under the shortcut
+  std::unique_ptr<ClusterGraph> clusters_;    // null under the one-key shortcut
+  std::optional<sdk::UnionFind> components_;  // over positions, under the one-key shortcut
+  int main_key_ = -1;                         // one_key()'s main key
   std::vector<int> part_of_cluster_, part_of_node_;
   std::vector<int> sub_number_;
   std::vector<Part> parts_;

@@ -206,16 +206,6 @@ std::string shape_text(const SymValue& v) {
   return s + "]";
 }
 
-// Whether the descriptor already says exactly what inference found, every dimension a number: checked
-// without building the new shape, which took two vectors (and a string per dimension) per output.
-bool unchanged(const sdk::Shape& shape, const SymValue& v) {
-  if (shape.is_unknown_rank() || shape.rank() != v.dims.size() || !shape.dim_names().empty()) return false;
-  for (size_t i = 0; i < v.dims.size(); ++i) {
-    if (!v.dims[i].is_const() || v.dims[i].value() < 0 || v.dims[i].value() != shape.dims()[i]) return false;
-  }
-  return true;
-}
-
 // Merges what inference found into the descriptor; a contradiction between two numbers is an error.
 Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
   sdk::TensorDesc& d = node->mutable_output_desc(o);
@@ -248,7 +238,6 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
       v.dims[i] = st.sym->constant(have);
     }
   }
-  if (unchanged(d.shape, v)) return Status::ok();  // most values of a re-inferred or static graph
   std::vector<int64_t> dims(v.dims.size());
   std::vector<std::string> names;  // only for a symbolic dimension: a string per dimension costs
   const bool named = std::any_of(v.dims.begin(), v.dims.end(), [](const auto& x) { return !x.is_const(); });
