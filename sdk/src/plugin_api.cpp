@@ -79,10 +79,24 @@ bool OpSupportTable::add(OpSupportRow row) {
   return true;
 }
 
+// Placement asks once or twice per node, and neighbouring nodes mostly share a type, so each thread's last
+// answer is tried first. It is used only for the same table holding the same row block, and only once its
+// type compares equal: a reused address can cost a search, never give a wrong row.
 const OpSupportRow* OpSupportTable::find(std::string_view type) const {
+  struct Last {
+    const OpSupportTable* table = nullptr;
+    const OpSupportRow* rows = nullptr;
+    size_t size = 0;
+    const OpSupportRow* row = nullptr;
+  };
+  static thread_local Last last;
+  if (last.table == this && last.rows == rows_.data() && last.size == rows_.size() && last.row->type == type)
+    return last.row;
   auto it = std::lower_bound(rows_.begin(), rows_.end(), type,
                              [](const OpSupportRow& r, std::string_view t) { return r.type < t; });
-  return (it != rows_.end() && it->type == type) ? &*it : nullptr;
+  if (it == rows_.end() || it->type != type) return nullptr;
+  last = {this, rows_.data(), rows_.size(), &*it};
+  return &*it;
 }
 
 // ------------------------------------------------------------------ Engine
