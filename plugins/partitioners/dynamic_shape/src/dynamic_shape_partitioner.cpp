@@ -37,17 +37,25 @@ bool has_unknown_tensor(const Node& n) {
   return false;
 }
 
-// Sequences and optionals have no static shape to plan memory for, whatever their elements' shapes.
-bool has_container_value(const Node& n) {
-  const auto container = [](const sdk::TensorDesc& d) {
-    return d.kind == sdk::ValueKind::kSequence || d.kind == sdk::ValueKind::kOptional ||
-           d.kind == sdk::ValueKind::kMap;
+// Whether the node takes or produces a container (sequences and optionals have no static shape to plan memory
+// for, whatever their elements' shapes) or a tensor of unknown shape: one walk over its descriptors.
+struct ValueFlags {
+  bool container = false, unknown = false;
+};
+ValueFlags value_flags(const Node& n) {
+  ValueFlags f;
+  const auto look = [&](const sdk::TensorDesc& d) {
+    if (d.kind == sdk::ValueKind::kSequence || d.kind == sdk::ValueKind::kOptional ||
+        d.kind == sdk::ValueKind::kMap) {
+      f.container = true;
+    } else if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) {
+      f.unknown = true;
+    }
   };
   for (size_t i = 0; i < n.num_inputs(); ++i)
-    if (const sdk::TensorDesc* d = n.input_desc(i); d && container(*d)) return true;
-  for (size_t o = 0; o < n.num_outputs(); ++o)
-    if (container(n.output_desc(o))) return true;
-  return false;
+    if (const sdk::TensorDesc* d = n.input_desc(i)) look(*d);
+  for (size_t o = 0; o < n.num_outputs(); ++o) look(n.output_desc(o));
+  return f;
 }
 
 // Nodes GE treats as special for the host-scheduling decision.
@@ -224,7 +232,10 @@ class Partition {
   // The node's row in its engine's table. Rows are kept per op type (the interned type string's address),
   // one per engine: a table lookup is a binary search over strings, asked several times per node.
   const sdk::OpSupportRow* row_of(const Node& n) const {
-    const AttrValue* attr = n.attrs().get(sdk::attr::kOpEngineName);
+    return row_of(n, n.attrs().get(sdk::attr::kOpEngineName));
+  }
+  // The same with the engine attribute already found.
+  const sdk::OpSupportRow* row_of(const Node& n, const AttrValue* attr) const {
     const std::string* name = attr ? attr->as_string() : nullptr;
     const std::string_view engine = name ? std::string_view(*name) : std::string_view();
     size_t e = 0;
@@ -298,22 +309,49 @@ class Partition {
     std::string owned;      // or one that names something
     std::string detail() const { return owned.empty() ? std::string(text) : owned; }
   };
+  // The attributes is_unknown() reads, found in one walk over the node's short list instead of a lookup each
+  // (asked of every node, most of them static). The first entry of a key counts, as for AttrMap::get.
+  struct Flags {
+    const AttrValue* unknown = nullptr;  // _is_unknown_shape
+    const AttrValue* forced = nullptr;   // _force_unknown_shape
+    const AttrValue* engine = nullptr;   // _op_engine_name
+    const AttrValue* tiling = nullptr;   // _dynamic_tiling_depend_op
+    const AttrValue* refresh = nullptr;  // _is_support_addr_refresh
+  };
+  static Flags flags_of(const Node& n) {
+    Flags f;
+    for (const sdk::AttrMap::Entry& e : n.attrs().entries()) {
+      const std::string& key = e.first.str();
+      const AttrValue* v = &e.second;
+      const auto take = [&](const AttrValue*& slot, std::string_view name) {
+        if (!slot && key == name) slot = v;
+      };
+      take(f.unknown, sdk::attr::kIsUnknownShape);
+      take(f.forced, sdk::attr::kForceUnknownShape);
+      take(f.engine, sdk::attr::kOpEngineName);
+      take(f.tiling, sdk::attr::kDynamicTilingDependOp);
+      take(f.refresh, sdk::attr::kIsSupportAddrRefresh);
+    }
+    return f;
+  }
+  static bool is_true(const AttrValue* v) { return v && v->as_bool() && *v->as_bool(); }
+
   bool is_unknown(Node& n, Why* why) {
-    if (n.attrs().get_bool(sdk::attr::kIsUnknownShape, false) ||
-        n.attrs().get_bool(sdk::attr::kForceUnknownShape, false)) {
+    Flags f = flags_of(n);
+    if (is_true(f.unknown) || is_true(f.forced)) {
       *why = {sdk::ReasonCode::kForced, "_is_unknown_shape or _force_unknown_shape is set", {}};
       return true;
     }
-    const AttrValue* engine = n.attrs().get(sdk::attr::kOpEngineName);
-    if (engine && engine->as_string() && *engine->as_string() == sdk::engine::kHostCpu) {
+    if (f.engine && f.engine->as_string() && *f.engine->as_string() == sdk::engine::kHostCpu) {
       *why = {sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU", {}};
       return true;
     }
-    if (has_container_value(n)) {
+    const ValueFlags values = value_flags(n);
+    if (values.container) {
       *why = {sdk::ReasonCode::kNotATensor, "it takes or produces a sequence or optional value", {}};
       return true;
     }
-    if (has_unknown_tensor(n)) {
+    if (values.unknown) {
       if (no_tiling_capable(n)) {
         no_tiling_.insert(&n);
       } else {
@@ -327,13 +365,14 @@ class Partition {
         return true;
       }
     }
-    if (n.attrs().get_bool(sdk::attr::kDynamicTilingDependOp, false)) {
+    if (is_true(f.tiling)) {
       const sdk::OpSupportRow* row = row_of(n);
       const sdk::OptionValues& ge = ctx_.ge_options();
       const bool sink = ge.get_string("ge.tiling_schedule_optimize") == "1" &&
                         ge.get_string("ge.buildGraphMode") == "offline" && row && row->tiling_sink;
       if (sink) {
         n.attrs().set(sdk::attr::kTilingSinkOp, AttrValue::Bool(true));
+        f = flags_of(n);  // the list may have moved
       } else {
         n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
         *why = {sdk::ReasonCode::kTilingDepend,
@@ -342,14 +381,19 @@ class Partition {
         return true;
       }
     }
-    const sdk::AttrValue* refresh = n.attrs().get(sdk::attr::kIsSupportAddrRefresh);
-    const sdk::OpSupportRow* row = row_of(n);
-    if ((refresh && refresh->as_bool() && !*refresh->as_bool()) || (!refresh && row && !row->addr_refresh)) {
+    const sdk::AttrValue* refresh = f.refresh;
+    if (refresh ? refresh->as_bool() && !*refresh->as_bool() : no_addr_refresh(n, f.engine)) {
       n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
       *why = {sdk::ReasonCode::kNoAddrRefresh, "its kernel cannot repoint addresses", {}};
       return true;
     }
     return false;
+  }
+
+  // No _is_support_addr_refresh on the node: its table row decides.
+  bool no_addr_refresh(const Node& n, const AttrValue* engine) const {
+    const sdk::OpSupportRow* row = row_of(n, engine);
+    return row && !row->addr_refresh;
   }
 
   // GE's no-tiling capability, reduced to what the graph can say: the op types GE always allows and ops
