@@ -45,8 +45,11 @@ Tensor float_tensor(const std::vector<int64_t>& dims, const std::vector<double>&
   return Tensor(d, std::move(bytes));
 }
 
+// Asked of every Add and Mul of a graph: the domain is read without a copy.
 bool is_onnx(const Node& n, std::string_view type) {
-  return n.type() == type && n.attrs().get_string(sdk::attr::kDomain).empty();
+  if (n.type() != type) return false;
+  const AttrValue* domain = n.attrs().get(sdk::attr::kDomain);
+  return !domain || !domain->as_string() || domain->as_string()->empty();
 }
 
 // The Conv a BatchNormalization can be folded into, or nullptr. ONNX's epsilon is a float attribute, read as
@@ -182,9 +185,10 @@ std::optional<ScaleFold> scale_fold(const Node& n) {
   const bool mul = is_onnx(n, "Mul");
   if ((!mul && !is_onnx(n, "Add")) || n.num_inputs() != 2 || n.num_outputs() != 1) return std::nullopt;
   for (size_t i = 0; i < 2; ++i) {
-    Node* conv = sole_conv(n.input(i), n);
+    // The constant first: most Adds and Muls have none, and that test reads one node's type.
     const Tensor* c = float_constant(n.input(1 - i).node);
-    if (!conv || !c) continue;
+    Node* conv = c ? sole_conv(n.input(i), n) : nullptr;
+    if (!conv) continue;
     const std::vector<int64_t>& w = float_constant(conv->input(1).node)->desc().shape.dims();
     auto v = per_channel(*c, w.size(), w[0]);
     if (v) return ScaleFold{conv, std::move(*v)};
