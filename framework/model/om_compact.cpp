@@ -32,7 +32,13 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 
 // ------------------------------------------------------------------ IR -> Compact
 
-void append_varint(std::string* out, uint64_t v) {
+// Inline, with a one-byte path: field keys and most table indices are under 128, and a call to
+// std::string::append per varint was a third of the write.
+inline void append_varint(std::string* out, uint64_t v) {
+  if (v < 0x80) {
+    out->push_back(static_cast<char>(v));
+    return;
+  }
   char bytes[10];
   size_t n = 0;
   while (v >= 0x80) {
