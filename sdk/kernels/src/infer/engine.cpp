@@ -473,6 +473,7 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   ctx.attrs.node = node;
   ctx.attrs.opset = st.opset;
   ctx.max_value_elements = st.options->max_value_elements;
+  ctx.inputs.reserve(node->num_inputs());  // one block, not one per doubling
   for (size_t i = 0; i < node->num_inputs(); ++i) {
     const sdk::OutPort p = node->input(i);
     ctx.inputs.push_back(p.valid() ? &st.values[p.node->id()][p.index] : nullptr);
