@@ -219,6 +219,33 @@ TEST(OpTableTest, ParsesRows) {
   EXPECT_EQ(table.find("Add")->opset_min, 1);
 }
 
+// find() remembers its last answer per thread; rows added since, and other tables, must not see it.
+TEST(OpTableTest, FindAfterAnAddOrInAnotherTableGivesThatTablesRow) {
+  sdk::OpSupportTable table, other;
+  sdk::OpSupportRow row;
+  for (const char* type : {"Add", "Conv", "Relu"}) {
+    row.type = type;
+    row.cost = static_cast<int64_t>(row.type.size());
+    ASSERT_TRUE(table.add(row));
+  }
+  row.type = "Relu";
+  row.cost = 7;
+  ASSERT_TRUE(other.add(row));
+  ASSERT_NE(table.find("Relu"), nullptr);
+  EXPECT_EQ(other.find("Relu")->cost, 7);
+  EXPECT_EQ(table.find("Relu")->cost, 4);
+  // "Mul" goes where "Relu" was and moves it one row on (within the same block: three rows leave room for a
+  // fourth).
+  row.type = "Mul";
+  row.cost = 30;
+  ASSERT_TRUE(table.add(row));
+  EXPECT_EQ(table.find("Relu")->type, "Relu");
+  EXPECT_EQ(table.find("Relu")->cost, 4);
+  EXPECT_EQ(table.find("Mul")->cost, 30);
+  EXPECT_EQ(table.find("Sub"), nullptr);
+  EXPECT_EQ(table.find("Add")->cost, 3);
+}
+
 TEST(OpTableTest, ErrorsHavePositions) {
   EXPECT_EQ(table_errors("[[op]]\ntype = \"Conv\"\ndtype = [\"float32\"]\n"),
             "ops.toml:3:1: error: unknown key 'dtype' in an [[op]] row; did you mean 'dtypes'?");
