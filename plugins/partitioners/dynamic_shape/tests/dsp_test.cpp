@@ -278,6 +278,32 @@ TEST(DynamicShapePartitionerTest, Dsp23NoAddressRefreshForcesDynamic) {
   EXPECT_TRUE(g->subgraphs()[0]->parent_node()->attrs().get_bool(sdk::attr::kIsUnknownShape, false));
 }
 
+// A static node that depends on run-time tiling, where its tiling cannot sink (the default options): forced
+// dynamic, with the reason, while an _is_support_addr_refresh = true neighbour stays static.
+TEST(DynamicShapePartitionerTest, Dsp23TilingDependentNodeIsForcedDynamic) {
+  auto g = new_root();
+  add(*g, "x", "Data", {});
+  Node* t = add(*g, "t", "Neg", {"x"});
+  t->attrs().set(sdk::attr::kIsSupportAddrRefresh, AttrValue::Bool(true));
+  t->attrs().set(sdk::attr::kDynamicTilingDependOp, AttrValue::Bool(true));
+  add(*g, "r", "Relu", {"x"})->attrs().set(sdk::attr::kIsSupportAddrRefresh, AttrValue::Bool(true));
+  net_output(*g, {"t", "r"});
+  ASSERT_TRUE(partition(*g).is_ok());
+  const Node* moved = nullptr;
+  for (const Graph* s : g->subgraphs()) {
+    if (const Node* n = s->find_node("t")) {
+      moved = n;
+      EXPECT_TRUE(unknown(*s));
+      EXPECT_EQ(s->find_node("r"), nullptr);
+    }
+  }
+  ASSERT_NE(moved, nullptr);
+  EXPECT_TRUE(moved->attrs().get_bool(sdk::attr::kForceUnknownShape, false));
+  EXPECT_TRUE(std::any_of(g_log.begin(), g_log.end(), [](const sdk::Decision& d) {
+    return d.code == sdk::ReasonCode::kTilingDepend && d.nodes == std::vector<std::string>{"t"};
+  }));
+}
+
 TEST(DynamicShapePartitionerTest, Dsp02HostCpuAndForcedNodesAreDynamic) {
   auto g = new_root();
   add(*g, "x", "Data", {});
