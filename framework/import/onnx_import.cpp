@@ -524,10 +524,15 @@ class Importer {
   static sdk::OutPort recent_producer(const std::vector<sdk::Node*>& created, int k,
                                       const std::string& name) {
     constexpr int kLookBack = 4;
+    if (name.empty()) return {};
     for (int j = k - 1; j >= 0 && j >= k - kLookBack; --j) {
       const sdk::Node* p = created[j];
       for (size_t o = 0; o < p->num_outputs(); ++o) {
-        if (p->output_name(o) == name) return {created[j], static_cast<int32_t>(o)};
+        // Generated names share their length and differ at the end ("n1041", "n1042"): the last character
+        // settles most misses without a call to memcmp.
+        const std::string& candidate = p->output_name(o);
+        if (candidate.size() == name.size() && candidate.back() == name.back() && candidate == name)
+          return {created[j], static_cast<int32_t>(o)};
       }
     }
     return {};
