@@ -18,6 +18,12 @@ const std::set<std::string_view>& shape_readers() {
   return *s;
 }
 
+// Asked of every node: the engine name is compared where it lies, not copied.
+bool engine_is(const sdk::Node& n, std::string_view engine) {
+  const AttrValue* v = n.attrs().get(sdk::attr::kOpEngineName);
+  return v && v->as_string() && *v->as_string() == engine;
+}
+
 bool graph_is_dynamic(const sdk::Graph& g) {
   for (const sdk::Node* n : g.nodes()) {
     for (size_t o = 0; o < n->num_outputs(); ++o) {
@@ -52,7 +58,7 @@ class Updater {
       return fed_from_host(n);
     }
     return n.type() == sdk::op::kConst || shape_readers().count(n.type()) ||
-           n.attrs().get_string(sdk::attr::kOpEngineName) == sdk::engine::kHostCpu;
+           engine_is(n, sdk::engine::kHostCpu);
   }
 
   // A subgraph's Data whose parent input the host computes. If/Case/While/Loop bodies count only when
