@@ -275,11 +275,20 @@ class Writer {
   // lists recur (an engine's placement attributes, a frame's Data nodes), and serialising each to look it up
   // was half of the write. The index still comes from the serialised bytes the first time, so lists that
   // differ only where same_bytes is strict (tensors by address) share an entry as before.
+  // Neighbouring nodes mostly carry equal lists (one engine's placement attributes): the previous node's
+  // list is compared first, which spares hashing this one.
   uint32_t attrs(const sdk::AttrMap& map) {
     if (map.empty()) return 0;
-    if (auto it = known_attrs_.find(&map); it != known_attrs_.end()) return it->second;
-    const uint32_t index = serialized_attrs(map);
-    known_attrs_.emplace(&map, index);
+    if (last_attrs_ && same_bytes(*last_attrs_, map)) return last_attrs_index_;
+    uint32_t index;
+    if (auto it = known_attrs_.find(&map); it != known_attrs_.end()) {
+      index = it->second;
+    } else {
+      index = serialized_attrs(map);
+      known_attrs_.emplace(&map, index);
+    }
+    last_attrs_ = &map;
+    last_attrs_index_ = index;
     return index;
   }
 
@@ -315,6 +324,7 @@ class Writer {
     decltype(descs_)().swap(descs_);
     decltype(attr_sets_)().swap(attr_sets_);
     decltype(known_attrs_)().swap(known_attrs_);
+    last_attrs_ = nullptr;
     last_desc_ = nullptr;
     decltype(types_)().swap(types_);
   }
@@ -405,6 +415,8 @@ class Writer {
   std::unordered_map<const sdk::AttrMap*, uint32_t, ListHash, ListEqual> known_attrs_;
   std::unordered_map<const std::string*, uint32_t> types_;
   const sdk::TensorDesc* last_desc_ = nullptr;
+  const sdk::AttrMap* last_attrs_ = nullptr;
+  uint32_t last_attrs_index_ = 0;
   uint32_t last_desc_index_ = 0;
 };
 
