@@ -37,26 +37,25 @@ bool order_is_topological(const Graph& g) {
   return true;
 }
 
-std::vector<uint32_t> in_degrees(const Graph& g) {
+// Every node's in-degree and the sources, in one pass (a pass over a million scattered nodes is a cache miss
+// each): data-like sources first, by their `index` attribute (the user's input order), then other sources in
+// node order.
+std::vector<uint32_t> degrees_and_seeds(const Graph& g, std::vector<Node*>* seeds) {
   std::vector<uint32_t> deg(g.id_bound(), 0);
-  for (const Node* n : g.nodes()) for_each_predecessor(n, [&](Node*) { ++deg[n->id()]; });
-  return deg;
-}
-
-// Data-like sources first, by their `index` attribute (the user's input order), then other sources in node
-// order.
-std::vector<Node*> seeds(const Graph& g, const std::vector<uint32_t>& deg) {
-  std::vector<Node*> data, other;
+  std::vector<Node*> other;
+  seeds->clear();
   for (Node* n : g.nodes()) {
-    if (deg[n->id()] != 0) continue;
-    (is_data_like(n->type()) ? data : other).push_back(n);
+    uint32_t d = 0;
+    for_each_predecessor(n, [&](Node*) { ++d; });
+    deg[n->id()] = d;
+    if (d == 0) (is_data_like(n->type()) ? *seeds : other).push_back(n);
   }
-  std::stable_sort(data.begin(), data.end(), [](const Node* a, const Node* b) {
+  std::stable_sort(seeds->begin(), seeds->end(), [](const Node* a, const Node* b) {
     return a->attrs().get_int(attr::kIndex, std::numeric_limits<int64_t>::max()) <
            b->attrs().get_int(attr::kIndex, std::numeric_limits<int64_t>::max());
   });
-  data.insert(data.end(), other.begin(), other.end());
-  return data;
+  seeds->insert(seeds->end(), other.begin(), other.end());
+  return deg;
 }
 
 Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
@@ -102,8 +101,8 @@ Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
 
 // Kahn's algorithm; `lifo` selects DFS (stack) over BFS (queue).
 Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
-  std::vector<uint32_t> deg = in_degrees(g);
-  std::vector<Node*> start = seeds(g, deg);
+  std::vector<Node*> start;
+  std::vector<uint32_t> deg = degrees_and_seeds(g, &start);
   order->clear();
   order->reserve(g.num_nodes());
   if (!lifo) {
