@@ -170,13 +170,14 @@ class Partition {
   void all_static() {
     graph_.attrs().set(sdk::attr::kDynamicShapePartitioned, AttrValue::Bool(false));
     const int64_t threshold = ctx_.ge_options().get_int("ge.host_scheduling_max_threshold", 0);
-    size_t known = 0;
-    bool special = false;
-    for (const Node* n : graph_.nodes()) {
-      ++known;
-      special = special || is_special(*n);
-    }
-    if (static_cast<int64_t>(known) < threshold && !special) {
+    const size_t known = graph_.num_nodes();
+    // The special nodes matter only below the threshold (0, and so never, by default): no walk otherwise.
+    const auto any_special = [&] {
+      for (const Node* n : graph_.nodes())
+        if (is_special(*n)) return true;
+      return false;
+    };
+    if (static_cast<int64_t>(known) < threshold && !any_special()) {
       graph_.attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(true));
       decide(sdk::ReasonCode::kHostScheduling, {},
              std::to_string(known) + " static nodes < ge.host_scheduling_max_threshold " +
