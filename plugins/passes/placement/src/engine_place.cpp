@@ -76,12 +76,31 @@ struct Candidate {
   bool excluded;  // by ge.exec.exclude_engines or ge.engineType; the user's own choice ignores it
 };
 
-// A string attribute without copying it; empty when absent or not a string.
-const std::string& string_attr(const sdk::Node& n, std::string_view key) {
-  static const std::string kEmpty;
-  const AttrValue* v = n.attrs().get(key);
-  const std::string* s = v ? v->as_string() : nullptr;
-  return s ? *s : kEmpty;
+// The string attributes placement reads, found in one walk over the node's list instead of a lookup each;
+// empty when absent or not a string. They view the list: gone once an attribute is set.
+struct Seen {
+  std::string_view engine, lx_engine, lx_kernel, spec_engine, spec_kernel;
+};
+
+Seen seen(const sdk::Node& n) {
+  Seen s;
+  for (const sdk::AttrMap::Entry& e : n.attrs().entries()) {
+    const std::string* v = e.second.as_string();
+    if (!v) continue;
+    const std::string& key = e.first.str();
+    if (key == sdk::attr::kOpEngineName) {
+      s.engine = *v;
+    } else if (key == sdk::attr::kLxfusionEngineName) {
+      s.lx_engine = *v;
+    } else if (key == sdk::attr::kLxfusionOpKernelLibName) {
+      s.lx_kernel = *v;
+    } else if (key == sdk::attr::kSpecifiedEngineName) {
+      s.spec_engine = *v;
+    } else if (key == sdk::attr::kSpecifiedKernelLibName) {
+      s.spec_kernel = *v;
+    }
+  }
+  return s;
 }
 
 class Placer {
@@ -103,35 +122,20 @@ class Placer {
   }
 
   Status place(sdk::Node& n, bool* changed) {
-    // Copies: the attributes below may be rewritten while these are in use.
-    const std::string engine = string_attr(n, sdk::attr::kOpEngineName);
-    const std::string lx_engine = string_attr(n, sdk::attr::kLxfusionEngineName);
-    const std::string lx_kernel = string_attr(n, sdk::attr::kLxfusionOpKernelLibName);
-    const bool lx_pair = !lx_engine.empty() && !lx_kernel.empty();
-    // Rule 1: an engine already chosen stays; lx attributes that disagree only earn a warning, and are
-    // written back from the op.
-    if (!engine.empty()) {
-      const std::string kernel = n.attrs().get_string(sdk::attr::kOpKernelLibName);
-      if (lx_pair && (lx_engine != engine || lx_kernel != kernel)) {
-        ctx_.log(sdk::LogLevel::kWarning, "node '" + n.name() + "': lxfusion attributes (" + lx_engine +
-                                              ", " + lx_kernel + ") differ from its engine (" + engine +
-                                              ", " + kernel + "); the op's engine wins");
-      }
-      if (lx_pair || !lx_engine.empty() || !lx_kernel.empty()) {
-        n.attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String(engine));
-        n.attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String(kernel));
-      }
-      if (record_kept_) record(n, sdk::ReasonCode::kKept, engine, "the node had an engine before placement");
-      return Status::ok();
-    }
+    const Seen s = seen(n);
+    // Rule 1: an engine already chosen stays.
+    if (!s.engine.empty()) return keep(n, s);
     // Rule 2: both lx attributes name the engine and kernel; one alone counts as absent.
-    if (lx_pair) return assign(n, lx_engine, lx_kernel, sdk::ReasonCode::kLxfusion, {}, changed);
+    if (!s.lx_engine.empty() && !s.lx_kernel.empty()) {
+      return assign(n, std::string(s.lx_engine), std::string(s.lx_kernel), sdk::ReasonCode::kLxfusion, {},
+                    changed);
+    }
     if (is_structural(n.type())) {
       return assign(n, std::string(sdk::engine::kGeLocal), std::string(sdk::engine::kGeLocalKernelLib),
                     sdk::ReasonCode::kStructural, {}, changed);
     }
     if (!n.subgraphs().empty()) return place_composite(n, changed);
-    return place_by_candidates(n, changed);
+    return place_by_candidates(n, s, changed);
   }
 
  private:
@@ -155,6 +159,27 @@ class Placer {
     d.detail.assign(detail);
     d.final = final;
     ctx_.record(d);
+  }
+
+  // Rule 1: lx attributes that disagree with the engine only earn a warning, and are written back from it.
+  Status keep(sdk::Node& n, const Seen& s) {
+    if (s.lx_engine.empty() && s.lx_kernel.empty()) {  // the usual case (every node, placed again)
+      if (record_kept_)
+        record(n, sdk::ReasonCode::kKept, std::string(s.engine), "the node had an engine before placement");
+      return Status::ok();
+    }
+    // Copies: the attributes are rewritten while these are in use.
+    const std::string engine(s.engine), lx_engine(s.lx_engine), lx_kernel(s.lx_kernel);
+    const std::string kernel = n.attrs().get_string(sdk::attr::kOpKernelLibName);
+    if (!lx_engine.empty() && !lx_kernel.empty() && (lx_engine != engine || lx_kernel != kernel)) {
+      ctx_.log(sdk::LogLevel::kWarning, "node '" + n.name() + "': lxfusion attributes (" + lx_engine + ", " +
+                                            lx_kernel + ") differ from its engine (" + engine + ", " +
+                                            kernel + "); the op's engine wins");
+    }
+    n.attrs().set(sdk::attr::kLxfusionEngineName, AttrValue::String(engine));
+    n.attrs().set(sdk::attr::kLxfusionOpKernelLibName, AttrValue::String(kernel));
+    if (record_kept_) record(n, sdk::ReasonCode::kKept, engine, "the node had an engine before placement");
+    return Status::ok();
   }
 
   Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel, sdk::ReasonCode decision,
@@ -206,7 +231,7 @@ class Placer {
                   changed);
   }
 
-  const sdk::EngineRef* find(const std::string& name) const {
+  const sdk::EngineRef* find(std::string_view name) const {
     for (const sdk::EngineRef& e : engines_) {
       if (e.name == name) return &e;
     }
@@ -234,9 +259,8 @@ class Placer {
     return out;
   }
 
-  Status place_by_candidates(sdk::Node& n, bool* changed) {
-    const std::string& spec_engine = string_attr(n, sdk::attr::kSpecifiedEngineName);
-    const std::string& spec_kernel = string_attr(n, sdk::attr::kSpecifiedKernelLibName);
+  Status place_by_candidates(sdk::Node& n, const Seen& s, bool* changed) {
+    const std::string spec_engine(s.spec_engine), spec_kernel(s.spec_kernel);  // assign() rewrites the list
     const bool specified = !spec_engine.empty() && !spec_kernel.empty();
     std::vector<Candidate> chosen;
     const std::vector<Candidate>* list = &chosen;
