@@ -475,7 +475,9 @@ class Importer {
   Status add_node_of(const onnx::NodeProto& n, Scope* s, std::vector<sdk::Node*>* created_out) {
     std::vector<sdk::Node*>& created = *created_out;
     const bool is_constant = n.op_type() == sdk::op::kConstant && is_default_domain(n.domain());
-    std::string base = !n.name().empty() ? n.name() : n.op_type() + "_" + std::to_string(created.size());
+    std::string generated;  // only for a node without a name: the name is not copied twice
+    const std::string& base =
+        !n.name().empty() ? n.name() : (generated = n.op_type() + "_" + std::to_string(created.size()));
     sdk::Node* ir = add_named(s->graph, base, is_constant ? sdk::op::kConst : std::string_view(n.op_type()),
                               static_cast<size_t>(n.input_size()));
     if (!is_default_domain(n.domain()))
