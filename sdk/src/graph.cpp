@@ -283,28 +283,42 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   if (!dst || dst == this || dst->root_ != root_) {
     return Status::invalid_argument("move_nodes_to: the target must be another graph of the same root");
   }
-  // Which nodes move: a flag per slot when they are many, a hash set when they are few (a partitioner moving
-  // each of 20k small parts out of a 100k-node graph must not clear 100k flags per part).
+  // Which nodes move: a flag per slot when they are many; when they are few (a partitioner moving each of 20k
+  // small parts out of a 100k-node graph must not clear 100k flags per part), each moving node's owner is
+  // cleared while the edges are checked, and restored before anything else happens. A live node always has an
+  // owner, and no edge leaves a graph, so a neighbour without one is a moving node.
   const bool few = nodes.size() * 16 < slots_.size();
   std::vector<char> moving(few ? 0 : slots_.size(), 0);
-  std::vector<const Node*> moving_set;  // sorted, when few
+  size_t marked = 0;
+  const auto unmark = [&] {
+    for (size_t i = 0; i < marked; ++i) nodes[i]->owner_ = this;
+  };
   for (Node* n : nodes) {
-    if (!n || n->owner_ != this)
-      return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
-    if (few) {
-      moving_set.push_back(n);
-    } else if (moving[n->id_]++) {
+    const bool twice = few ? n && !n->owner_ : n && n->owner_ == this && moving[n->id_]++;
+    if (twice) {
+      unmark();
       return Status::invalid_argument("move_nodes_to: node " + describe(n) + " is listed twice");
     }
+    if (!n || n->owner_ != this) {
+      unmark();
+      return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
+    }
+    if (few) {
+      n->owner_ = nullptr;
+      ++marked;
+    }
   }
-  std::sort(moving_set.begin(), moving_set.end());
-  if (auto twice = std::adjacent_find(moving_set.begin(), moving_set.end()); twice != moving_set.end())
-    return Status::invalid_argument("move_nodes_to: node " + describe(*twice) + " is listed twice");
   // Moving every node (a partitioner's largest part, a subgraph merged back) needs no per-name index work in
   // this graph, and into an empty graph none at all: the index goes with the nodes.
   const bool all = nodes.size() == live_nodes_;
   const bool into_empty = dst->live_nodes_ == 0;
-  for (Node* n : nodes) GS_RETURN_IF_ERROR(check_movable(n, few, moving, moving_set, *dst, into_empty));
+  for (Node* n : nodes) {
+    if (Status s = check_movable(n, few, moving, *dst, into_empty); !s.is_ok()) {
+      unmark();
+      return s;
+    }
+  }
+  unmark();
   // In this graph's order: from the flags when many move (sorting a million pointers by id is a cache miss
   // per comparison), by sorting when few.
   std::vector<Node*> ordered;
@@ -355,12 +369,10 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   return Status::ok();
 }
 
-Status Graph::check_movable(const Node* n, bool few, const std::vector<char>& moving,
-                            const std::vector<const Node*>& moving_set, const Graph& dst,
+Status Graph::check_movable(const Node* n, bool few, const std::vector<char>& moving, const Graph& dst,
                             bool into_empty) const {
   auto inside = [&](const Node* other) {
-    return other->owner_ == this &&
-           (few ? std::binary_search(moving_set.begin(), moving_set.end(), other) : moving[other->id_] != 0);
+    return few ? other->owner_ == nullptr : other->owner_ == this && moving[other->id_] != 0;
   };
   for (const OutPort& p : n->inputs_) {
     if (p.node && !inside(p.node)) {

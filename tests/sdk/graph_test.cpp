@@ -25,6 +25,34 @@ TEST(GraphTest, NodeNamesAreUniquePerGraph) {
   EXPECT_EQ(g->find_node("zzz"), nullptr);
 }
 
+// A few nodes out of many take the path that marks them while their edges are checked: a refused move leaves
+// every node where it was, and a later move still works.
+TEST(GraphTest, ARefusedMoveOfAFewNodesLeavesTheGraphAsItWas) {
+  auto g = Graph::create("g");
+  add(*g, "r0", "Data");
+  for (int i = 1; i < 40; ++i) add(*g, "r" + std::to_string(i), "Relu", {"r" + std::to_string(i - 1)});
+  Node* x0 = add(*g, "x0", "Data");
+  Node* x1 = add(*g, "x1", "Relu", {"x0"});
+  Graph* s = g->add_detached_subgraph("s");
+  const std::vector<Node*> before = g->node_list();
+  const Status feeds = g->move_nodes_to({g->find_node("r10"), g->find_node("r11")}, s);
+  EXPECT_NE(feeds.message().find("'r10' (Relu) still has an input from 'r9' (Relu)"), std::string::npos)
+      << feeds.message();
+  const Status twice = g->move_nodes_to({x0, x1, x0}, s);
+  EXPECT_NE(twice.message().find("'x0' (Data) is listed twice"), std::string::npos) << twice.message();
+  EXPECT_FALSE(s->move_nodes_to({x0}, g.get()).is_ok());  // x0 is not s's
+  for (const Node* n : before) EXPECT_EQ(n->owner(), g.get()) << n->name();
+  EXPECT_EQ(g->node_list(), before);
+  EXPECT_TRUE(sdk::verify_graph(*g).is_ok());
+  ASSERT_TRUE(g->move_nodes_to({x1, x0}, s).is_ok());
+  EXPECT_EQ(x0->owner(), s);
+  EXPECT_EQ(x1->input(0), (OutPort{x0, 0}));
+  EXPECT_EQ(s->node_list(), (std::vector<Node*>{x0, x1}));
+  EXPECT_EQ(g->num_nodes(), 40u);
+  EXPECT_TRUE(sdk::verify_graph(*g).is_ok());
+  EXPECT_TRUE(sdk::verify_graph(*s).is_ok());
+}
+
 // Moving part of a graph, all of it into an empty graph (the name index moves along) and all of it into a
 // graph with nodes: names are found where the nodes are, and nowhere else, in each case.
 TEST(GraphTest, MoveNodesToKeepsNamesFindableInEveryCase) {

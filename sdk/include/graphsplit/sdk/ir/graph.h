@@ -248,8 +248,7 @@ class GS_SDK_API Graph final {
   GS_SDK_LOCAL void index_insert(Node* node, uint64_t hash);
   GS_SDK_LOCAL void index_reserve(size_t nodes);  // room for that many names without growing
   GS_SDK_LOCAL Status check_movable(const Node* n, bool few, const std::vector<char>& moving,
-                                    const std::vector<const Node*>& moving_set, const Graph& dst,
-                                    bool into_empty) const;
+                                    const Graph& dst, bool into_empty) const;
 
   std::string name_;
   Graph* root_;
