@@ -86,13 +86,13 @@ const char kParseFailed[] =
     ": not a valid ONNX model (protobuf parse failed: truncated, not an .onnx file, or nested deeper than "
     "protobuf's limit of 100 message levels)";
 
+// How far ahead of the build a waiting build lets the checks get before it resumes.
+constexpr int64_t kCheckLead = 1024;
+
 // How far the checks of the main graph's nodes have got, for a build running beside them on another thread
 // (import_bytes): node k may be built once `passed` exceeds k, that is, once it and every node before it
 // passed their checks, subgraphs included. A node that fails is never published, so the build never reads a
 // node the checks refused (an unchecked node may nest past the depth limit or break the build's assumptions).
-// How far ahead of the build a waiting build lets the checks get before it resumes.
-constexpr int64_t kCheckLead = 1024;
-
 class CheckGate {
  public:
   void publish(int64_t passed) {
@@ -184,8 +184,9 @@ class NodeSource {
       for (int k = from; k < graph_->node_size(); ++k) GS_RETURN_IF_ERROR(fn(graph_->node(k), k));
       return Status::ok();
     }
-    NodeHandoff* const taking = giver_ ? nullptr : handoff_;
-    handoff_ = giver_ ? handoff_ : nullptr;  // the build reads the ring in its first pass only
+    NodeHandoff* const taking =
+        giver_ || !gate_ ? nullptr : handoff_;  // a slot is read once the checks passed it
+    handoff_ = giver_ ? handoff_ : nullptr;     // the build reads the ring in its first pass only
     for (size_t k = static_cast<size_t>(from); k < spans_->size(); ++k) {
       if (gate_ && !gate_->wait_for(static_cast<int>(k))) return Status::internal(kBuildStopped);
       const onnx::NodeProto* node = taking ? &taking->slots[k % taking->slots.size()] : nullptr;
