@@ -88,6 +88,8 @@ const char kParseFailed[] =
 
 // How far ahead of the build a waiting build lets the checks get before it resumes.
 constexpr int64_t kCheckLead = 1024;
+// Each side publishes its progress in batches of this many nodes: each publication may wake the other.
+constexpr int kPublishBatch = 64;
 
 // How far the checks of the main graph's nodes have got, for a build running beside them on another thread
 // (import_bytes): node k may be built once `passed` exceeds k, that is, once it and every node before it
@@ -135,7 +137,7 @@ class CheckGate {
 // side can always run far enough for the other to go on. The checks stop handing over once an operator fails
 // (they stop publishing, so the build would never consume again) or the build has ended.
 struct NodeHandoff {
-  static constexpr size_t kSlots = 2 * kCheckLead + 512;  // small enough to stay in cache
+  static constexpr size_t kSlots = 2 * kCheckLead + 8 * kPublishBatch;  // small enough to stay in cache
   explicit NodeHandoff(size_t nodes) : slots(std::min(nodes, kSlots)) {}
   std::vector<onnx::NodeProto> slots;
   CheckGate consumed;  // the build's progress through its first pass
@@ -196,7 +198,7 @@ class NodeSource {
         node = into;
       }
       GS_RETURN_IF_ERROR(fn(*node, static_cast<int>(k)));
-      if (taking && ((k + 1) % kConsumedBatch == 0 || k + 1 == spans_->size()))
+      if (taking && ((k + 1) % kPublishBatch == 0 || k + 1 == spans_->size()))
         taking->consumed.publish(static_cast<int64_t>(k + 1));
     }
     return Status::ok();
@@ -223,8 +225,6 @@ class NodeSource {
     }
     return &handoff_->slots[k % n];
   }
-
-  static constexpr size_t kConsumedBatch = 64;  // each publication may wake the checks
 
   const onnx::GraphProto* graph_ = nullptr;
   std::vector<std::string_view> own_spans_;
@@ -398,13 +398,11 @@ class Importer {
     // One visit per node (a streamed node is parsed at each visit). A model's text is checked before its
     // operators: the first operator error waits until every node's and value's text has passed.
     Status operators = Status::ok();
-    // Published in batches: each publication may wake the build.
-    constexpr int kBatch = 64;
     GS_RETURN_IF_ERROR(graph_nodes.for_each([&](const onnx::NodeProto& n, int k) {
       GS_RETURN_IF_ERROR(check_node_text(g, n));
       if (operators.is_ok()) operators = check_node(n, depth, limits, nodes);
       if (!operators.is_ok()) graph_nodes.stop_handing_over();
-      if (gate && operators.is_ok() && (k + 1) % kBatch == 0) gate->publish(k + 1);
+      if (gate && operators.is_ok() && (k + 1) % kPublishBatch == 0) gate->publish(k + 1);
       return Status::ok();
     }));
     if (gate) {

@@ -290,35 +290,29 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
   const bool few = nodes.size() * 16 < slots_.size();
   std::vector<char> moving(few ? 0 : slots_.size(), 0);
   size_t marked = 0;
-  const auto unmark = [&] {
-    for (size_t i = 0; i < marked; ++i) nodes[i]->owner_ = this;
-  };
-  for (Node* n : nodes) {
-    const bool twice = few ? n && !n->owner_ : n && n->owner_ == this && moving[n->id_]++;
-    if (twice) {
-      unmark();
+  const auto admit = [&](Node* n) {
+    if (n && (few ? !n->owner_ : n->owner_ == this && moving[n->id_]))
       return Status::invalid_argument("move_nodes_to: node " + describe(n) + " is listed twice");
-    }
-    if (!n || n->owner_ != this) {
-      unmark();
+    if (!n || n->owner_ != this)
       return Status::invalid_argument("move_nodes_to: a node does not belong to graph '" + name_ + "'");
-    }
     if (few) {
       n->owner_ = nullptr;
       ++marked;
+    } else {
+      moving[n->id_] = 1;
     }
-  }
+    return Status::ok();
+  };
   // Moving every node (a partitioner's largest part, a subgraph merged back) needs no per-name index work in
   // this graph, and into an empty graph none at all: the index goes with the nodes.
   const bool all = nodes.size() == live_nodes_;
   const bool into_empty = dst->live_nodes_ == 0;
-  for (Node* n : nodes) {
-    if (Status s = check_movable(n, few, moving, *dst, into_empty); !s.is_ok()) {
-      unmark();
-      return s;
-    }
-  }
-  unmark();
+  Status refused = Status::ok();
+  for (auto it = nodes.begin(); refused.is_ok() && it != nodes.end(); ++it) refused = admit(*it);
+  for (auto it = nodes.begin(); refused.is_ok() && it != nodes.end(); ++it)
+    refused = check_movable(*it, few, moving, *dst, into_empty);
+  for (size_t i = 0; i < marked; ++i) nodes[i]->owner_ = this;  // the marks go before anything else happens
+  GS_RETURN_IF_ERROR(refused);
   // In this graph's order: from the flags when many move (sorting a million pointers by id is a cache miss
   // per comparison), by sorting when few.
   std::vector<Node*> ordered;

@@ -49,6 +49,13 @@ TEST(GraphTest, ARefusedMoveOfAFewNodesLeavesTheGraphAsItWas) {
   EXPECT_EQ(x1->input(0), (OutPort{x0, 0}));
   EXPECT_EQ(s->node_list(), (std::vector<Node*>{x0, x1}));
   EXPECT_EQ(g->num_nodes(), 40u);
+  // A node of another graph after one that was already marked: the marked one is restored too.
+  Node* r39 = g->find_node("r39");
+  const Status foreign = g->move_nodes_to({r39, x0}, s);
+  EXPECT_NE(foreign.message().find("a node does not belong to graph 'g'"), std::string::npos)
+      << foreign.message();
+  EXPECT_EQ(r39->owner(), g.get());
+  EXPECT_EQ(x0->owner(), s);
   EXPECT_TRUE(sdk::verify_graph(*g).is_ok());
   EXPECT_TRUE(sdk::verify_graph(*s).is_ok());
 }

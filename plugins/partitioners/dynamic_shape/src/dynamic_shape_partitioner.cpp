@@ -25,18 +25,6 @@ using sdk::Status;
 
 enum class Kind { kData, kNetOutput, kInputNode, kStage, kKnown, kUnknown };
 
-bool has_unknown_tensor(const Node& n) {
-  for (size_t i = 0; i < n.num_inputs(); ++i) {
-    const sdk::TensorDesc* d = n.input_desc(i);
-    if (d && d->kind == sdk::ValueKind::kTensor && !d->shape.is_static()) return true;
-  }
-  for (size_t o = 0; o < n.num_outputs(); ++o) {
-    const sdk::TensorDesc& d = n.output_desc(o);
-    if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) return true;
-  }
-  return false;
-}
-
 // Whether the node takes or produces a container (sequences and optionals have no static shape to plan memory
 // for, whatever their elements' shapes) or a tensor of unknown shape: one walk over its descriptors.
 struct ValueFlags {
@@ -56,6 +44,10 @@ ValueFlags value_flags(const Node& n) {
     if (const sdk::TensorDesc* d = n.input_desc(i)) look(*d);
   for (size_t o = 0; o < n.num_outputs(); ++o) look(n.output_desc(o));
   return f;
+}
+
+bool has_unknown_tensor(const Node& n) {
+  return value_flags(n).unknown;
 }
 
 // Nodes GE treats as special for the host-scheduling decision.
@@ -367,7 +359,7 @@ class Partition {
       }
     }
     if (is_true(f.tiling)) {
-      const sdk::OpSupportRow* row = row_of(n);
+      const sdk::OpSupportRow* row = row_of(n, f.engine);
       const sdk::OptionValues& ge = ctx_.ge_options();
       const bool sink = ge.get_string("ge.tiling_schedule_optimize") == "1" &&
                         ge.get_string("ge.buildGraphMode") == "offline" && row && row->tiling_sink;
