@@ -14,6 +14,7 @@ void for_each_successor(const Node* n, F&& f) {
   for (size_t o = 0; o < n->num_outputs(); ++o) {
     for (const InPort& c : n->consumers(o)) f(c.node);
   }
+  if (!n->any_control_edges()) return;
   for (Node* c : n->control_outputs()) f(c);
 }
 
@@ -22,6 +23,7 @@ void for_each_predecessor(const Node* n, F&& f) {
   for (const OutPort& p : n->inputs()) {
     if (p.node) f(p.node);
   }
+  if (!n->any_control_edges()) return;
   for (Node* p : n->control_inputs()) f(p);
 }
 

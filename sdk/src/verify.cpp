@@ -113,6 +113,7 @@ Status verify_edges(const Graph& g) {
   for (const Node* n : g.nodes()) {
     GS_RETURN_IF_ERROR(verify_inputs(g, n, &uses));
     GS_RETURN_IF_ERROR(verify_consumers(g, n));
+    if (!n->any_control_edges()) continue;
     for (const Node* c : n->control_outputs()) {
       if (c->owner() != &g) return fail(g, n, "control edge to a node of another graph");
       ctrl_out.emplace_back(n->id(), c->id());

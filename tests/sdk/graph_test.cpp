@@ -252,6 +252,27 @@ TEST(GraphTest, ControlEdgesAreDeduplicated) {
   EXPECT_FALSE(g->remove_control_edge(a, b).is_ok());
 }
 
+// The walks over every node skip both lists on this answer, so it must follow additions and removals at
+// both ends, and a node whose lists were emptied again has none.
+TEST(GraphTest, AnyControlEdgesFollowsBothEnds) {
+  auto g = Graph::create("g");
+  Node* a = add(*g, "a", "Data");
+  Node* b = add(*g, "b", "Relu");
+  Node* c = add(*g, "c", "Relu");
+  EXPECT_FALSE(a->any_control_edges());
+  ASSERT_TRUE(g->add_control_edge(a, b).is_ok());
+  EXPECT_TRUE(a->any_control_edges());
+  EXPECT_TRUE(b->any_control_edges());
+  EXPECT_FALSE(c->any_control_edges());
+  ASSERT_TRUE(g->add_control_edge(b, c).is_ok());
+  ASSERT_TRUE(g->remove_control_edge(a, b).is_ok());
+  EXPECT_FALSE(a->any_control_edges());
+  EXPECT_TRUE(b->any_control_edges());  // still the source of b -> c
+  ASSERT_TRUE(g->remove_control_edge(b, c).is_ok());
+  EXPECT_FALSE(b->any_control_edges());
+  EXPECT_FALSE(c->any_control_edges());
+}
+
 TEST(GraphTest, ReorderRequiresAPermutation) {
   auto g = Graph::create("g");
   Node* a = add(*g, "a", "Data");

@@ -79,6 +79,10 @@ class GS_SDK_API Node final {
 
   const std::vector<Node*>& control_inputs() const;
   const std::vector<Node*>& control_outputs() const;
+  // Whether either control list is non-empty, without a call: walks over every node skip both lists.
+  bool any_control_edges() const {
+    return control_ && !(control_->inputs.empty() && control_->outputs.empty());
+  }
 
   // Appends an unconnected input slot and returns its index.
   int32_t add_input();
