@@ -135,11 +135,11 @@ struct ClusterGraph::Impl {
     const auto t = std::lower_bound(v.begin(), v.end(), to);
     if (t != v.end() && *t == to) {
       v.erase(f);
-    } else if (f < t) {
-      std::rotate(f, f + 1, t);
+    } else if (f < t) {  // shift the entries between the two places by one: a memmove, not std::rotate's loop
+      std::memmove(f, f + 1, static_cast<size_t>(t - f - 1) * sizeof(Id));
       *(t - 1) = to;
     } else {
-      std::rotate(t, f, f + 1);
+      std::memmove(t + 1, t, static_cast<size_t>(f - t) * sizeof(Id));
       *t = to;
     }
   }
@@ -514,10 +514,14 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
     for (const OutPort& p : node->inputs()) {
       if (p.node) link(p.node);
     }
-    for (const Node* c : node->control_inputs()) link(c);
+    if (node->any_control_edges()) {
+      for (const Node* c : node->control_inputs()) link(c);
+    }
   }
   for (size_t i = 0; i < n; ++i) {
     for (auto* v : {&m->out[i], &m->in[i]}) {
+      if (v->size() < 2)
+        continue;  // most lists: a call to std::sort and std::unique each was most of build()
       std::sort(v->begin(), v->end());
       v->truncate(std::unique(v->begin(), v->end()));
     }
