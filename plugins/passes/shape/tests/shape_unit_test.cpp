@@ -195,6 +195,26 @@ TEST(ShapePass, FoldingRespectsTheSizeLimit) {
   EXPECT_EQ(stats.folded, 1);
 }
 
+// The counts say what the pass changed: an unknown rank becomes numbers (each dimension refined), a declared
+// [2,-1] gains its last dimension, and a second run over the result changes nothing.
+TEST(ShapePass, StatsCountRefinedDimensionsAndASecondRunChangesNothing) {
+  auto g = sdk::testing::opset_root();
+  add_data(*g, "x", tensor_desc(DataType::kFloat, {2, 3}), 0);
+  add_op(*g, "r", "Relu", {"x"}, kUnknown);
+  add_op(*g, "s", "Add", {"r", "x"}, tensor_desc(DataType::kFloat, {2, -1}));
+  add_op(*g, "t", "Sigmoid", {"s"}, tensor_desc(DataType::kFloat, {2, 3}));
+  sdk::testing::add_net_output(*g, {"t"});
+  auto first = infer(*g);
+  EXPECT_EQ(shape_of(*g, "r"), "float32[2,3]");
+  EXPECT_EQ(shape_of(*g, "s"), "float32[2,3]");
+  EXPECT_EQ(first.refined_dims, 3);
+  EXPECT_EQ(first.changed_values, 3);  // r's type and shape, s's shape; t was declared as inferred
+  auto second = infer(*g);
+  EXPECT_EQ(second.refined_dims, 0);
+  EXPECT_EQ(second.changed_values, 0);
+  EXPECT_EQ(shape_of(*g, "s"), "float32[2,3]");
+}
+
 // A random operator is never folded, though its input is constant and it has a kernel; the same type met
 // again (the engine keeps what it knows of each type) is not folded either, and ConstantOfShape beside them
 // is.

@@ -66,10 +66,11 @@ const TypeFacts& facts_of(const std::string& interned_type) {
   return it->second;
 }
 
-bool may_fold(const sdk::Node& n) {
-  if (facts_of(n.type()).never_folded || n.attrs().get(sdk::attr::kDomain)) return false;
-  if (!n.control_inputs().empty() || !n.control_outputs().empty()) return false;
-  return n.subgraphs().empty();
+// Whether folding may replace a node without subgraphs: `facts` are its type's, `domain` its domain
+// attribute.
+bool may_fold(const sdk::Node& n, const TypeFacts& facts, const sdk::AttrValue* domain) {
+  if (facts.never_folded || domain) return false;
+  return !n.any_control_edges();
 }
 
 }  // namespace
@@ -154,10 +155,23 @@ struct GraphState {
   int opset = 17;
   std::vector<std::vector<SymValue>> values;  // by node id, per output
   std::vector<sdk::Node*> to_fold;
+  // The last type's facts: neighbouring nodes mostly share a type, and facts_of() is a thread-local map.
+  const std::string* last_type = nullptr;
+  const TypeFacts* last_facts = nullptr;
+  // A node's input list, kept from node to node so that a visit allocates only what it keeps.
+  std::vector<const SymValue*> inputs;
+
+  const TypeFacts& facts(const std::string& interned_type) {
+    if (&interned_type != last_type) {
+      last_facts = &facts_of(interned_type);
+      last_type = &interned_type;
+    }
+    return *last_facts;
+  }
 };
 
 // Runs the node's kernel on constant inputs; false (and no change) when it cannot or should not. `foldable`
-// is may_fold(node), which the caller needs too.
+// is may_fold(), which the caller needs too.
 bool fold(InferContext& ctx, const GraphState& st, bool has_rule, bool foldable) {
   const sdk::Node& n = *ctx.node;
   if (!foldable || n.num_inputs() == 0) return false;
@@ -207,6 +221,22 @@ std::string shape_text(const SymValue& v) {
 }
 
 // Merges what inference found into the descriptor; a contradiction between two numbers is an error.
+// The all-numbers case of merge_output, written into the descriptor's own list: most values, and a temporary
+// list and Shape per value were a third of the visit of an elementwise node.
+Status store_numbers(const SymValue& v, std::vector<int64_t>& have, GraphState& st) {
+  const bool unknown_rank = have.size() == 1 && have[0] == sdk::kUnknownRank;
+  bool same = !unknown_rank && have.size() == v.dims.size();
+  for (size_t i = 0; same && i < v.dims.size(); ++i) same = have[i] == v.dims[i].value();
+  if (same) return Status::ok();  // unchanged: most values of a re-inferred graph
+  ++st.stats->changed_values;
+  if (unknown_rank || have.size() != v.dims.size()) have.assign(v.dims.size(), sdk::kUnknownDim);
+  for (size_t i = 0; i < v.dims.size(); ++i) {
+    if (have[i] < 0) ++st.stats->refined_dims;
+    have[i] = v.dims[i].value();
+  }
+  return Status::ok();
+}
+
 Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
   sdk::TensorDesc& d = node->mutable_output_desc(o);
   if (v.kind != sdk::ValueKind::kTensor) {
@@ -238,9 +268,10 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
       v.dims[i] = st.sym->constant(have);
     }
   }
+  const bool named = std::any_of(v.dims.begin(), v.dims.end(), [](const auto& x) { return !x.is_const(); });
+  if (!named && d.shape.dim_names().empty()) return store_numbers(v, d.shape.mutable_dims(), st);
   std::vector<int64_t> dims(v.dims.size());
   std::vector<std::string> names;  // only for a symbolic dimension: a string per dimension costs
-  const bool named = std::any_of(v.dims.begin(), v.dims.end(), [](const auto& x) { return !x.is_const(); });
   if (named) names.resize(v.dims.size());
   for (size_t i = 0; i < v.dims.size(); ++i) {
     const bool was_unknown = d.shape.is_unknown_rank() || d.shape.dims()[i] < 0;
@@ -473,7 +504,14 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   ctx.attrs.node = node;
   ctx.attrs.opset = st.opset;
   ctx.max_value_elements = st.options->max_value_elements;
-  ctx.inputs.reserve(node->num_inputs());  // one block, not one per doubling
+  // The state's list lends its block to this visit and gets it back on every way out.
+  struct LentInputs {
+    std::vector<const SymValue*>& mine;
+    std::vector<const SymValue*>& lent;
+    ~LentInputs() { mine.swap(lent); }
+  } lend{st.inputs, ctx.inputs};
+  ctx.inputs.swap(st.inputs);
+  ctx.inputs.clear();
   for (size_t i = 0; i < node->num_inputs(); ++i) {
     const sdk::OutPort p = node->input(i);
     ctx.inputs.push_back(p.valid() ? &st.values[p.node->id()][p.index] : nullptr);
@@ -483,9 +521,10 @@ Status visit_node(sdk::Node* node, GraphState& st) {
   const std::string_view domain = domain_attr && domain_attr->as_string()
                                       ? std::string_view(*domain_attr->as_string())
                                       : std::string_view();
-  RuleFn rule = domain.empty() ? facts_of(type).rule : find_rule(type, domain);
+  const TypeFacts& facts = st.facts(type);
+  RuleFn rule = domain.empty() ? facts.rule : find_rule(type, domain);
   bool folded = false;
-  const bool foldable = may_fold(*node);  // once per node: its type's facts are a hash lookup
+  const bool foldable = may_fold(*node, facts, domain_attr);
   try {
     if (rule) {
       GS_RETURN_IF_ERROR(rule(ctx));
