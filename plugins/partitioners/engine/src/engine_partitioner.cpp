@@ -111,14 +111,21 @@ class Splitter {
     const std::vector<int> rank = ranks();
     const std::vector<size_t> by_rank = rank_order();
     std::vector<std::vector<Node*>> members(parts_.size());
-    for (Node* n : nodes_) members[part(n)].push_back(n);
+    // Nothing was added since plan(), so inherit() can change only what classify() did not require: in
+    // atomic mode every operator has its engine, and its part's label is its own.
+    std::vector<std::vector<Node*>> heirs(parts_.size());
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const int p = part(nodes_[i]);
+      members[p].push_back(nodes_[i]);
+      if (data_[i] || options_.mode != Mode::kAtomic) heirs[p].push_back(nodes_[i]);
+    }
     Graph& tree = *graph_.root();
     std::vector<Node*> order;
     order.reserve(nodes_.size());
     for (size_t p : by_rank) {
       const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p]));
       const sdk::EngineRef* ref = find_engine(engines, parts_[p].engine);
-      for (Node* n : members[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
+      for (Node* n : heirs[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
       summary->push_back(name + "|" + parts_[p].engine + "|" + parts_[p].label + "|" +
                          std::to_string(members[p].size()));
       order.insert(order.end(), members[p].begin(), members[p].end());
@@ -238,6 +245,7 @@ class Splitter {
       for (const sdk::OutPort& p : nodes_[i]->inputs()) {
         if (p.node) join(v, position[static_cast<size_t>(p.node->id())]);
       }
+      if (!nodes_[i]->any_control_edges()) continue;
       for (const Node* c : nodes_[i]->control_inputs()) join(v, position[static_cast<size_t>(c->id())]);
     }
   }
@@ -328,26 +336,26 @@ class Splitter {
   // get the next rank, data clusters all share the input graph (rank 0).
   void number() {
     part_of_cluster_.assign(nodes_.size(), -1);
+    part_of_node_.assign(graph_.id_bound(), -1);
     sub_number_.clear();
     int k = 0;
     for (size_t i = 0; i < nodes_.size(); ++i) {
       const ClusterGraph::Id c = cluster_at(i);
-      if (part_of_cluster_[c] != -1) continue;
-      const int number = k++;
-      if (data_cluster(c)) {
-        if (input_part_ == -1) {
-          input_part_ = static_cast<int>(parts_.size());
-          parts_.push_back({-1, std::string(kInputGraphEngine), std::string(), {}});
+      if (part_of_cluster_[c] == -1) {
+        const int number = k++;
+        if (!data_cluster(c)) {
+          part_of_cluster_[c] = static_cast<int>(parts_.size());
+          parts_.push_back({number, keys_[node_key_[i]].first, keys_[node_key_[i]].second, {}});
+        } else {
+          if (input_part_ == -1) {
+            input_part_ = static_cast<int>(parts_.size());
+            parts_.push_back({-1, std::string(kInputGraphEngine), std::string(), {}});
+          }
+          part_of_cluster_[c] = input_part_;
         }
-        part_of_cluster_[c] = input_part_;
-        continue;
       }
-      part_of_cluster_[c] = static_cast<int>(parts_.size());
-      parts_.push_back({number, keys_[node_key_[i]].first, keys_[node_key_[i]].second, {}});
+      part_of_node_[static_cast<size_t>(nodes_[i]->id())] = part_of_cluster_[c];
     }
-    part_of_node_.assign(graph_.id_bound(), -1);
-    for (size_t i = 0; i < nodes_.size(); ++i)
-      part_of_node_[static_cast<size_t>(nodes_[i]->id())] = part_of_cluster_[cluster_at(i)];
   }
 
   int part(const Node* n) const { return part_of_node_[static_cast<size_t>(n->id())]; }
@@ -370,6 +378,7 @@ class Splitter {
         const sdk::OutPort src = consumer->input(i);
         if (src.node && part(src.node) != dst) on_data(src, sdk::InPort{consumer, static_cast<int32_t>(i)});
       }
+      if (!consumer->any_control_edges()) continue;
       for (Node* producer : std::vector<Node*>(consumer->control_inputs())) {
         if (part(producer) != dst) on_control(producer, consumer);
       }
