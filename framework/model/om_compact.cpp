@@ -49,6 +49,55 @@ inline void append_varint(std::string* out, uint64_t v) {
   out->append(bytes, n);
 }
 
+// A node's fields written through a cursor into a block sized for their longest encoding: through
+// std::string, each varint was a capacity check and often a call.
+class NodeCursor {
+ public:
+  explicit NodeCursor(char* at) : begin_(at), p_(at) {}
+  size_t size() const { return static_cast<size_t>(p_ - begin_); }
+  void varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p_++ = static_cast<char>((v & 0x7F) | 0x80);
+      v >>= 7;
+    }
+    *p_++ = static_cast<char>(v);
+  }
+  void field_varint(uint32_t field, uint64_t v) {
+    varint(field << 3);
+    varint(v);
+  }
+  void field_bytes(uint32_t field, std::string_view bytes) {
+    varint((field << 3) | 2);
+    varint(bytes.size());
+    if (!bytes.empty()) std::memcpy(p_, bytes.data(), bytes.size());
+    p_ += bytes.size();
+  }
+  // A packed field whose numbers `write` puts through this cursor; left out when it writes none. The length
+  // goes in front of the numbers, so they move when it takes more than the one byte kept for it.
+  template <class Write>
+  void packed(uint32_t field, Write write) {
+    char* const tag = p_;
+    varint((field << 3) | 2);
+    char* const length = p_++;
+    write();
+    const size_t n = static_cast<size_t>(p_ - length - 1);
+    if (n == 0) {
+      p_ = tag;
+      return;
+    }
+    char bytes[10];
+    NodeCursor len(bytes);
+    len.varint(n);
+    if (len.size() > 1) std::memmove(length + len.size(), length + 1, n);
+    std::memcpy(length, bytes, len.size());
+    p_ = length + len.size() + n;
+  }
+
+ private:
+  char* begin_;
+  char* p_;
+};
+
 // The file is the Compact message as SerializeToString writes it, produced in pieces: its scalar fields, its
 // tables (strings, descriptors, attribute sets: encoded as each entry is added, without a message object per
 // entry), then the graphs, its last field, one piece per graph, serialised node by node (no message object
@@ -360,28 +409,33 @@ class Writer {
   // out), written without the message: filling a CNode and serialising it cost more than the rest of the
   // write. The format tests compare the file with protobuf's own encoding of what it parses to.
   void write_node(const sdk::Node& n) {
-    std::string& out = node_bytes_;
-    out.clear();
-    if (!n.name().empty()) put_bytes(&out, om::CNode::kNameFieldNumber, n.name());
-    if (const uint32_t type = next_ref(); type != 0) put_varint(&out, om::CNode::kTypeFieldNumber, type);
-    packed_.clear();
-    for (const sdk::OutPort& in : n.inputs()) {
-      append_varint(&packed_, zigzag(in.node ? position(in.node) : -1));
-      append_varint(&packed_, zigzag(in.node ? in.index : 0));
-    }
-    put_bytes(&out, om::CNode::kInputsFieldNumber, packed_);
-    packed_.clear();
-    for (const sdk::Node* c : n.control_inputs()) append_varint(&packed_, static_cast<uint32_t>(position(c)));
-    put_bytes(&out, om::CNode::kControlInputsFieldNumber, packed_);
     const bool implied = n.num_outputs() == 1 && n.output_name(0) == n.name();
-    for (size_t o = 0; !implied && o < n.num_outputs(); ++o) {
-      put_bytes(&out, om::CNode::kOutputNamesFieldNumber, n.output_name(o), true);
+    const size_t controls = n.any_control_edges() ? n.control_inputs().size() : 0;
+    // The longest encoding: 16 bytes per tag and length or lone number, 10 per packed number.
+    size_t bound = 6 * 16 + n.name().size() + 20 * n.num_inputs() + 10 * (controls + n.num_outputs());
+    for (size_t o = 0; !implied && o < n.num_outputs(); ++o) bound += 16 + n.output_name(o).size();
+    if (node_bytes_.size() < bound) node_bytes_.resize(std::max(bound, 2 * node_bytes_.size()));
+    NodeCursor out(node_bytes_.data());
+    if (!n.name().empty()) out.field_bytes(om::CNode::kNameFieldNumber, n.name());
+    if (const uint32_t type = next_ref(); type != 0) out.field_varint(om::CNode::kTypeFieldNumber, type);
+    out.packed(om::CNode::kInputsFieldNumber, [&] {
+      for (const sdk::OutPort& in : n.inputs()) {
+        out.varint(zigzag(in.node ? position(in.node) : -1));
+        out.varint(zigzag(in.node ? in.index : 0));
+      }
+    });
+    if (controls > 0) {
+      out.packed(om::CNode::kControlInputsFieldNumber, [&] {
+        for (const sdk::Node* c : n.control_inputs()) out.varint(static_cast<uint32_t>(position(c)));
+      });
     }
-    packed_.clear();
-    for (size_t o = 0; o < n.num_outputs(); ++o) append_varint(&packed_, next_ref());
-    put_bytes(&out, om::CNode::kOutputDescsFieldNumber, packed_);
-    if (const uint32_t attrs = next_ref(); attrs != 0) put_varint(&out, om::CNode::kAttrsFieldNumber, attrs);
-    put_bytes(&body_, om::CGraph::kNodesFieldNumber, out, true);
+    for (size_t o = 0; !implied && o < n.num_outputs(); ++o)
+      out.field_bytes(om::CNode::kOutputNamesFieldNumber, n.output_name(o));
+    out.packed(om::CNode::kOutputDescsFieldNumber, [&] {
+      for (size_t o = 0; o < n.num_outputs(); ++o) out.varint(next_ref());
+    });
+    if (const uint32_t attrs = next_ref(); attrs != 0) out.field_varint(om::CNode::kAttrsFieldNumber, attrs);
+    put_bytes(&body_, om::CGraph::kNodesFieldNumber, std::string_view(node_bytes_.data(), out.size()), true);
   }
 
   static uint32_t zigzag(int32_t v) {
@@ -403,8 +457,8 @@ class Writer {
   std::vector<uint32_t> refs_;
   size_t next_ref_ = 0;
   size_t written_ = 0;
-  std::string prefix_, body_;        // the graph being written
-  std::string node_bytes_, packed_;  // the node being written, and one of its packed fields
+  std::string prefix_, body_;  // the graph being written
+  std::string node_bytes_;     // the node being written (its first bytes: the block only grows)
   std::unordered_map<std::string_view, uint32_t> strings_;
   StringMap<uint32_t> descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;

@@ -337,7 +337,8 @@ TEST(OmFormatTest, ANodeThatDoesNotDecodeIsRefused) {
 
 // The writer encodes each node itself: the cases protobuf encodes in its own way must come out as protobuf
 // writes them. An unconnected input (-1, zigzag 1), a position past one varint byte, an empty output name (a
-// repeated string keeps it), several control inputs, a node with no attributes and one with no outputs.
+// repeated string keeps it), several control inputs, a node with no attributes and one with no outputs, and
+// a node whose name and packed fields run past 127 bytes, so that their lengths take two bytes.
 TEST(OmFormatTest, NodeEncodingEdgeCasesAreProtobufsOwn) {
   auto g = chain(300);
   sdk::TensorDesc d;
@@ -351,10 +352,21 @@ TEST(OmFormatTest, NodeEncodingEdgeCasesAreProtobufsOwn) {
   ASSERT_TRUE(g->add_control_edge(g->find_node("r200"), gap).is_ok());
   sdk::Node* sink = g->add_node("sink", "NoOp", 2, 0);
   ASSERT_TRUE(g->add_edge({gap, 1}, {sink, 1}).is_ok());
+  sdk::Node* wide = g->add_node(std::string(200, 'w'), "Concat", 100, 0);
+  wide->add_output(d, std::string(150, 'o'));
+  for (int i = 0; i < 100; ++i)
+    ASSERT_TRUE(g->add_edge({g->find_node("r" + std::to_string(150 + i)), 0}, {wide, i}).is_ok());
+  for (int i = 0; i < 60; ++i)
+    ASSERT_TRUE(g->add_control_edge(g->find_node("r" + std::to_string(200 + i)), wide).is_ok());
   std::string bytes;
   const om::Compact m = written(*g, &bytes);
   EXPECT_TRUE(m.SerializeAsString() == bytes);
-  const om::CNode& written = m.graphs(0).nodes(m.graphs(0).nodes_size() - 2);
+  const om::CNode& long_one = m.graphs(0).nodes(m.graphs(0).nodes_size() - 1);
+  EXPECT_EQ(long_one.name(), std::string(200, 'w'));
+  EXPECT_EQ(long_one.inputs_size(), 200);         // 300 bytes of numbers
+  EXPECT_EQ(long_one.control_inputs_size(), 60);  // 120 bytes
+  EXPECT_EQ(long_one.output_names(0), std::string(150, 'o'));
+  const om::CNode& written = m.graphs(0).nodes(m.graphs(0).nodes_size() - 3);
   ASSERT_EQ(written.name(), "gap");
   EXPECT_EQ(written.inputs(2), -1);  // the unconnected input
   EXPECT_GT(written.inputs(0), 127);
