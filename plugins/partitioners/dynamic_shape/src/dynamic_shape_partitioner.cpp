@@ -36,12 +36,13 @@ ValueFlags value_flags(const Node& n) {
     if (d.kind == sdk::ValueKind::kSequence || d.kind == sdk::ValueKind::kOptional ||
         d.kind == sdk::ValueKind::kMap) {
       f.container = true;
-    } else if (d.kind == sdk::ValueKind::kTensor && !d.shape.is_static()) {
-      f.unknown = true;
+    } else if (d.kind == sdk::ValueKind::kTensor) {
+      // Shape::is_static() inline: the SDK's is a call, made for every value of every node.
+      for (int64_t dim : d.shape.dims()) f.unknown = f.unknown || dim < 0;
     }
   };
-  for (size_t i = 0; i < n.num_inputs(); ++i)
-    if (const sdk::TensorDesc* d = n.input_desc(i)) look(*d);
+  for (const sdk::OutPort& p : n.inputs())
+    if (p.node) look(p.node->output_desc(static_cast<size_t>(p.index)));
   for (size_t o = 0; o < n.num_outputs(); ++o) look(n.output_desc(o));
   return f;
 }
@@ -228,17 +229,26 @@ class Partition {
     return row_of(n, n.attrs().get(sdk::attr::kOpEngineName));
   }
   // The same with the engine attribute already found.
+  // Neighbouring nodes mostly share type and engine: the last answer is checked first.
   const sdk::OpSupportRow* row_of(const Node& n, const AttrValue* attr) const {
     const std::string* name = attr ? attr->as_string() : nullptr;
     const std::string_view engine = name ? std::string_view(*name) : std::string_view();
+    if (last_.type != &n.type() || last_.engine != engine) {
+      last_.type = &n.type();
+      last_.engine.assign(engine);
+      last_.row = find_row(n.type(), engine);
+    }
+    return last_.row;
+  }
+  const sdk::OpSupportRow* find_row(const std::string& type, std::string_view engine) const {
     size_t e = 0;
     while (e < engines_.size() && !(engines_[e].table && engines_[e].name == engine)) ++e;
     if (e == engines_.size()) return nullptr;
-    auto [it, fresh] = rows_.try_emplace(&n.type());
+    auto [it, fresh] = rows_.try_emplace(&type);
     if (fresh) {
       it->second.resize(engines_.size());
       for (size_t i = 0; i < engines_.size(); ++i)
-        it->second[i] = engines_[i].table ? engines_[i].table->find(n.type()) : nullptr;
+        it->second[i] = engines_[i].table ? engines_[i].table->find(type) : nullptr;
     }
     return it->second[e];
   }
@@ -248,6 +258,7 @@ class Partition {
   void mark_tiling_dependency() {
     engines_ = ctx_.engines();
     rows_.clear();
+    last_ = {};
     std::vector<Graph*> graphs{&tree_};
     graphs.insert(graphs.end(), tree_.subgraphs().begin(), tree_.subgraphs().end());
     for (Graph* g : graphs) {
@@ -311,19 +322,25 @@ class Partition {
     const AttrValue* tiling = nullptr;   // _dynamic_tiling_depend_op
     const AttrValue* refresh = nullptr;  // _is_support_addr_refresh
   };
-  static Flags flags_of(const Node& n) {
+  // The keys, interned once per graph: compared as pointers, five per attribute cost less than five string
+  // compares (and function-local statics cost a guard check each per call).
+  struct FlagKeys {
+    sdk::AttrKey unknown{sdk::attr::kIsUnknownShape}, forced{sdk::attr::kForceUnknownShape},
+        engine{sdk::attr::kOpEngineName}, tiling{sdk::attr::kDynamicTilingDependOp},
+        refresh{sdk::attr::kIsSupportAddrRefresh};
+  };
+  Flags flags_of(const Node& n) const {
     Flags f;
     for (const sdk::AttrMap::Entry& e : n.attrs().entries()) {
-      const std::string& key = e.first.str();
       const AttrValue* v = &e.second;
-      const auto take = [&](const AttrValue*& slot, std::string_view name) {
-        if (!slot && key == name) slot = v;
+      const auto take = [&](const AttrValue*& slot, sdk::AttrKey key) {
+        if (!slot && e.first == key) slot = v;
       };
-      take(f.unknown, sdk::attr::kIsUnknownShape);
-      take(f.forced, sdk::attr::kForceUnknownShape);
-      take(f.engine, sdk::attr::kOpEngineName);
-      take(f.tiling, sdk::attr::kDynamicTilingDependOp);
-      take(f.refresh, sdk::attr::kIsSupportAddrRefresh);
+      take(f.unknown, keys_.unknown);
+      take(f.forced, keys_.forced);
+      take(f.engine, keys_.engine);
+      take(f.tiling, keys_.tiling);
+      take(f.refresh, keys_.refresh);
     }
     return f;
   }
@@ -834,6 +851,13 @@ class Partition {
   sdk::PassContext& ctx_;
   std::vector<sdk::EngineRef> engines_;
   mutable std::unordered_map<const std::string*, std::vector<const sdk::OpSupportRow*>> rows_;  // row_of's
+  struct LastRow {
+    const std::string* type = nullptr;  // nullptr: none yet
+    std::string engine;
+    const sdk::OpSupportRow* row = nullptr;
+  };
+  mutable LastRow last_;
+  const FlagKeys keys_;
   int64_t limit_ = 4;
   bool stable_ = false;
   bool known_first_ = false;

@@ -160,6 +160,7 @@ class Splitter {
     data_.assign(nodes_.size(), 0);
     std::map<std::pair<std::string, std::string>, int> ids;
     int last = -1;  // most nodes repeat the previous node's key, which is compared without a copy
+    const sdk::AttrKey engine_key(engine_attr(options_.mode)), label_key(sdk::attr::kStreamLabel);
     for (size_t i = 0; i < nodes_.size(); ++i) {
       Node* n = nodes_[i];
       std::string_view engine_name;
@@ -167,8 +168,9 @@ class Splitter {
         data_[i] = 1;
         engine_name = kDefaultDataEngine;
         n->attrs().remove(sdk::attr::kUserStreamLabel);  // GE clears it on data nodes only
-      } else {
-        const AttrValue* engine = n->attrs().get(engine_attr(options_.mode));
+      }
+      const auto [engine, label] = engine_and_label(*n, engine_key, label_key);
+      if (!data_[i]) {
         const std::string* name = engine ? engine->as_string() : nullptr;
         if (name) engine_name = *name;
         if (engine_name.empty() && options_.mode == Mode::kAtomic) {
@@ -177,7 +179,6 @@ class Splitter {
                                              ") has no _op_engine_name; run placement.engine_place first");
         }
       }
-      const AttrValue* label = n->attrs().get(sdk::attr::kStreamLabel);
       const std::string* text = label ? label->as_string() : nullptr;
       const std::string_view label_text = text ? std::string_view(*text) : std::string_view();
       if (last < 0 || keys_[last].first != engine_name || keys_[last].second != label_text) {
@@ -189,6 +190,18 @@ class Splitter {
       key_[i] = node_key_[i] = last;
     }
     return Status::ok();
+  }
+
+  // A node's engine attribute (for the mode) and stream label in one walk, keys compared as interned pointers
+  // (made once per graph: two string compares per attribute cost more).
+  static std::pair<const AttrValue*, const AttrValue*> engine_and_label(const Node& n, sdk::AttrKey engine,
+                                                                        sdk::AttrKey label) {
+    std::pair<const AttrValue*, const AttrValue*> found{nullptr, nullptr};
+    for (const sdk::AttrMap::Entry& e : n.attrs().entries()) {
+      if (!found.first && e.first == engine) found.first = &e.second;
+      if (!found.second && e.first == label) found.second = &e.second;
+    }
+    return found;
   }
 
   // Whether GE's rule can be had without the cluster engine: every node but the data-like sources and the
