@@ -33,16 +33,27 @@ class InternTable {
 
 // Most names come from the same few string literals again and again: a per-thread cache by address finds
 // them without the lock. The content is compared too, since a buffer may be reused for another name.
+// Names read from a file (an importer's op types) sit at a new address each time: a second cache, by a
+// cheap digest of the content, finds them without the lock and the table's full hash.
 template <int Table>
 const std::string* intern_cached(InternTable& table, std::string_view text) {
   struct Hit {
     const char* data = nullptr;
     const std::string* interned = nullptr;
   };
-  thread_local std::array<Hit, 64> cache;
-  Hit& hit = cache[(reinterpret_cast<uintptr_t>(text.data()) >> 3) % cache.size()];
+  struct Caches {  // one thread-local block: each one is a call to find
+    std::array<Hit, 64> by_address;
+    std::array<const std::string*, 64> by_content{};
+  };
+  thread_local Caches caches;
+  Hit& hit = caches.by_address[(reinterpret_cast<uintptr_t>(text.data()) >> 3) % caches.by_address.size()];
   if (hit.data == text.data() && hit.interned && *hit.interned == text) return hit.interned;
-  const std::string* s = table.intern(text);
+  const size_t digest = text.empty() ? 0
+                                     : text.size() * 31 + static_cast<unsigned char>(text.front()) * 7 +
+                                           static_cast<unsigned char>(text.back());
+  const std::string*& known = caches.by_content[digest % caches.by_content.size()];
+  const std::string* s = known && *known == text ? known : table.intern(text);
+  known = s;
   hit = {text.data(), s};
   return s;
 }

@@ -327,6 +327,18 @@ TEST(GraphTest, InternedKeysAndTypesAreOneStringPerName) {
   Node* b = g->add_node("b", "MyCustomOperatorType");
   EXPECT_EQ(&a->type(), &b->type());
   EXPECT_EQ(a->type(), "MyCustomOperatorType");
+  // Types read from a file come at a new address each time, and the cache by content must still tell apart
+  // names alike in length and first and last letters.
+  const std::vector<std::string> names = {"Add", "And", "Add", "Abd", "And"};
+  std::vector<Node*> typed;
+  for (size_t i = 0; i < names.size(); ++i) {
+    const auto text = std::make_unique<std::string>(names[i]);
+    typed.push_back(g->add_node("t" + std::to_string(i), std::string_view(*text)));
+  }
+  for (size_t i = 0; i < names.size(); ++i) EXPECT_EQ(typed[i]->type(), names[i]);
+  EXPECT_EQ(&typed[0]->type(), &typed[2]->type());
+  EXPECT_EQ(&typed[1]->type(), &typed[4]->type());
+  EXPECT_NE(&typed[0]->type(), &typed[1]->type());
 }
 
 TEST(GraphTest, TensorAttributesCompareByValue) {
