@@ -36,12 +36,17 @@ def test_static_model_trace_adds_up(tmp_path):
     # The runs follow each other on the timeline, and they are what omrun reports.
     assert all(a["ts"] + a["dur"] <= b["ts"] for a, b in zip(runs, runs[1:]))
     assert sum(e["dur"] for e in runs) / 1000 == pytest.approx(3 * mean, rel=1e-3)
+    # Segments fill their run and kernels their segment, up to the host's own work between them. A run the OS
+    # preempted (a loaded machine: the suite runs two tests at a time) has longer gaps, so each coverage is taken
+    # from the best of the three runs (per segment for the kernels); containment holds in every run.
+    coverage = {"segments": [], "kernels": {}}
     for r in runs:
         mine = [e for e in events if e["cat"] != "run" and inside(e, r)]
         segs = [e for e in mine if e["cat"] == "segment"]
         assert len(segs) == segments
-        assert sum(e["dur"] for e in segs) == pytest.approx(r["dur"], rel=0.10)
-        for s in segs:
+        assert sum(e["dur"] for e in segs) <= r["dur"] * 1.001
+        coverage["segments"].append(sum(e["dur"] for e in segs) / r["dur"])
+        for j, s in enumerate(segs):
             assert s["args"]["engine"] and s["args"]["graph"] and int(s["args"]["arena_bytes"]) > 0
             assert s["args"]["inputs"].startswith("float32[1,3,48,320]")
             kernels = [e for e in mine if e["cat"] == "kernel" and inside(e, s)]
@@ -54,13 +59,16 @@ def test_static_model_trace_adds_up(tmp_path):
             assert len(kernels) - len(conversions) + sum(fused) == int(s["args"]["nodes"])
             assert conversions and all(k["args"]["outputs"].startswith("float32[") for k in conversions)
             assert all(k["args"]["depth"] == s["args"]["depth"] + 1 and k["args"]["op"] in k["name"] for k in kernels)
-            assert sum(k["dur"] for k in kernels) == pytest.approx(s["dur"], rel=0.10)
+            assert sum(k["dur"] for k in kernels) <= s["dur"] * 1.001
+            coverage["kernels"].setdefault(j, []).append(sum(k["dur"] for k in kernels) / s["dur"])
+    assert max(coverage["segments"]) >= 0.90, coverage
+    assert all(max(c) >= 0.90 for c in coverage["kernels"].values()), coverage
 
 
 def test_control_flow_model_trace_nests(tmp_path):
-    events, mean, _ = profile(compiled("silero_v5", "", tmp_path), tmp_path, loop=2)
+    events, mean, _ = profile(compiled("silero_v5", "", tmp_path), tmp_path, loop=3)
     runs = [e for e in events if e["cat"] == "run"]
-    assert len(runs) == 2
+    assert len(runs) == 3
     controls = [e for e in events if e["cat"] == "control"]
     assert {e["name"].split(":")[0] for e in controls} >= {"PartitionedCall", "If"}
     for e in events:
@@ -71,9 +79,14 @@ def test_control_flow_model_trace_nests(tmp_path):
         if depth > 0:  # inside a control-flow step one level up
             assert any(inside(e, c) and c["args"]["depth"] == depth - 1 for c in controls + [
                 s for s in events if s["cat"] == "segment"]), e["name"]
+    # The top-level steps fill their run, up to the host's work between them; the best of the runs counts (a
+    # preempted one has longer gaps), and no run's steps add up to more than the run.
+    gaps = []
     for r in runs:
         top = [e for e in events if e["cat"] != "run" and e["args"]["depth"] == 0 and inside(e, r)]
-        assert sum(e["dur"] for e in top) == pytest.approx(r["dur"], rel=0.10, abs=50)
+        assert sum(e["dur"] for e in top) <= r["dur"] * 1.001
+        gaps.append(r["dur"] - sum(e["dur"] for e in top) - 0.10 * r["dur"])
+    assert min(gaps) <= 50, gaps
 
 
 def test_profile_errors(tmp_path):
