@@ -220,7 +220,6 @@ std::string shape_text(const SymValue& v) {
   return s + "]";
 }
 
-// Merges what inference found into the descriptor; a contradiction between two numbers is an error.
 // The all-numbers case of merge_output, written into the descriptor's own list: most values, and a temporary
 // list and Shape per value were a third of the visit of an elementwise node.
 Status store_numbers(const SymValue& v, std::vector<int64_t>& have, GraphState& st) {
@@ -237,6 +236,7 @@ Status store_numbers(const SymValue& v, std::vector<int64_t>& have, GraphState& 
   return Status::ok();
 }
 
+// Merges what inference found into the descriptor; a contradiction between two numbers is an error.
 Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
   sdk::TensorDesc& d = node->mutable_output_desc(o);
   if (v.kind != sdk::ValueKind::kTensor) {
