@@ -32,25 +32,8 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 
 // ------------------------------------------------------------------ IR -> Compact
 
-// Inline, with a one-byte path: field keys and most table indices are under 128, and a call to
-// std::string::append per varint was a third of the write.
-inline void append_varint(std::string* out, uint64_t v) {
-  if (v < 0x80) {
-    out->push_back(static_cast<char>(v));
-    return;
-  }
-  char bytes[10];
-  size_t n = 0;
-  while (v >= 0x80) {
-    bytes[n++] = static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  bytes[n++] = static_cast<char>(v);
-  out->append(bytes, n);
-}
-
-// A node's fields written through a cursor into a block sized for their longest encoding: through
-// std::string, each varint was a capacity check and often a call.
+// Varints and fields written through a cursor into a block sized for their longest encoding (a node's fields;
+// append_varint's bytes): through std::string, each varint was a capacity check and often a call.
 class NodeCursor {
  public:
   explicit NodeCursor(char* at) : begin_(at), p_(at) {}
@@ -97,6 +80,19 @@ class NodeCursor {
   char* begin_;
   char* p_;
 };
+
+// Inline, with a one-byte path: field keys and most table indices are under 128, and a call to
+// std::string::append per varint was a third of the write.
+inline void append_varint(std::string* out, uint64_t v) {
+  if (v < 0x80) {
+    out->push_back(static_cast<char>(v));
+    return;
+  }
+  char bytes[10];
+  NodeCursor c(bytes);
+  c.varint(v);
+  out->append(bytes, c.size());
+}
 
 // The file is the Compact message as SerializeToString writes it, produced in pieces: its scalar fields, its
 // tables (strings, descriptors, attribute sets: encoded as each entry is added, without a message object per

@@ -228,8 +228,8 @@ class Partition {
   const sdk::OpSupportRow* row_of(const Node& n) const {
     return row_of(n, n.attrs().get(sdk::attr::kOpEngineName));
   }
-  // The same with the engine attribute already found.
-  // Neighbouring nodes mostly share type and engine: the last answer is checked first.
+  // The same with the engine attribute already found. Neighbouring nodes mostly share type and engine, so the
+  // last answer is checked first.
   const sdk::OpSupportRow* row_of(const Node& n, const AttrValue* attr) const {
     const std::string* name = attr ? attr->as_string() : nullptr;
     const std::string_view engine = name ? std::string_view(*name) : std::string_view();

@@ -111,21 +111,19 @@ class Splitter {
     const std::vector<int> rank = ranks();
     const std::vector<size_t> by_rank = rank_order();
     std::vector<std::vector<Node*>> members(parts_.size());
-    // Nothing was added since plan(), so inherit() can change only what classify() did not require: in
-    // atomic mode every operator has its engine, and its part's label is its own.
-    std::vector<std::vector<Node*>> heirs(parts_.size());
-    for (size_t i = 0; i < nodes_.size(); ++i) {
-      const int p = part(nodes_[i]);
-      members[p].push_back(nodes_[i]);
-      if (data_[i] || options_.mode != Mode::kAtomic) heirs[p].push_back(nodes_[i]);
-    }
+    for (Node* n : nodes_) members[part(n)].push_back(n);
+    // Nothing was added since plan(), so in atomic mode inherit() has nothing to change: classify() required
+    // every operator's engine, a part's label is its members' own, and the input part names no engine.
+    const bool inherits = options_.mode != Mode::kAtomic;
     Graph& tree = *graph_.root();
     std::vector<Node*> order;
     order.reserve(nodes_.size());
     for (size_t p : by_rank) {
       const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p]));
       const sdk::EngineRef* ref = find_engine(engines, parts_[p].engine);
-      for (Node* n : heirs[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
+      if (inherits) {
+        for (Node* n : members[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
+      }
       summary->push_back(name + "|" + parts_[p].engine + "|" + parts_[p].label + "|" +
                          std::to_string(members[p].size()));
       order.insert(order.end(), members[p].begin(), members[p].end());
