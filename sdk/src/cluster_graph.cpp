@@ -341,7 +341,10 @@ struct ClusterGraph::Impl {
   // takes the place of the last member and F moves right after it; with B, the merged cluster takes the place
   // of the first member and B moves right before it. Every other cluster keeps its place, and every edge
   // stays forward (docs/partitioning.md). Cost: twice the smaller side plus the absorbed clusters' degrees.
-  Id fold(const std::vector<Id>& set) {
+  // `searched`: the members are a pair whose bidirectional() search just ended without meeting, so the side
+  // it finished (forward_finished) holds exactly F or B plus its own endpoint, and fold() need not search
+  // again.
+  Id fold(const std::vector<Id>& set, const bool* searched = nullptr) {
     Id survivor = set.front(), first_c = set.front(), last_c = set.front();
     for (Id c : set) {
       const size_t deg = in[c].size() + out[c].size(), best = in[survivor].size() + out[survivor].size();
@@ -358,7 +361,8 @@ struct ClusterGraph::Impl {
       absorb(set, survivor, em);
       return survivor;
     }
-    const bool forward_done = search_window(set, rank[first_c], rank[last_c], em);
+    const bool forward_done =
+        searched ? take_search(*searched, em) : search_window(set, rank[first_c], rank[last_c], em);
     std::vector<Id>& moved = forward_done ? deltaf : deltab;
     std::sort(moved.begin(), moved.end(), [&](Id x, Id y) { return rank[x] < rank[y]; });
     reorder_fold(set, survivor, forward_done ? last_c : first_c, moved, forward_done);
@@ -392,6 +396,17 @@ struct ClusterGraph::Impl {
         }
       }
     }
+  }
+
+  // F or B from the last bidirectional() search of the pair: its finished side without the pair itself (the
+  // side's own endpoint is the only member it holds; it never adds the other one).
+  bool take_search(bool forward_finished, uint32_t em) {
+    std::vector<Id>& side = forward_finished ? deltaf : deltab;
+    side.clear();
+    for (Id c : forward_finished ? visited_f : visited_b) {
+      if (mark2[c] != em) side.push_back(c);
+    }
+    return forward_finished;
   }
 
   // The survivor takes `place`'s position and label; the other members leave the order, and `moved` (F or B,
@@ -453,7 +468,7 @@ struct ClusterGraph::Impl {
   void rebuild_edges(const std::vector<Id>& set, Id survivor, IdList& own, std::vector<Id>& added,
                      uint32_t em) {
     if (set.size() > 2) std::sort(added.begin(), added.end());  // one absorbed cluster's list is sorted
-    if (added.size() * 16 < own.size()) {
+    if (added.size() * 4 < own.size()) {
       for (Id c : set) {
         if (c != survivor) erase_sorted(own, c);
       }
@@ -637,11 +652,19 @@ ClusterGraph::Id ClusterGraph::try_merge(Id a, Id b) {
   if (Impl::contains(m.out[a], b)) {
     // The edge must be the only path. Another one would leave a by another successor and enter b by another
     // predecessor, so when either side has only this edge (a chain's every merge) there is nothing to search.
-    bool forward_finished = false;
     const bool only_edge = m.out[a].size() == 1 || m.in[b].size() == 1;
-    if (!only_edge && m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
-  } else if (m.reachable(a, b)) {
-    return kNone;  // b cannot reach a: a comes first in the order
+    if (!only_edge) {
+      bool forward_finished = false;
+      if (m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
+      m.pair.assign({std::min(a, b), std::max(a, b)});
+      return m.fold(m.pair, &forward_finished);
+    }
+  } else {
+    // b cannot reach a (a comes first in the order), so a search from a that does not meet b settles it
+    bool forward_finished = false;
+    if (m.bidirectional(a, b, false, &forward_finished)) return kNone;
+    m.pair.assign({std::min(a, b), std::max(a, b)});
+    return m.fold(m.pair, &forward_finished);
   }
   m.pair.assign({std::min(a, b), std::max(a, b)});
   return m.fold(m.pair);
