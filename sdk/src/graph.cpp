@@ -262,18 +262,20 @@ Status Graph::reorder(const std::vector<Node*>& order) {
                  [](const Node* n, const std::unique_ptr<Node>& slot) { return n == slot.get(); })) {
     return Status::ok();
   }
-  // Validate everything before moving anything, so that a refused order leaves the graph as it was.
-  std::vector<char> seen(slots_.size(), 0);
+  // Each entry is checked as it moves: its slot must still hold it, and a moved-from slot is empty, so an
+  // entry listed twice fails there too (no separate marks, one visit per node). A refused order moves
+  // everything back, by the ids that are not yet renumbered, and leaves the graph as it was.
+  std::vector<std::unique_ptr<Node>> next(order.size());
   for (size_t i = 0; i < order.size(); ++i) {
     Node* n = order[i];
     if (!n || n->owner_ != this || static_cast<size_t>(n->id_) >= slots_.size() ||
-        slots_[n->id_].get() != n || seen[n->id_]++) {
+        slots_[n->id_].get() != n) {
+      for (size_t j = 0; j < i; ++j) slots_[next[j]->id_] = std::move(next[j]);
       return Status::invalid_argument("reorder of graph '" + name_ + "': entry " + std::to_string(i) +
                                       " is not a live node of this graph or appears twice");
     }
+    next[i] = std::move(slots_[n->id_]);
   }
-  std::vector<std::unique_ptr<Node>> next(order.size());
-  for (size_t i = 0; i < order.size(); ++i) next[i] = std::move(slots_[order[i]->id_]);
   slots_ = std::move(next);
   for (size_t i = 0; i < slots_.size(); ++i) slots_[i]->id_ = static_cast<int64_t>(i);
   return Status::ok();

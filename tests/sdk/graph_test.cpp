@@ -283,6 +283,18 @@ TEST(GraphTest, ReorderRequiresAPermutation) {
   EXPECT_EQ(b->id(), 0);
   EXPECT_EQ(a->id(), 1);
   EXPECT_EQ(testing::names(g->node_list()), (std::vector<std::string>{"b", "a"}));
+  // A refusal found after some entries have moved (the repeat, or a node of another graph, comes last) puts
+  // them back: the order, the ids and the name lookup are as before.
+  Node* c = add(*g, "c", "Relu", {"a"});
+  auto other = Graph::create("other");
+  Node* stranger = add(*other, "s", "Data");
+  EXPECT_FALSE(g->reorder({c, a, c}).is_ok());
+  EXPECT_FALSE(g->reorder({a, c, stranger}).is_ok());
+  EXPECT_EQ(testing::names(g->node_list()), (std::vector<std::string>{"b", "a", "c"}));
+  EXPECT_EQ(b->id(), 0);
+  EXPECT_EQ(c->id(), 2);
+  EXPECT_EQ(g->find_node("c"), c);
+  EXPECT_TRUE(sdk::verify(*g).is_ok());
 }
 
 TEST(GraphTest, AttributesKeepInsertionOrderAndReplaceInPlace) {
