@@ -233,6 +233,75 @@ TEST(ClusterGraphTest, RepeatedMovesIntoOneGapRelabelTheNeighbourhood) {
 
 // The partitioners' shortcuts take the smallest member as a component's name: it must not depend on the order
 // the pairs were joined in, and joining a set with itself reports that nothing changed.
+// Hubs: a source every node reads and a sink that reads half of them have neighbour lists far longer than the
+// flat limit, which the cluster engine keeps in chunks. Through hundreds of merges (of neighbours, of
+// unrelated clusters, of whole path sets) every list must stay exactly the quotient graph's edges, in order,
+// and the hub lists must shrink through chunks emptying out to few entries.
+TEST(ClusterGraphTest, HubListsStayExactThroughMerges) {
+  std::mt19937 rng(5);
+  const int n = 1500;
+  auto g = Graph::create("g");
+  Node* source = g->add_node("source", "Op", 0, 1);
+  std::vector<Node*> nodes{source};
+  for (int i = 1; i < n; ++i) {
+    Node* node = g->add_node("n" + std::to_string(i), "Op", 2, 1);
+    ASSERT_TRUE(g->add_edge({source, 0}, {node, 0}).is_ok());
+    ASSERT_TRUE(g->add_edge({nodes[rng() % nodes.size()], 0}, {node, 1}).is_ok());
+    nodes.push_back(node);
+  }
+  Node* sink = g->add_node("sink", "Op", n / 2, 1);
+  for (int k = 0; k < n / 2; ++k) ASSERT_TRUE(g->add_edge({nodes[1 + 2 * k], 0}, {sink, k}).is_ok());
+  nodes.push_back(sink);
+  std::unique_ptr<ClusterGraph> cg;
+  ASSERT_TRUE(ClusterGraph::build(*g, &cg).is_ok());
+  const Id hub = cg->cluster_of(source), drain = cg->cluster_of(sink);
+  ASSERT_EQ(cg->num_successors(hub), static_cast<size_t>(n - 1));
+  ASSERT_EQ(cg->num_predecessors(drain), static_cast<size_t>(n / 2));
+
+  // The quotient graph's edges from the nodes, in rank order as successors() and predecessors() give them.
+  auto expected = [&](Id c, bool out) {
+    std::set<Id> ids;
+    for (Node* node : nodes) {
+      const Id mine = cg->cluster_of(node);
+      for (const OutPort& p : node->inputs()) {
+        const Id theirs = cg->cluster_of(p.node);
+        if (mine == theirs) continue;
+        if (out && theirs == c) ids.insert(mine);
+        if (!out && mine == c) ids.insert(theirs);
+      }
+    }
+    std::vector<Id> v(ids.begin(), ids.end());
+    std::sort(v.begin(), v.end(), [&](Id a, Id b) { return cg->rank(a) < cg->rank(b); });
+    return v;
+  };
+  size_t merged = 0;
+  for (int step = 0; step < 6000 && cg->num_clusters() > 40; ++step) {
+    const std::vector<Id> live = live_clusters(*cg, nodes.size());
+    Id a = live[rng() % live.size()];
+    const std::vector<Id> next = cg->successors(a);
+    Id b = step % 3 == 0 || next.empty() ? live[rng() % live.size()] : next[rng() % next.size()];
+    if (a == b || a == hub || b == hub || a == drain || b == drain) continue;
+    const Id m = step % 2 == 0 ? cg->merge_all_paths(a, b) : cg->try_merge(a, b);
+    if (m != ClusterGraph::kNone) ++merged;
+    ASSERT_TRUE(cg->check_invariants().is_ok())
+        << "step " << step << ": " << cg->check_invariants().message();
+    if (step % 25 == 0) {
+      ASSERT_EQ(cg->successors(hub), expected(hub, true)) << "step " << step;
+      ASSERT_EQ(cg->predecessors(drain), expected(drain, false)) << "step " << step;
+      for (Id c : {a, b}) {
+        if (!cg->is_live(c)) continue;
+        ASSERT_EQ(cg->successors(c), expected(c, true)) << "step " << step;
+        ASSERT_EQ(cg->predecessors(c), expected(c, false)) << "step " << step;
+        ASSERT_EQ(cg->has_edge(hub, c), cg->num_predecessors(c) > 0 && expected(c, false).front() == hub);
+      }
+    }
+  }
+  EXPECT_GT(merged, 1000u);
+  EXPECT_LT(cg->num_successors(hub), 64u);  // the hub's list shrank through chunks emptying out
+  EXPECT_EQ(cg->successors(hub), expected(hub, true));
+  EXPECT_EQ(cg->predecessors(drain), expected(drain, false));
+}
+
 TEST(UnionFindTest, RepresentativeIsTheSmallestMemberWhateverTheJoinOrder) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 50; ++trial) {
