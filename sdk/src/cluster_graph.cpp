@@ -77,6 +77,14 @@ class IdList {
   bool chunked() const { return cap_ == kChunked; }
   const Id* flat_ids() const { return flat(); }  // the ids of a list that is not chunked()
 
+  std::vector<Id> to_vector() const {
+    if (!chunked()) return std::vector<Id>(flat(), flat() + size_);
+    std::vector<Id> v;
+    v.reserve(size_);
+    for (const Chunk& c : big_->parts) v.insert(v.end(), c.begin(), c.end());
+    return v;
+  }
+
   // Calls f(id) in order while it returns true; false when f stopped early. The searches loop this way: a
   // plain pointer loop over the flat list or over each chunk, where the iterator tests for a chunk's end at
   // every id.
@@ -125,8 +133,7 @@ class IdList {
   // erase_sorted(from) then insert_sorted(to), moving only the entries between the two places: a hub's flat
   // list (a shape input feeding every Reshape) was shifted twice over its whole length per merge.
   void replace_sorted(Id from, Id to) {
-    if (chunked()) {
-      if (!contains(from)) return chunk_insert(to);
+    if (chunked()) {  // from's absence changes nothing here: the flat path inserts `to` either way too
       chunk_erase(from);
       return chunk_insert(to);
     }
@@ -181,8 +188,8 @@ class IdList {
  private:
   static constexpr uint32_t kInline = 2;
   static constexpr uint32_t kChunked = UINT32_MAX;  // cap_ of a list kept in chunks
-  static constexpr uint32_t kFlatMax = 512;
-  static constexpr size_t kChunk = 256;
+  static constexpr uint32_t kFlatMax = 2048;  // a flat shift of up to 8 KiB costs less than a chunk lookup
+  static constexpr size_t kChunk = 512;
 
   Id* flat() { return cap_ > kInline ? heap_ : inline_; }
   const Id* flat() const { return cap_ > kInline ? heap_ : inline_; }
@@ -784,13 +791,13 @@ std::vector<Node*> ClusterGraph::members(Id c) const {
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::successors(Id c) const {
-  std::vector<Id> v(impl_->out[c].begin(), impl_->out[c].end());
+  std::vector<Id> v = impl_->out[c].to_vector();
   std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
   return v;
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::predecessors(Id c) const {
-  std::vector<Id> v(impl_->in[c].begin(), impl_->in[c].end());
+  std::vector<Id> v = impl_->in[c].to_vector();
   std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
   return v;
 }

@@ -119,7 +119,7 @@ TEST(ClusterGraphTest, RandomMergesMatchTheBruteForceOracle) {
     ASSERT_EQ(total, static_cast<size_t>(n));  // a partition of the nodes
   }
   EXPECT_GT(refused, 100u);  // the oracle exercised both outcomes
-  EXPECT_GT(merged, 1000u);
+  EXPECT_GT(merged, 3000u);
 }
 
 TEST(ClusterGraphTest, MergeAllPathsTakesExactlyTheClustersOnThePaths) {
@@ -233,13 +233,13 @@ TEST(ClusterGraphTest, RepeatedMovesIntoOneGapRelabelTheNeighbourhood) {
 
 // The partitioners' shortcuts take the smallest member as a component's name: it must not depend on the order
 // the pairs were joined in, and joining a set with itself reports that nothing changed.
-// Hubs: a source every node reads and a sink that reads half of them have neighbour lists far longer than the
+// Hubs: a source every node reads and a sink that reads half of them have neighbour lists longer than the
 // flat limit, which the cluster engine keeps in chunks. Through hundreds of merges (of neighbours, of
 // unrelated clusters, of whole path sets) every list must stay exactly the quotient graph's edges, in order,
 // and the hub lists must shrink through chunks emptying out to few entries.
 TEST(ClusterGraphTest, HubListsStayExactThroughMerges) {
   std::mt19937 rng(5);
-  const int n = 1500;
+  const int n = 5000;  // the source's list passes the flat limit (2,048 ids) more than twice over
   auto g = Graph::create("g");
   Node* source = g->add_node("source", "Op", 0, 1);
   std::vector<Node*> nodes{source};
@@ -275,7 +275,7 @@ TEST(ClusterGraphTest, HubListsStayExactThroughMerges) {
     return v;
   };
   size_t merged = 0;
-  for (int step = 0; step < 6000 && cg->num_clusters() > 40; ++step) {
+  for (int step = 0; step < 20000 && cg->num_clusters() > 40; ++step) {
     const std::vector<Id> live = live_clusters(*cg, nodes.size());
     Id a = live[rng() % live.size()];
     const std::vector<Id> next = cg->successors(a);
@@ -285,7 +285,7 @@ TEST(ClusterGraphTest, HubListsStayExactThroughMerges) {
     if (m != ClusterGraph::kNone) ++merged;
     ASSERT_TRUE(cg->check_invariants().is_ok())
         << "step " << step << ": " << cg->check_invariants().message();
-    if (step % 25 == 0) {
+    if (step % 100 == 0) {
       ASSERT_EQ(cg->successors(hub), expected(hub, true)) << "step " << step;
       ASSERT_EQ(cg->predecessors(drain), expected(drain, false)) << "step " << step;
       for (Id c : {a, b}) {
@@ -296,7 +296,7 @@ TEST(ClusterGraphTest, HubListsStayExactThroughMerges) {
       }
     }
   }
-  EXPECT_GT(merged, 1000u);
+  EXPECT_GT(merged, 3000u);
   EXPECT_LT(cg->num_successors(hub), 64u);  // the hub's list shrank through chunks emptying out
   EXPECT_EQ(cg->successors(hub), expected(hub, true));
   EXPECT_EQ(cg->predecessors(drain), expected(drain, false));
