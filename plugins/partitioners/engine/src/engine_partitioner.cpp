@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <numeric>
 #include <optional>
 #include <set>
@@ -276,8 +277,15 @@ class Splitter {
   // long as engine and stream label agree and no second path joins them.
   void merge_normal() {
     for (ClusterGraph::Id c : clusters_->topological_order()) {
-      if (!clusters_->is_live(c)) continue;
+      if (!clusters_->is_live(c) || data_cluster(c)) continue;
       std::vector<ClusterGraph::Id> parents = clusters_->predecessors(c);
+      // Only parents that may join are sorted: their keys do not change while c absorbs the others (a merge
+      // gives the merged cluster c's key), so mergeable() below refuses the rest whatever the order. A
+      // NetOutput reading 100k clusters of other engines sorted them all for nothing.
+      const int k = key(c);
+      parents.erase(std::remove_if(parents.begin(), parents.end(),
+                                   [&](ClusterGraph::Id p) { return key(p) != k || data_cluster(p); }),
+                    parents.end());
       // Fewest consumers first, then in order (predecessors() come in rank order, and ranks are unique):
       // stable_sort's order without its buffer per cluster.
       std::sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
@@ -287,7 +295,6 @@ class Splitter {
       ClusterGraph::Id cur = c;
       for (ClusterGraph::Id p : parents) {
         if (!clusters_->is_live(p) || !mergeable(p, cur)) continue;
-        const int k = key(cur);
         const ClusterGraph::Id m = clusters_->try_merge(p, cur);
         if (m == ClusterGraph::kNone) continue;
         key_[m] = k;
@@ -474,9 +481,27 @@ class Splitter {
     return by_rank;
   }
 
+  // part_name() behind "partition<index>_rank<rank>_", built in one string: a graph of 100k parts spent 1,300
+  // instructions a name on the temporaries of a chain of operator+.
   std::string subgraph_base(int64_t partition_index, size_t p, int rank) const {
-    return "partition" + std::to_string(partition_index) + "_rank" + std::to_string(rank) + "_" +
-           part_name(static_cast<int>(p));
+    std::string s;
+    s.reserve(64);
+    s += "partition";
+    append_number(&s, partition_index);
+    s += "_rank";
+    append_number(&s, rank);
+    if (parts_[p].number < 0) {
+      s += "_inputNodeGraph";
+    } else {
+      s += "_new_sub_graph";
+      append_number(&s, parts_[p].number);
+    }
+    return s;
+  }
+  static void append_number(std::string* s, int64_t v) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    s->append(digits, end);
   }
 
   Status move_out(int64_t partition_index, GraphPartition* out) {
