@@ -115,6 +115,28 @@ uint64_t name_hash(std::string_view name) {
   return std::hash<std::string_view>()(name);
 }
 
+// `base` if free, else base_k for a free k. Suffixes are handed out from 1 upwards, so the taken ones are
+// usually 1..m: galloping finds a free suffix in O(log m) probes, and a binary search then the first free one
+// above the last taken one found, m + 1 when there is no gap. Scanning from 1 made n nodes that share a name
+// (ONNX does not require unique node names; the Python builder names unnamed nodes by their type) cost n^2/2
+// probes: an import of 10k nodes all named "same" took 2.5 s, of 40k 66 s.
+template <class Taken>
+std::string free_name(std::string_view base, Taken taken) {
+  std::string name(base);
+  if (!taken(name)) return name;
+  const auto with = [&](size_t k) { return std::string(base) + "_" + std::to_string(k); };
+  size_t lo = 0, hi = 1;  // suffix lo is taken (0 stands for the base itself), hi is the next to try
+  while (taken(with(hi))) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    const size_t mid = lo + (hi - lo) / 2;
+    (taken(with(mid)) ? lo : hi) = mid;
+  }
+  return with(hi);
+}
+
 // Rebuilds the name index with `size` slots (a power of two). A template so that the private slot type needs
 // no name here.
 template <class Slots>
@@ -207,12 +229,7 @@ Node* Graph::add_node(std::string name, std::string_view type, size_t num_inputs
 }
 
 std::string Graph::unique_node_name(std::string_view base) const {
-  std::string name(base);
-  if (!find_node(name)) return name;
-  for (size_t k = 1;; ++k) {
-    name = std::string(base) + "_" + std::to_string(k);
-    if (!find_node(name)) return name;
-  }
+  return free_name(base, [this](const std::string& name) { return find_node(name) != nullptr; });
 }
 
 void Graph::unlink_all(Node* node) {
@@ -576,12 +593,8 @@ Graph* Graph::find_subgraph(std::string_view name) const {
 }
 
 std::string Graph::unique_subgraph_name(std::string_view base) const {
-  std::string name(base);
-  if (!subgraph_by_name_.count(name) && name != name_) return name;
-  for (size_t k = 1;; ++k) {
-    name = std::string(base) + "_" + std::to_string(k);
-    if (!subgraph_by_name_.count(name) && name != name_) return name;
-  }
+  return free_name(
+      base, [this](const std::string& name) { return subgraph_by_name_.count(name) > 0 || name == name_; });
 }
 
 Status Graph::reorder_subgraphs(const std::vector<Graph*>& order) {

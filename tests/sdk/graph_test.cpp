@@ -25,6 +25,28 @@ TEST(GraphTest, NodeNamesAreUniquePerGraph) {
   EXPECT_EQ(g->find_node("zzz"), nullptr);
 }
 
+// Names asked for again and again (duplicate ONNX node names, unnamed nodes from the Python builder) come out
+// as base, base_1, base_2, ... in order, found in O(log k) lookups each (a scan from 1 made 40k of them take
+// a minute). A name freed below the taken suffixes leaves the answer free, if not the smallest.
+TEST(GraphTest, UniqueNamesContinueAfterTheLastSuffixTaken) {
+  auto g = Graph::create("g");
+  for (int i = 0; i < 5000; ++i) {
+    const std::string name = g->unique_node_name("x");
+    ASSERT_EQ(name, i == 0 ? std::string("x") : "x_" + std::to_string(i));
+    ASSERT_NE(g->add_node(name, "Relu"), nullptr);
+  }
+  g->remove_node(g->find_node("x_17"));
+  const std::string again = g->unique_node_name("x");
+  EXPECT_EQ(g->find_node(again), nullptr);
+  EXPECT_EQ(again.rfind("x_", 0), 0u);
+  for (int i = 0; i < 300; ++i) {
+    const std::string name = g->unique_subgraph_name("s");
+    ASSERT_EQ(name, i == 0 ? std::string("s") : "s_" + std::to_string(i));
+    ASSERT_NE(g->add_detached_subgraph(name), nullptr);
+  }
+  EXPECT_EQ(g->unique_subgraph_name("g"), "g_1");  // the root's own name is taken too
+}
+
 // A few nodes out of many take the path that marks them while their edges are checked: a refused move leaves
 // every node where it was, and a later move still works.
 TEST(GraphTest, ARefusedMoveOfAFewNodesLeavesTheGraphAsItWas) {

@@ -171,7 +171,8 @@ class GS_SDK_API Graph final {
   // Creates a node with the given number of unconnected inputs and default outputs. Returns nullptr if a node
   // with that name already exists in this graph (names are unique per graph).
   Node* add_node(std::string name, std::string_view type, size_t num_inputs = 0, size_t num_outputs = 0);
-  // A name not yet used in this graph: `base` itself, else base_1, base_2, ...
+  // A name not yet used in this graph: `base` itself, else base_k for a free k, found in O(log k) lookups.
+  // When base_1 ... base_m are taken and nothing above (as this function hands them out), that is base_(m+1).
   std::string unique_node_name(std::string_view base) const;
   // Disconnects every edge of the node and destroys it.
   void remove_node(Node* node);
@@ -222,6 +223,7 @@ class GS_SDK_API Graph final {
   const std::vector<Graph*>& subgraphs() const { return subgraph_list_; }
   // Replaces the registration order; `order` must hold every registered subgraph exactly once.
   Status reorder_subgraphs(const std::vector<Graph*>& order);
+  // As unique_node_name, among the registered subgraphs' names and this graph's own.
   std::string unique_subgraph_name(std::string_view base) const;
   // Unregisters and destroys a subgraph, every subgraph nested in it, and the parent node's references to it.
   void remove_subgraph(Graph* graph);
