@@ -301,11 +301,6 @@ struct ClusterGraph::Impl {
   std::vector<Id> deltaf, deltab;
   mutable std::vector<Id> stack;
 
-  static bool contains(const IdList& v, Id x) { return v.contains(x); }
-  static void insert_sorted(IdList& v, Id x) { v.insert_sorted(x); }
-  static void erase_sorted(IdList& v, Id x) { v.erase_sorted(x); }
-  static void replace_sorted(IdList& v, Id from, Id to) { v.replace_sorted(from, to); }
-
   Id find(Id x) const {
     Id root = x;
     while (parent[root] != root) root = parent[root];
@@ -443,8 +438,8 @@ struct ClusterGraph::Impl {
   }
 
   void remove_edge(Id x, Id y) {
-    erase_sorted(out[x], y);
-    erase_sorted(in[y], x);
+    out[x].erase_sorted(y);
+    in[y].erase_sorted(x);
   }
 
   bool reachable(Id from, Id to) const {
@@ -606,14 +601,14 @@ struct ClusterGraph::Impl {
       if (c == survivor) continue;
       in[c].visit([&](Id p) {
         if (mark2[p] != em) {
-          replace_sorted(out[p], c, survivor);
+          out[p].replace_sorted(c, survivor);
           new_in.push_back(p);
         }
         return true;
       });
       out[c].visit([&](Id q) {
         if (mark2[q] != em) {
-          replace_sorted(in[q], c, survivor);
+          in[q].replace_sorted(c, survivor);
           new_out.push_back(q);
         }
         return true;
@@ -641,9 +636,9 @@ struct ClusterGraph::Impl {
     if (set.size() > 2) std::sort(added.begin(), added.end());  // one absorbed cluster's list is sorted
     if (added.size() * 4 < own.size()) {
       for (Id c : set) {
-        if (c != survivor) erase_sorted(own, c);
+        if (c != survivor) own.erase_sorted(c);
       }
-      for (Id x : added) insert_sorted(own, x);
+      for (Id x : added) own.insert_sorted(x);
       return;
     }
     merged.clear();
@@ -772,7 +767,7 @@ int64_t ClusterGraph::rank(Id c) const {
   return impl_->rank[c];
 }
 bool ClusterGraph::has_edge(Id from, Id to) const {
-  return Impl::contains(impl_->out[from], to);
+  return impl_->out[from].contains(to);
 }
 
 size_t ClusterGraph::num_successors(Id c) const {
@@ -824,32 +819,24 @@ ClusterGraph::Id ClusterGraph::try_merge(Id a, Id b) {
   if (a == b) return a;
   Impl& m = *impl_;
   if (m.rank[a] > m.rank[b]) std::swap(a, b);  // a before b
-  if (Impl::contains(m.out[a], b)) {
+  bool searched = true, forward_finished = false;
+  if (m.out[a].contains(b)) {
     // The edge must be the only path. Another one would leave a by another successor and enter b by another
     // predecessor, so when either side has only this edge (a chain's every merge) there is nothing to search.
-    const bool only_edge = m.out[a].size() == 1 || m.in[b].size() == 1;
-    if (!only_edge) {
-      bool forward_finished = false;
-      if (m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
-      m.pair.assign({std::min(a, b), std::max(a, b)});
-      return m.fold(m.pair, &forward_finished);
-    }
-  } else {
-    // b cannot reach a (a comes first in the order), so a search from a that does not meet b settles it
-    bool forward_finished = false;
-    if (m.bidirectional(a, b, false, &forward_finished)) return kNone;
-    m.pair.assign({std::min(a, b), std::max(a, b)});
-    return m.fold(m.pair, &forward_finished);
+    searched = m.out[a].size() != 1 && m.in[b].size() != 1;
+    if (searched && m.bidirectional(a, b, false, &forward_finished, /*skip_direct=*/true)) return kNone;
+  } else if (m.bidirectional(a, b, false, &forward_finished)) {
+    return kNone;  // b cannot reach a (a comes first in the order): a search from a that meets b refuses
   }
   m.pair.assign({std::min(a, b), std::max(a, b)});
-  return m.fold(m.pair);
+  return m.fold(m.pair, searched ? &forward_finished : nullptr);
 }
 
 ClusterGraph::Id ClusterGraph::merge_all_paths(Id from, Id to) {
   if (from == to) return from;
   Impl& m = *impl_;
   if (m.rank[from] > m.rank[to]) std::swap(from, to);
-  const bool edge = Impl::contains(m.out[from], to);
+  const bool edge = m.out[from].contains(to);
   // Unrelated (no cycle possible), or joined only by their edge: it is the source's only way out or the
   // target's only way in. Either way the pair is the whole set.
   if ((!edge && !m.reachable(from, to)) || (edge && (m.out[from].size() == 1 || m.in[to].size() == 1))) {
@@ -874,7 +861,7 @@ Status ClusterGraph::check_invariants() const {
       if (!m.live[s]) return Status::internal("cluster graph: an edge points at a merged cluster");
       if (m.rank[c] >= m.rank[s])
         return Status::internal("cluster graph: an edge goes against the rank order");
-      if (!Impl::contains(m.in[s], c)) return Status::internal("cluster graph: an edge is not mirrored");
+      if (!m.in[s].contains(c)) return Status::internal("cluster graph: an edge is not mirrored");
       ++indeg[s];
     }
   }

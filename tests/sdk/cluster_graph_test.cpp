@@ -119,7 +119,7 @@ TEST(ClusterGraphTest, RandomMergesMatchTheBruteForceOracle) {
     ASSERT_EQ(total, static_cast<size_t>(n));  // a partition of the nodes
   }
   EXPECT_GT(refused, 100u);  // the oracle exercised both outcomes
-  EXPECT_GT(merged, 3000u);
+  EXPECT_GT(merged, 1000u);
 }
 
 TEST(ClusterGraphTest, MergeAllPathsTakesExactlyTheClustersOnThePaths) {
@@ -231,8 +231,6 @@ TEST(ClusterGraphTest, RepeatedMovesIntoOneGapRelabelTheNeighbourhood) {
   }
 }
 
-// The partitioners' shortcuts take the smallest member as a component's name: it must not depend on the order
-// the pairs were joined in, and joining a set with itself reports that nothing changed.
 // Hubs: a source every node reads and a sink that reads half of them have neighbour lists longer than the
 // flat limit, which the cluster engine keeps in chunks. Through hundreds of merges (of neighbours, of
 // unrelated clusters, of whole path sets) every list must stay exactly the quotient graph's edges, in order,
@@ -302,6 +300,8 @@ TEST(ClusterGraphTest, HubListsStayExactThroughMerges) {
   EXPECT_EQ(cg->predecessors(drain), expected(drain, false));
 }
 
+// The partitioners' shortcuts take the smallest member as a component's name: it must not depend on the order
+// the pairs were joined in, and joining a set with itself reports that nothing changed.
 TEST(UnionFindTest, RepresentativeIsTheSmallestMemberWhateverTheJoinOrder) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 50; ++trial) {
