@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -11,6 +12,9 @@
 #include "common/install_paths.h"
 #include "common/log.h"
 #include "graphsplit/kernels/kernels.h"
+#ifdef GRAPHSPLIT_HUGE_HEAP
+#include "huge_heap.h"
+#endif
 #include "graphsplit/sdk/strings.h"
 #include "import/onnx_import.h"
 #include "jit/jit_session.h"
@@ -410,6 +414,9 @@ int run_jit(const Options& o) {
 }  // namespace graphsplit::omrun
 
 int main(int argc, char** argv) {
+#ifdef GRAPHSPLIT_HUGE_HEAP
+  if (!std::getenv("GRAPHSPLIT_NO_HUGE_HEAP")) graphsplit::apps::use_huge_pages_for_heap();
+#endif
   using graphsplit::omrun::Options;
   Options o;
   CLI::App app{"omrun: run a graphsplit .om model on the engine plugins"};

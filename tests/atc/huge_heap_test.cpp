@@ -10,7 +10,7 @@
 #include <memory>
 #include <vector>
 
-namespace graphsplit::atc {
+namespace graphsplit::apps {
 namespace {
 
 TEST(HugeHeap, SmallAndHugeBlocksAreUsableAndDisjoint) {
@@ -35,4 +35,4 @@ TEST(HugeHeap, SmallAndHugeBlocksAreUsableAndDisjoint) {
 }
 
 }  // namespace
-}  // namespace graphsplit::atc
+}  // namespace graphsplit::apps

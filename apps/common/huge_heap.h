@@ -5,9 +5,9 @@
 // request; elsewhere it is a no-op.
 #pragma once
 
-namespace graphsplit::atc {
+namespace graphsplit::apps {
 
-// Call first thing in main, before the heap grows. Only with tcmalloc (GRAPHSPLIT_TCMALLOC).
+// Call first thing in main, before the heap grows. Only with tcmalloc (GRAPHSPLIT_TCMALLOC): atc and omrun.
 void use_huge_pages_for_heap();
 
-}  // namespace graphsplit::atc
+}  // namespace graphsplit::apps

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace graphsplit::atc {
+namespace graphsplit::apps {
 namespace {
 
 constexpr size_t kHugePage = size_t{2} << 20;
@@ -72,4 +72,4 @@ void use_huge_pages_for_heap() {
   ext->SetSystemAllocator(&allocator);
 }
 
-}  // namespace graphsplit::atc
+}  // namespace graphsplit::apps
