@@ -921,13 +921,13 @@ class Reader {
     const GraphState& st = state_[i];
     GS_RETURN_IF_ERROR(
         attrs(graphs_[i].head->attrs(), "graph '" + st.graph->name() + "'", &st.graph->attrs()));
+    // The owner's label is built for a message only: per node it was a string made for nothing.
     for (size_t k = 0; k < st.nodes.size(); ++k) {
       const uint32_t ref = st.attrs[k];
-      if (ref != 0 && ref <= attr_sets_.size()) {
-        st.nodes[k]->attrs() = attr_sets_[ref - 1];
-      } else {
-        GS_RETURN_IF_ERROR(attrs(ref, "node '" + st.nodes[k]->name() + "'", &st.nodes[k]->attrs()));
-      }
+      if (ref == 0) continue;
+      if (ref > attr_sets_.size())
+        return err("node '" + st.nodes[k]->name() + "': attribute list " + std::to_string(ref) + " out of range");
+      st.nodes[k]->attrs() = attr_sets_[ref - 1];
     }
     return Status::ok();
   }
