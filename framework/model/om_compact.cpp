@@ -926,7 +926,8 @@ class Reader {
       const uint32_t ref = st.attrs[k];
       if (ref == 0) continue;
       if (ref > attr_sets_.size())
-        return err("node '" + st.nodes[k]->name() + "': attribute list " + std::to_string(ref) + " out of range");
+        return err("node '" + st.nodes[k]->name() + "': attribute list " + std::to_string(ref) +
+                   " out of range");
       st.nodes[k]->attrs() = attr_sets_[ref - 1];
     }
     return Status::ok();

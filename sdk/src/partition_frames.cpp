@@ -83,8 +83,11 @@ class FrameBuilder {
       sorted_.resize(specs_.size());
       for (size_t f = 0; f < specs_.size(); ++f) {
         sorted_[f] = specs_[f].members;
-        std::sort(sorted_[f].begin(), sorted_[f].end(),
-                  [](const Node* a, const Node* b) { return a->id() < b->id(); });
+        // Partitioners usually list members in node order already (a one-frame shortcut walks the graph):
+        // checking is one pass, where sorting 100k sorted pointers was 45M instructions.
+        const auto by_id = [](const Node* a, const Node* b) { return a->id() < b->id(); };
+        if (!std::is_sorted(sorted_[f].begin(), sorted_[f].end(), by_id))
+          std::sort(sorted_[f].begin(), sorted_[f].end(), by_id);
       }
     }
     return sorted_[k];

@@ -3,6 +3,7 @@
 #include "dynamic_shape_partitioner.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -51,13 +52,22 @@ bool has_unknown_tensor(const Node& n) {
   return value_flags(n).unknown;
 }
 
+// Whether `type` is one of a handful of names. Asked of every node: a std::set of them walked a tree of
+// string comparisons each time, where most names here differ from the type in length.
+template <size_t N>
+bool one_of(std::string_view type, const std::array<std::string_view, N>& names) {
+  return std::find(names.begin(), names.end(), type) != names.end();
+}
+
+constexpr std::array<std::string_view, 4> kStackOps = {"Stack", "StackPush", "StackPop", "StackClose"};
+
 // Nodes GE treats as special for the host-scheduling decision.
 bool is_special(const Node& n) {
-  static const std::set<std::string_view> kTypes = {
+  static constexpr std::array<std::string_view, 13> kTypes = {
       "PartitionedCall",  "Case",        "If",    "While",    "StreamActive",
       "StreamSwitch",     "StreamMerge", "Enter", "RefEnter", "NextIteration",
       "RefNextIteration", "Loop",        "Scan"};
-  return !n.subgraphs().empty() || kTypes.count(n.type());
+  return !n.subgraphs().empty() || one_of(n.type(), kTypes);
 }
 
 // A set of the nodes of one graph, by node id: the classification asks "is it dynamic?" for every node and
@@ -269,6 +279,9 @@ class Partition {
         for (const sdk::OutPort& p : n->inputs())
           non_const_input = non_const_input || (p.node && p.node->type() != sdk::op::kConst);
         if (has_unknown_tensor(*n) && non_const_input) {
+          // The node is dynamic, and build() gives it two more entries (_is_unknown_shape and
+          // OwnerGraphIsUnknown): one growth for the three, where this one alone moved a full list.
+          n->attrs().reserve(n->attrs().size() + 3);
           n->attrs().set(sdk::attr::kDynamicTilingDependOp, AttrValue::Bool(true));
         }
       }
@@ -313,6 +326,12 @@ class Partition {
     std::string owned;      // or one that names something
     std::string detail() const { return owned.empty() ? std::string(text) : owned; }
   };
+  // A fixed reason, set in place: assigning a whole Why made and destroyed a string per dynamic node.
+  static bool because(Why* why, sdk::ReasonCode code, std::string_view text) {
+    why->code = code;
+    why->text = text;
+    return true;
+  }
   // The attributes is_unknown() reads, found in one walk over the node's short list instead of a lookup each
   // (asked of every node, most of them static). The first entry of a key counts, as for AttrMap::get.
   struct Flags {
@@ -349,24 +368,20 @@ class Partition {
   bool is_unknown(Node& n, Why* why) {
     Flags f = flags_of(n);
     if (is_true(f.unknown) || is_true(f.forced)) {
-      *why = {sdk::ReasonCode::kForced, "_is_unknown_shape or _force_unknown_shape is set", {}};
-      return true;
+      return because(why, sdk::ReasonCode::kForced, "_is_unknown_shape or _force_unknown_shape is set");
     }
     if (f.engine && f.engine->as_string() && *f.engine->as_string() == sdk::engine::kHostCpu) {
-      *why = {sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU", {}};
-      return true;
+      return because(why, sdk::ReasonCode::kHostCpu, "runs on DNN_VM_HOST_CPU");
     }
     const ValueFlags values = value_flags(n);
     if (values.container) {
-      *why = {sdk::ReasonCode::kNotATensor, "it takes or produces a sequence or optional value", {}};
-      return true;
+      return because(why, sdk::ReasonCode::kNotATensor, "it takes or produces a sequence or optional value");
     }
     if (values.unknown) {
       if (no_tiling_capable(n)) {
         no_tiling_.insert(&n);
       } else {
-        *why = {sdk::ReasonCode::kShapeUnknown, "a tensor has an unknown dimension or rank", {}};
-        return true;
+        return because(why, sdk::ReasonCode::kShapeUnknown, "a tensor has an unknown dimension or rank");
       }
     }
     for (const Graph* sub : n.subgraphs()) {
@@ -385,17 +400,14 @@ class Partition {
         f = flags_of(n);  // the list may have moved
       } else {
         n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
-        *why = {sdk::ReasonCode::kTilingDepend,
-                "needs run-time tiling data and cannot sink its tiling to AI CPU",
-                {}};
-        return true;
+        return because(why, sdk::ReasonCode::kTilingDepend,
+                       "needs run-time tiling data and cannot sink its tiling to AI CPU");
       }
     }
     const sdk::AttrValue* refresh = f.refresh;
     if (refresh ? refresh->as_bool() && !*refresh->as_bool() : no_addr_refresh(n, f.engine)) {
       n.attrs().set(sdk::attr::kForceUnknownShape, AttrValue::Bool(true));
-      *why = {sdk::ReasonCode::kNoAddrRefresh, "its kernel cannot repoint addresses", {}};
-      return true;
+      return because(why, sdk::ReasonCode::kNoAddrRefresh, "its kernel cannot repoint addresses");
     }
     return false;
   }
@@ -409,8 +421,8 @@ class Partition {
   // GE's no-tiling capability, reduced to what the graph can say: the op types GE always allows and ops
   // marked _op_no_tiling. (GE's engine export-shape lists have no counterpart here.)
   static bool no_tiling_capable(const Node& n) {
-    return n.type() == "MemcpyAsync" || n.type() == "StreamMerge" ||
-           n.attrs().get_bool(sdk::attr::kOpNoTiling, false);
+    static constexpr std::array<std::string_view, 2> kAlways = {"MemcpyAsync", "StreamMerge"};
+    return one_of(n.type(), kAlways) || n.attrs().get_bool(sdk::attr::kOpNoTiling, false);
   }
 
   bool subgraph_has_unknown(const Graph& g) {
@@ -434,7 +446,9 @@ class Partition {
       Why why;
       if (is_unknown(*n, &why)) {
         unknown_.insert(n);
-        decide(why.code, {n}, why.detail());
+        // decide() returns at once when nobody keeps decisions, but its arguments (a list and a string for
+        // each dynamic node) were built first.
+        if (ctx_.keeps_decisions()) decide(why.code, {n}, why.detail());
       }
     }
     // Mixed no-tiling is not supported: with any unknown node, every no-tiling node goes dynamic too.
@@ -492,12 +506,13 @@ class Partition {
   // cluster engine.
   bool one_dynamic_frame() {
     if (stable_ || known_first_ || no_shortcut_) return false;
-    static const std::set<std::string_view> kOther = {"Stack",    "StackPush",  "StackPop", "StackClose",
-                                                      "Variable", "VariableV2", "RefData"};
+    static constexpr std::array<std::string_view, 3> kRefs = {"Variable", "VariableV2", "RefData"};
     std::vector<Node*> unknown, inputs;
     std::vector<Kind> kinds(graph_.id_bound(), Kind::kKnown);
     for (Node* n : graph_.nodes()) {
-      if (kOther.count(n->type()) || n->attrs().has(sdk::attr::kControlFlowGroup)) return false;
+      if (one_of(n->type(), kStackOps) || one_of(n->type(), kRefs) ||
+          n->attrs().has(sdk::attr::kControlFlowGroup))
+        return false;
       const Kind k = kinds[static_cast<size_t>(n->id())] = node_kind(n);
       if (k == Kind::kKnown || k == Kind::kStage) return false;
       if (k == Kind::kInputNode) inputs.push_back(n);
@@ -807,10 +822,9 @@ class Partition {
   // True (and the handle's ops forced dynamic) when the Stack ops of some data-flow handle sit in clusters of
   // different kinds.
   bool split_handles() {
-    static const std::set<std::string_view> kStackOps = {"Stack", "StackPush", "StackPop", "StackClose"};
     std::map<int64_t, std::vector<Node*>> handles;
     for (Node* n : graph_.nodes()) {
-      if (!kStackOps.count(n->type())) continue;
+      if (!one_of(n->type(), kStackOps)) continue;
       if (const AttrValue* h = n->attrs().get("_data_flow_handle"); h && h->as_int())
         handles[*h->as_int()].push_back(n);
     }
