@@ -116,9 +116,10 @@ class FrameBuilder {
 
   Status rewire_outputs(size_t k) {
     Pending& p = pending_[k];
+    std::vector<InPort>& outside = outside_;  // one block for every output of every frame
     for (Node* m : members_in_order(k)) {
       for (size_t o = 0; o < m->num_outputs(); ++o) {
-        std::vector<InPort> outside;
+        outside.clear();
         for (const InPort& c : m->consumers(o)) {
           if (frame_index(c.node) != static_cast<int>(k)) outside.push_back(c);
         }
@@ -244,6 +245,7 @@ class FrameBuilder {
   std::vector<int> frame_of_;
   std::vector<Pending> pending_;
   std::vector<std::vector<Node*>> sorted_;  // each frame's members by id in the graph they came from
+  std::vector<InPort> outside_;             // rewire_outputs' consumers of one output in other frames
 };
 
 }  // namespace
