@@ -279,9 +279,6 @@ class Partition {
         for (const sdk::OutPort& p : n->inputs())
           non_const_input = non_const_input || (p.node && p.node->type() != sdk::op::kConst);
         if (has_unknown_tensor(*n) && non_const_input) {
-          // The node is dynamic, and build() gives it two more entries (_is_unknown_shape and
-          // OwnerGraphIsUnknown): one growth for the three, where this one alone moved a full list.
-          n->attrs().reserve(n->attrs().size() + 3);
           n->attrs().set(sdk::attr::kDynamicTilingDependOp, AttrValue::Bool(true));
         }
       }
