@@ -400,6 +400,9 @@ class Compiler {
 
   Status bind(const std::vector<sdk::Node*>& order, const std::function<Status(const sdk::Node&)>& accept) {
     const int opset = onnx_opset_of(graph_.is_root() ? graph_ : *graph_.root());
+    // Steps are a few hundred bytes each: grown by doubling, a 100k-node graph's list was copied and its new
+    // blocks faulted in a dozen times over (a sixth of omrun's start-up on the 100k bench chain).
+    exe_.steps.reserve(order.size());
     for (const sdk::Node* n : order) {
       if (n->type() == sdk::op::kData) {
         data_.push_back(n);
@@ -496,6 +499,7 @@ class Compiler {
       if (!step.node->subgraphs().empty()) return;  // a body may read an outer value in its ONNX layout
     std::vector<Step> steps = std::move(exe_.steps);
     exe_.steps.clear();
+    exe_.steps.reserve(steps.size());  // conversions may add a few
     last_.assign(exe_.num_slots, false);
     for (Step& step : steps) {
       if (runs_channels_last(step)) {
@@ -530,6 +534,7 @@ class Compiler {
         }
     std::vector<Step> steps = std::move(exe_.steps);
     exe_.steps.clear();
+    exe_.steps.reserve(steps.size());             // fusing only removes steps
     std::vector<int> chain_of(steps.size(), -1);  // the chain a step ends
     std::vector<bool> absorbed(steps.size(), false);
     std::vector<std::vector<size_t>> chains;
