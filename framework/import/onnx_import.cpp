@@ -509,12 +509,14 @@ class Importer {
       if (type == onnx::AttributeProto::GRAPH || type == onnx::AttributeProto::GRAPHS) return false;
     }
     local_producers_.assign(static_cast<size_t>(n.input_size()), sdk::OutPort{});
+    // Each name is read from the message once: protobuf's RepeatedPtrField::Get is a call into the library.
     for (int i = 0; i < n.input_size(); ++i) {
-      if (n.input(i).empty()) continue;
+      const std::string& name = n.input(i);
+      if (name.empty()) continue;
       sdk::OutPort& src = local_producers_[static_cast<size_t>(i)];
-      src = recent_producer(created, k, n.input(i));
+      src = recent_producer(created, k, name);
       if (src.valid()) continue;
-      const sdk::OutPort* found = s->values.find(n.input(i));
+      const sdk::OutPort* found = s->values.find(name);
       if (!found) return false;
       src = *found;
     }
@@ -532,9 +534,9 @@ class Importer {
                               static_cast<size_t>(n.input_size()));
     if (!is_default_domain(n.domain()))
       ir->attrs().set(sdk::attr::kDomain, sdk::AttrValue::String(n.domain()));
-    for (int o = 0; o < n.output_size(); ++o) {
-      const onnx::TypeProto* const* type = s->types.find(n.output(o));
-      ir->add_output(desc_of(type ? *type : nullptr), n.output(o));
+    for (const std::string& value : n.output()) {
+      const onnx::TypeProto* const* type = s->types.find(value);
+      ir->add_output(desc_of(type ? *type : nullptr), value);
     }
     // Registered once every output is added: the table views the IR's names, which then stay put.
     for (int o = 0; o < n.output_size(); ++o) {
@@ -555,11 +557,12 @@ class Importer {
                    const sdk::OutPort* known = nullptr) {
     sdk::Node* ir = created[k];
     for (int i = 0; i < n.input_size(); ++i) {
-      if (n.input(i).empty()) continue;  // an omitted optional input
-      sdk::OutPort src = known ? known[i] : recent_producer(created, k, n.input(i));
-      if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, n.input(i), &src));
+      const std::string& name = n.input(i);
+      if (name.empty()) continue;  // an omitted optional input
+      sdk::OutPort src = known ? known[i] : recent_producer(created, k, name);
+      if (!src.valid()) GS_RETURN_IF_ERROR(resolve(s, name, &src));
       if (!src.valid()) {
-        return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + n.input(i) +
+        return err(node_label(n, ir) + " input " + std::to_string(i) + " is '" + name +
                    "', which no node, graph input or initializer produces");
       }
       GS_RETURN_IF_ERROR(s->graph->add_edge(src, {ir, i}));
