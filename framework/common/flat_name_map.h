@@ -8,10 +8,11 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "graphsplit/sdk/strings.h"
 
 namespace graphsplit {
 
@@ -55,7 +56,7 @@ class FlatNameMap {
   static uint64_t tag_of(uint64_t h) { return h >> 32; }
   static uint64_t tag(uint64_t slot) { return slot >> 32; }
   static size_t position(uint64_t slot) { return static_cast<size_t>(slot & 0xFFFFFFFFu) - 1; }
-  static uint64_t hash(std::string_view s) { return std::hash<std::string_view>{}(s); }
+  static uint64_t hash(std::string_view s) { return sdk::name_hash(s); }
   size_t mask() const { return slots_.size() - 1; }
   // The slot holding `name`, or the empty slot where it would go.
   size_t probe(std::string_view name, uint64_t h) const {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "graphsplit/sdk/strings.h"
 #include "interned.h"
 
 namespace graphsplit::sdk {
@@ -111,9 +112,6 @@ std::unique_ptr<Graph> Graph::create(std::string name) {
 }
 
 namespace {
-uint64_t name_hash(std::string_view name) {
-  return std::hash<std::string_view>()(name);
-}
 
 // `base` if free, else base_k for a free k. Suffixes are handed out from 1 upwards, so the taken ones are
 // usually 1..m: galloping finds a free suffix in O(log m) probes, and a binary search then the first free one

@@ -37,10 +37,11 @@ TEST(FlatNameMapTest, AgreesWithAnOrderedMapThroughGrowth) {
 }
 
 // Slots keep 32 bits of the hash: two names that share them and their first slot must still be told apart by
-// the names themselves. Such a pair is found by search (std::hash is fixed, so the search is deterministic).
+// the names themselves. Such a pair is found by search (the map's hash, sdk::name_hash, is fixed, so the
+// search is deterministic).
 TEST(FlatNameMapTest, NamesSharingASlotAndTheStoredHashBitsStayApart) {
   auto key = [](const std::string& s) {
-    const uint64_t h = std::hash<std::string_view>{}(s);
+    const uint64_t h = sdk::name_hash(s);
     return (h >> 32) << 4 | (h & 15);  // the stored bits and the first slot of a 16-slot table
   };
   std::unordered_map<uint64_t, std::string> seen;

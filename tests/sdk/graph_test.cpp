@@ -5,15 +5,61 @@
 #include <algorithm>
 #include <map>
 #include <random>
+#include <set>
 #include <thread>
+#include <unordered_set>
 
 #include "graphsplit/sdk/ir/verify.h"
+#include "graphsplit/sdk/strings.h"
 #include "test_graphs.h"
 
 namespace graphsplit::sdk {
 namespace {
 
 using testing::add;
+
+// The name tables index with the hash's low bits and keep its high 32 as tags. Generated names ("n0", "n1",
+// ...: one prefix, differing in a digit or two) must spread over both: no two share all 64 bits, few share
+// the high 32 (about 5 expected at random), and no bucket of a table of 2^18 gets crowded (about 9 at most).
+TEST(NameHashTest, GeneratedNamesSpreadOverLowAndHighBits) {
+  constexpr size_t kNames = 200'000, kBuckets = size_t{1} << 18;
+  std::unordered_set<uint64_t> full;
+  std::unordered_set<uint32_t> high;
+  std::vector<uint8_t> load(kBuckets, 0);
+  full.reserve(kNames);
+  high.reserve(kNames);
+  uint8_t worst = 0;
+  for (size_t i = 0; i < kNames; ++i) {
+    const uint64_t h = name_hash("n" + std::to_string(i));
+    full.insert(h);
+    high.insert(static_cast<uint32_t>(h >> 32));
+    worst = std::max<uint8_t>(worst, ++load[h & (kBuckets - 1)]);
+  }
+  EXPECT_EQ(full.size(), kNames);
+  EXPECT_GT(high.size(), kNames - 100);
+  EXPECT_LE(worst, 16);
+}
+
+// Every length takes its own path (8-byte words, a 4-7 byte tail in two overlapping reads, a 1-3 byte tail):
+// the hash reads exactly the name's bytes, so one changed byte at any position changes it, and bytes past the
+// end never count.
+TEST(NameHashTest, EveryByteOfEveryLengthCountsAndNothingPastTheEnd) {
+  std::string buffer(80, 'a');
+  for (size_t n = 0; n <= 64; ++n) {
+    const uint64_t base = name_hash(std::string_view(buffer.data(), n));
+    buffer[n] = 'z';  // past the end: no effect
+    EXPECT_EQ(name_hash(std::string_view(buffer.data(), n)), base) << n;
+    buffer[n] = 'a';
+    for (size_t i = 0; i < n; ++i) {
+      buffer[i] = 'b';
+      EXPECT_NE(name_hash(std::string_view(buffer.data(), n)), base) << n << " " << i;
+      buffer[i] = 'a';
+    }
+  }
+  std::set<uint64_t> lengths;  // "", "a", "aa", ...: the length alone tells them apart
+  for (size_t n = 0; n <= 64; ++n) lengths.insert(name_hash(std::string_view(buffer.data(), n)));
+  EXPECT_EQ(lengths.size(), 65u);
+}
 
 TEST(GraphTest, NodeNamesAreUniquePerGraph) {
   auto g = Graph::create("g");
