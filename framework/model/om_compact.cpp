@@ -25,7 +25,7 @@ using sdk::Status;
 
 struct StringHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  size_t operator()(std::string_view s) const { return sdk::name_hash(s); }
 };
 template <class V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
@@ -270,7 +270,7 @@ class Writer {
           mix(std::bit_cast<uint64_t>(std::get<2>(st)));
           break;
         case K::kString:
-          mix(std::hash<std::string>()(std::get<3>(st)));
+          mix(sdk::name_hash(std::get<3>(st)));
           break;
         case K::kBool:
           mix(std::get<4>(st));
@@ -291,7 +291,7 @@ class Writer {
           for (double x : std::get<6>(st)) mix(std::bit_cast<uint64_t>(x));
           break;
         case K::kStrings:
-          for (const std::string& x : std::get<7>(st)) mix(std::hash<std::string>()(x));
+          for (const std::string& x : std::get<7>(st)) mix(sdk::name_hash(x));
           break;
         case K::kBools:
           for (bool x : std::get<8>(st)) mix(x);
@@ -300,7 +300,7 @@ class Writer {
           mix(std::hash<const void*>()(std::get<10>(st).data()));
           break;
         case K::kType:
-          mix(std::hash<std::string>()(std::get<13>(st).text));
+          mix(sdk::name_hash(std::get<13>(st).text));
           break;
         case K::kNone:
           break;
@@ -455,7 +455,7 @@ class Writer {
   size_t written_ = 0;
   std::string prefix_, body_;  // the graph being written
   std::string node_bytes_;     // the node being written (its first bytes: the block only grows)
-  std::unordered_map<std::string_view, uint32_t> strings_;
+  std::unordered_map<std::string_view, uint32_t, StringHash> strings_;
   StringMap<uint32_t> descs_, attr_sets_;
   std::unordered_map<const sdk::Graph*, uint32_t> graph_index_;
   std::unordered_map<const sdk::Node*, int32_t> parent_positions_;
