@@ -909,26 +909,25 @@ class Reader {
     return Status::ok();
   }
 
-  Status attrs(uint32_t ref, const std::string& owner, sdk::AttrMap* out) const {
+  // `owner()` names the list's owner for a message, and is called only for one: per node, a label built
+  // every time was a string made for nothing.
+  template <class Owner>
+  Status attrs(uint32_t ref, Owner owner, sdk::AttrMap* out) const {
     if (ref == 0) return Status::ok();
     if (ref > attr_sets_.size())
-      return err(owner + ": attribute list " + std::to_string(ref) + " out of range");
+      return err(owner() + ": attribute list " + std::to_string(ref) + " out of range");
     *out = attr_sets_[ref - 1];
     return Status::ok();
   }
 
   Status give_attrs(size_t i) const {
     const GraphState& st = state_[i];
-    GS_RETURN_IF_ERROR(
-        attrs(graphs_[i].head->attrs(), "graph '" + st.graph->name() + "'", &st.graph->attrs()));
-    // The owner's label is built for a message only: per node it was a string made for nothing.
+    GS_RETURN_IF_ERROR(attrs(
+        graphs_[i].head->attrs(), [&] { return "graph '" + st.graph->name() + "'"; }, &st.graph->attrs()));
     for (size_t k = 0; k < st.nodes.size(); ++k) {
-      const uint32_t ref = st.attrs[k];
-      if (ref == 0) continue;
-      if (ref > attr_sets_.size())
-        return err("node '" + st.nodes[k]->name() + "': attribute list " + std::to_string(ref) +
-                   " out of range");
-      st.nodes[k]->attrs() = attr_sets_[ref - 1];
+      sdk::Node* n = st.nodes[k];
+      GS_RETURN_IF_ERROR(attrs(
+          st.attrs[k], [n] { return "node '" + n->name() + "'"; }, &n->attrs()));
     }
     return Status::ok();
   }

@@ -488,6 +488,8 @@ TEST(OmFormatTest, CorruptIndicesAreRefused) {
             "bad.om: node 'r0': descriptor index 5 out of range");
   EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(1)->set_attrs(9); }),
             "bad.om: node 'r0': attribute list 9 out of range");
+  EXPECT_EQ(refusal([](om::Compact* m) { m->mutable_graphs(0)->set_attrs(9); }),
+            "bad.om: graph 'chain': attribute list 9 out of range");
   EXPECT_EQ(
       refusal([](om::Compact* m) { m->mutable_graphs(0)->mutable_nodes(3)->set_control_inputs(0, 40); }),
       "bad.om: graph 'chain': node 'split' has a control input out of range");
