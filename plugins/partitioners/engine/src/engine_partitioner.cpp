@@ -378,8 +378,22 @@ class Splitter {
 
   int part(const Node* n) const { return part_of_node_[static_cast<size_t>(n->id())]; }
   std::string part_name(int p) const {
-    return parts_[p].number < 0 ? std::string("inputNodeGraph")
-                                : "new_sub_graph" + std::to_string(parts_[p].number);
+    std::string s;
+    append_part_name(&s, p);
+    return s;
+  }
+  void append_part_name(std::string* s, int p) const {
+    if (parts_[p].number < 0) {
+      *s += "inputNodeGraph";
+    } else {
+      *s += "new_sub_graph";
+      append_number(s, parts_[p].number);
+    }
+  }
+  static void append_number(std::string* s, int64_t v) {
+    char digits[24];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    s->append(digits, end);
   }
   void assign(Node* n, int p) {
     if (static_cast<size_t>(n->id()) >= part_of_node_.size()) part_of_node_.resize(n->id() + 1, -1);
@@ -490,18 +504,9 @@ class Splitter {
     append_number(&s, partition_index);
     s += "_rank";
     append_number(&s, rank);
-    if (parts_[p].number < 0) {
-      s += "_inputNodeGraph";
-    } else {
-      s += "_new_sub_graph";
-      append_number(&s, parts_[p].number);
-    }
+    s += '_';
+    append_part_name(&s, static_cast<int>(p));
     return s;
-  }
-  static void append_number(std::string* s, int64_t v) {
-    char digits[24];
-    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
-    s->append(digits, end);
   }
 
   Status move_out(int64_t partition_index, GraphPartition* out) {
