@@ -336,7 +336,7 @@ int main(int argc, char** argv) {
   // given back when freed. Only glibc reads it (-DGRAPHSPLIT_TCMALLOC=OFF); tcmalloc ignores it.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #ifdef GRAPHSPLIT_HUGE_HEAP
-  if (!std::getenv("GRAPHSPLIT_NO_HUGE_HEAP")) graphsplit::apps::use_huge_pages_for_heap();
+  graphsplit::apps::use_huge_pages_for_heap();
 #endif
   CLI::App app{"atc: convert a model into a graphsplit .om model (GE-style options)", "atc"};
   AtcOptions options;

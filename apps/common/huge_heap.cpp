@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 namespace graphsplit::apps {
 namespace {
@@ -64,6 +65,7 @@ class HugePageAllocator : public SysAllocator {
 }  // namespace
 
 void use_huge_pages_for_heap() {
+  if (std::getenv("GRAPHSPLIT_NO_HUGE_HEAP")) return;
   MallocExtension* ext = MallocExtension::instance();
   SysAllocator* fallback = ext->GetSystemAllocator();
   if (!fallback) return;

@@ -8,6 +8,7 @@
 namespace graphsplit::apps {
 
 // Call first thing in main, before the heap grows. Only with tcmalloc (GRAPHSPLIT_TCMALLOC): atc and omrun.
+// Does nothing when the environment sets GRAPHSPLIT_NO_HUGE_HEAP (tcmalloc's own system allocator serves).
 void use_huge_pages_for_heap();
 
 }  // namespace graphsplit::apps

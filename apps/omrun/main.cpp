@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 
@@ -415,7 +414,7 @@ int run_jit(const Options& o) {
 
 int main(int argc, char** argv) {
 #ifdef GRAPHSPLIT_HUGE_HEAP
-  if (!std::getenv("GRAPHSPLIT_NO_HUGE_HEAP")) graphsplit::apps::use_huge_pages_for_heap();
+  graphsplit::apps::use_huge_pages_for_heap();
 #endif
   using graphsplit::omrun::Options;
   Options o;
