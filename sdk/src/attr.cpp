@@ -137,6 +137,16 @@ void AttrMap::set(std::string_view key, AttrValue value) {
   entries_.emplace_back(AttrKey(key), std::move(value));
 }
 
+void AttrMap::set(AttrKey key, AttrValue value) {
+  for (Entry& e : entries_) {
+    if (e.first == key) {
+      e.second = std::move(value);
+      return;
+    }
+  }
+  entries_.emplace_back(key, std::move(value));
+}
+
 bool AttrMap::remove(std::string_view key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
     if (it->first.str() == key) {

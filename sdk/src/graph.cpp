@@ -212,6 +212,11 @@ void Graph::index_reserve(size_t nodes) {
   rebuild_index(name_slots_, size);
 }
 
+void Graph::reserve_nodes(size_t count) {
+  slots_.reserve(slots_.size() + count);
+  index_reserve(live_nodes_ + count);
+}
+
 Node* Graph::add_node(std::string name, std::string_view type, size_t num_inputs, size_t num_outputs) {
   const uint64_t hash = name_hash(name);
   if (index_find(name, hash) != SIZE_MAX) return nullptr;

@@ -283,10 +283,16 @@ Status verify_structure(const Graph& root) {
 }  // namespace
 
 Status verify(const Graph& root) {
+  return verify(root, VerifyOptions{});
+}
+
+Status verify(const Graph& root, const VerifyOptions& options) {
   if (!root.is_root())
     return Status::invalid_argument("verify() takes the root graph, got '" + root.name() + "'");
-  GS_RETURN_IF_ERROR(verify_edges(root));
-  for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(verify_edges(*g));
+  if (options.edges) {
+    GS_RETURN_IF_ERROR(verify_edges(root));
+    for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(verify_edges(*g));
+  }
   GS_RETURN_IF_ERROR(verify_structure(root));
   GS_RETURN_IF_ERROR(check_acyclic(root));
   for (const Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(check_acyclic(*g));

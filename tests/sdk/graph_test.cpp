@@ -379,6 +379,50 @@ TEST(GraphTest, AttributesKeepInsertionOrderAndReplaceInPlace) {
   EXPECT_FALSE(m.has("z"));
 }
 
+// The interned-key overload shares the list with the text one: it replaces what either set, in place.
+TEST(GraphTest, AttributesSetByKeyReplaceWhatTextSetAndAppendTheRest) {
+  AttrMap m;
+  m.set("z", AttrValue::Int(1));
+  m.set("a", AttrValue::String("x"));
+  const AttrKey z("z"), b("b");
+  m.set(z, AttrValue::Int(5));
+  m.set(b, AttrValue::Bool(true));
+  m.set("b", AttrValue::Bool(false));
+  ASSERT_EQ(m.size(), 3u);
+  EXPECT_EQ(m.entries()[0].first, "z");
+  EXPECT_EQ(m.entries()[1].first, "a");
+  EXPECT_EQ(m.entries()[2].first, "b");
+  EXPECT_EQ(m.get_int("z", 0), 5);
+  EXPECT_FALSE(m.get_bool("b", true));
+  m.set(b, AttrValue::Int(3));
+  EXPECT_EQ(m.size(), 3u);
+  EXPECT_EQ(m.get_int("b", 0), 3);
+}
+
+// Reserving changes nothing a caller can see: names resolve, duplicates are refused and ids run on, whether
+// the graph was empty, already held nodes, or had some removed.
+TEST(GraphTest, ReservedNodesResolveAsGrownOnes) {
+  auto g = Graph::create("g");
+  g->reserve_nodes(3);
+  Node* first = g->add_node("n0", "Relu", 0, 1);
+  for (int i = 1; i < 40; ++i) ASSERT_NE(g->add_node("n" + std::to_string(i), "Relu", 0, 1), nullptr);
+  g->remove_node(g->find_node("n5"));
+  g->reserve_nodes(1000);
+  for (int i = 40; i < 1040; ++i) ASSERT_NE(g->add_node("n" + std::to_string(i), "Relu", 0, 1), nullptr);
+  EXPECT_EQ(g->num_nodes(), 1039u);
+  EXPECT_EQ(g->find_node("n0"), first);
+  EXPECT_EQ(g->find_node("n5"), nullptr);
+  for (int i : {1, 39, 40, 777, 1039}) {
+    Node* n = g->find_node("n" + std::to_string(i));
+    ASSERT_NE(n, nullptr) << i;
+    EXPECT_EQ(n->name(), "n" + std::to_string(i));
+    EXPECT_EQ(n->id(), i);
+  }
+  EXPECT_EQ(g->add_node("n777", "Relu"), nullptr);
+  EXPECT_NE(g->add_node("n5", "Relu"), nullptr);
+  EXPECT_TRUE(sdk::verify(*g).is_ok());
+}
+
 // Keys and op types are interned: equal names share one string, from any thread, and a buffer reused for
 // another name (the per-thread cache is keyed by address) still gives the right one.
 TEST(GraphTest, InternedKeysAndTypesAreOneStringPerName) {

@@ -9,10 +9,21 @@ namespace {
 
 using testing::add;
 
+VerifyOptions without_edges() {
+  VerifyOptions o;
+  o.edges = false;
+  return o;
+}
+
+// Every failure below is one a model or a pass can cause, so the importers' checks (edges off) must find it
+// too, with the same message.
 void expect_failure(const Graph& root, const std::string& fragment) {
   Status s = verify(root);
   ASSERT_FALSE(s.is_ok()) << "expected failure containing: " << fragment;
   EXPECT_NE(s.message().find(fragment), std::string::npos) << s.message();
+  Status lighter = verify(root, without_edges());
+  ASSERT_FALSE(lighter.is_ok()) << "edges off missed: " << fragment;
+  EXPECT_EQ(lighter.message(), s.message());
 }
 
 Node* inner_data(Graph& g, const std::string& name, int64_t parent_index) {
@@ -42,6 +53,15 @@ TEST(VerifyTest, AcceptsAWellFormedCall) {
   CallFixture f;
   Status s = verify(*f.root);
   EXPECT_TRUE(s.is_ok()) << s.message();
+  s = verify(*f.root, without_edges());
+  EXPECT_TRUE(s.is_ok()) << s.message();
+}
+
+TEST(VerifyTest, OptionsStillRefuseASubgraphAsRoot) {
+  CallFixture f;
+  Status s = verify(*f.sub, without_edges());
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.message(), "verify() takes the root graph, got 'f'");
 }
 
 TEST(VerifyTest, RejectsACycleNamingANode) {

@@ -160,6 +160,9 @@ class GS_SDK_API AttrMap {
   const AttrValue* get(std::string_view key) const;
   AttrValue* get_mutable(std::string_view key);
   void set(std::string_view key, AttrValue value);
+  // As set(), with a key interned before: found by comparing pointers, nothing looked up by text. For a pass
+  // that sets the same attributes on many nodes, with the keys made once per run (SDK ABI 2.2).
+  void set(AttrKey key, AttrValue value);
   bool remove(std::string_view key);
   bool has(std::string_view key) const { return get(key) != nullptr; }
   const std::vector<Entry>& entries() const { return entries_; }

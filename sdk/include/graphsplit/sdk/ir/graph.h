@@ -171,6 +171,9 @@ class GS_SDK_API Graph final {
   // Creates a node with the given number of unconnected inputs and default outputs. Returns nullptr if a node
   // with that name already exists in this graph (names are unique per graph).
   Node* add_node(std::string name, std::string_view type, size_t num_inputs = 0, size_t num_outputs = 0);
+  // Room for `count` more nodes without growing the node list or the name index: for an importer that knows
+  // how many it is about to add (each growth rehashes every name). SDK ABI 2.2.
+  void reserve_nodes(size_t count);
   // A name not yet used in this graph: `base` itself, else base_k for a free k, found in O(log k) lookups.
   // When base_1 ... base_m are taken and nothing above (as this function hands them out), that is base_(m+1).
   std::string unique_node_name(std::string_view base) const;
