@@ -343,7 +343,7 @@ class Partition {
   struct FlagKeys {
     sdk::AttrKey unknown{sdk::attr::kIsUnknownShape}, forced{sdk::attr::kForceUnknownShape},
         engine{sdk::attr::kOpEngineName}, tiling{sdk::attr::kDynamicTilingDependOp},
-        refresh{sdk::attr::kIsSupportAddrRefresh};
+        refresh{sdk::attr::kIsSupportAddrRefresh}, owner_unknown{sdk::attr::kOwnerGraphIsUnknown};
   };
   Flags flags_of(const Node& n) const {
     Flags f;
@@ -775,9 +775,9 @@ class Partition {
         // slack: a dynamic node's five entries took eight slots (448 bytes), now five (280).
         const size_t size = n->attrs().size(), room = n->attrs().entries().capacity();
         if (size + 2 > room && size + 2 < 2 * room) n->attrs().reserve(size + 2);
-        n->attrs().set(sdk::attr::kIsUnknownShape, AttrValue::Bool(unknown_frame[i]));
+        n->attrs().set(keys_.unknown, AttrValue::Bool(unknown_frame[i]));
         if (n->type() != sdk::op::kNetOutput)
-          n->attrs().set(sdk::attr::kOwnerGraphIsUnknown, AttrValue::Bool(unknown_frame[i]));
+          n->attrs().set(keys_.owner_unknown, AttrValue::Bool(unknown_frame[i]));
       }
     }
     ctx_.log(sdk::LogLevel::kInfo, std::to_string(frames.size()) + " subgraphs, " + std::to_string(refused_) +
