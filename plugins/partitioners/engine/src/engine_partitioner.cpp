@@ -83,6 +83,7 @@ class Splitter {
       if (options_.merge_siblings) merge_siblings();
     }
     number();
+    clusters_.reset();  // the parts are numbered: its memory goes to the cut's new nodes, not to the peak
     return Status::ok();
   }
 
