@@ -370,6 +370,66 @@ TEST_F(RuntimeTest, ExpansionRefusesANameTakenInTheParent) {
   EXPECT_EQ(g->subgraphs().size(), 1u);
 }
 
+// Many calls read one input (a hub), one body holds a nested call, and a later body has a node named as an
+// earlier call: names and order are what expanding and removing one call at a time gave, except the hub's
+// readers, now in call order (removing a call from a list of more than 256 moved its last reader into the
+// gap, so that before they came out shuffled; the test failed on that implementation there and only there).
+TEST_F(RuntimeTest, ExpansionOfManyCallsKeepsOrderHubsAndNames) {
+  constexpr int kCalls = 300;  // more readers of x than the IR's in-order limit for single removals (256)
+  auto g = opset17_root();
+  const auto d = tensor_desc(sdk::DataType::kFloat, {3});
+  add_input(*g, "x", d, 0);
+  sdk::Node* out = g->add_node("out", sdk::op::kNetOutput, kCalls, 0);
+  auto body = [&](sdk::Graph& owner, sdk::Node* call, const std::string& sub_name, const std::string& op) {
+    (void)owner;  // the call's graph: the subgraph registers on the root whatever it is
+    sdk::Graph* f = g->add_subgraph(sub_name, call);
+    call->attrs().set("f", sdk::AttrValue::OfGraph(f));
+    add_input(*f, sub_name + "_in", d, 0)->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(0));
+    add_op(*f, op, "Relu", {sub_name + "_in"}, d);
+    add_net_output(*f, {op});
+    return f;
+  };
+  for (int i = 0; i < kCalls; ++i) {
+    const std::string name = "c" + std::to_string(i);
+    sdk::Node* call = g->add_node(name, sdk::op::kPartitionedCall, 1, 0);
+    call->add_output(d, name);
+    ASSERT_TRUE(g->add_edge({g->find_node("x"), 0}, {call, 0}).is_ok());
+    ASSERT_TRUE(g->add_edge({call, 0}, {out, i}).is_ok());
+    // The last body's node takes the first call's name, free once that call is expanded.
+    sdk::Graph* f =
+        body(*g, call, "f" + std::to_string(i), i == kCalls - 1 ? "c0" : "relu" + std::to_string(i));
+    if (i == 1) {  // a call inside the body of c1, between its Relu and NetOutput
+      sdk::Node* inner = f->add_node("inner", sdk::op::kPartitionedCall, 1, 0);
+      inner->add_output(d, "inner");
+      sdk::Node* ret = f->find_node("out");
+      ASSERT_NE(ret, nullptr);
+      f->disconnect_input({ret, 0});
+      ASSERT_TRUE(f->add_edge({f->find_node("relu1"), 0}, {inner, 0}).is_ok());
+      ASSERT_TRUE(f->add_edge({inner, 0}, {ret, 0}).is_ok());
+      body(*f, inner, "nested", "deep");
+    }
+  }
+  ASSERT_TRUE(sdk::verify(*g).is_ok());
+  size_t expanded = 0;
+  sdk::Status s = expand_partitioned_calls(*g, &expanded);
+  ASSERT_TRUE(s.is_ok()) << s.message();
+  EXPECT_EQ(expanded, static_cast<size_t>(kCalls + 1));
+  EXPECT_TRUE(g->subgraphs().empty());
+  for (const sdk::Node* n : g->nodes()) EXPECT_NE(n->type(), sdk::op::kPartitionedCall) << n->name();
+  // x feeds the bodies' first nodes, in call order.
+  const std::vector<sdk::InPort>& readers = g->find_node("x")->consumers(0);
+  ASSERT_EQ(readers.size(), static_cast<size_t>(kCalls));
+  for (int i = 0; i < kCalls; ++i) {
+    const std::string want = i == kCalls - 1 ? "c0" : "relu" + std::to_string(i);
+    EXPECT_EQ(readers[i].node->name(), want) << i;
+    EXPECT_EQ(out->input(i).node->name(), i == 1 ? "deep" : want) << i;
+  }
+  EXPECT_EQ(g->find_node("c0")->type(), "Relu");
+  EXPECT_EQ(g->find_node("deep")->input(0).node->name(), "relu1");
+  EXPECT_NE(g->find_node("c299_pre_noop"), nullptr);
+  EXPECT_NE(g->find_node("inner_post_noop"), nullptr);
+}
+
 TEST_F(RuntimeTest, ExpandedAndCalledGiveTheSameResults) {
   for (bool expand : {false, true}) {
     std::unique_ptr<Runtime> rt;
