@@ -515,9 +515,24 @@ DimExpr SymbolTable::mod(DimExpr a, DimExpr b) {
   return atom_op(DimExpr::Kind::kMod, from_poly(rest), b);
 }
 
+namespace {
+// Whether x is an operand of `outer`, an op(..) node, or of op(..) nodes nested in it (at most `depth`
+// levels): then op(outer, x) is outer, since max and min absorb a repeated operand. Broadcasting one
+// dimension against the same one again and again (a chain of Adds over inputs of one symbolic size) otherwise
+// nested a level per node, and each node's dimension name spelled all of them: 50k Adds took 4 GB and
+// minutes.
+bool absorbs(const DimExpr::Node* outer, const DimExpr::Node* x, DimExpr::Kind op, int depth = 16) {
+  if (!outer || outer->kind != op || depth == 0) return false;
+  if (outer->a == x || outer->b == x) return true;
+  return absorbs(outer->a, x, op, depth - 1) || absorbs(outer->b, x, op, depth - 1);
+}
+}  // namespace
+
 DimExpr SymbolTable::max(DimExpr a, DimExpr b) {
   if (!a.valid() || !b.valid()) return {};
   if (a == b) return a;
+  if (absorbs(a.node(), b.node(), DimExpr::Kind::kMax)) return a;
+  if (absorbs(b.node(), a.node(), DimExpr::Kind::kMax)) return b;
   if (a.is_const() && b.is_const()) return constant(std::max(a.value(), b.value()));
   const SymRange d = sub(a, b).range();
   if (d.lo >= 0 && !is_inf(d.lo)) return a;
@@ -531,6 +546,8 @@ DimExpr SymbolTable::max(DimExpr a, DimExpr b) {
 DimExpr SymbolTable::min(DimExpr a, DimExpr b) {
   if (!a.valid() || !b.valid()) return {};
   if (a == b) return a;
+  if (absorbs(a.node(), b.node(), DimExpr::Kind::kMin)) return a;
+  if (absorbs(b.node(), a.node(), DimExpr::Kind::kMin)) return b;
   if (a.is_const() && b.is_const()) return constant(std::min(a.value(), b.value()));
   const SymRange d = sub(a, b).range();
   if (d.lo >= 0 && !is_inf(d.lo)) return b;

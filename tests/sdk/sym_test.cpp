@@ -144,6 +144,27 @@ TEST(DimExpr, RangesDecideMaxMinAndModulo) {
   EXPECT_EQ(t.trunc_div(t.constant(-7), t.constant(2)), t.constant(-3));
 }
 
+// max and min absorb an operand they already hold, from either side, so that broadcasting one size against
+// another over and over stays one expression; distinct operands still nest.
+TEST(DimExpr, MaxAndMinAbsorbARepeatedOperand) {
+  SymbolTable t;
+  const DimExpr s0 = t.symbol("s0"), n = t.symbol("N"), k = t.symbol("K");
+  const DimExpr both = t.max(s0, n);
+  DimExpr chain = both;
+  for (int i = 0; i < 1000; ++i) chain = i % 2 ? t.max(chain, n) : t.max(s0, chain);
+  EXPECT_EQ(chain, both);
+  EXPECT_EQ(chain.to_string(), "max(s0,N)");
+  const DimExpr low = t.min(n, s0);
+  EXPECT_EQ(t.min(low, n), low);
+  EXPECT_EQ(t.min(s0, low), low);
+  EXPECT_NE(t.max(low, n), low);  // another operation: nothing to absorb
+  const DimExpr three = t.max(both, k);
+  EXPECT_EQ(three.to_string(), "max(K,max(s0,N))");  // operands in creation order
+  EXPECT_EQ(t.max(three, k), three);
+  EXPECT_EQ(t.max(three, s0), three);  // found one level down
+  EXPECT_EQ(t.max(n, three), three);
+}
+
 TEST(DimExpr, PrintsTheReadableForm) {
   SymbolTable t;
   const DimExpr s1 = t.symbol("s1");
