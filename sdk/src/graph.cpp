@@ -470,23 +470,27 @@ void Graph::disconnect_input(InPort dst) {
 
 void Graph::compact_consumers(std::vector<OutPort>& outputs) {
   if (outputs.empty()) return;
-  // Many producers (an engine partition cuts thousands of edges): mark each producer once by id and compact
-  // all its outputs, linear where sorting the ports was most of disconnect_inputs.
+  // Many producers (an engine partition cuts thousands of edges): a single-output producer is marked once by
+  // id and its list compacted, linear where sorting the ports was most of disconnect_inputs.
   size_t bound = 0;
   for (const OutPort& out : outputs) bound = std::max(bound, static_cast<size_t>(out.node->id_) + 1);
   if (outputs.size() * 16 >= bound) {
     std::vector<char> seen(bound, 0);
+    // A producer with several outputs has only the touched ones compacted, after a sort below: compacting all
+    // of them per cut made a call with 10k outputs (a gear's Case) cost 10k^2 when each output was cut alone.
+    std::vector<OutPort> several;
     for (const OutPort& out : outputs) {
       Node* n = out.node;
+      if (n->outputs_.size() > 1) {
+        several.push_back(out);
+        continue;
+      }
       if (seen[n->id_]) continue;  // a flag, not a count: a char would wrap after 255 cuts of one hub
       seen[n->id_] = 1;
-      for (size_t o = 0; o < n->outputs_.size(); ++o) {
-        const OutPort self{n, static_cast<int32_t>(o)};
-        std::erase_if(n->outputs_[o].consumers,
-                      [&](const InPort& c) { return c.node->inputs_[c.index] != self; });
-      }
+      std::erase_if(n->outputs_[0].consumers,
+                    [&](const InPort& c) { return c.node->inputs_[c.index] != out; });
     }
-    return;
+    outputs.swap(several);
   }
   std::sort(outputs.begin(), outputs.end(), [](const OutPort& a, const OutPort& b) {
     return a.node != b.node ? std::less<const Node*>()(a.node, b.node) : a.index < b.index;
