@@ -380,19 +380,25 @@ class CloneJob {
   }
 
   // The old operators go; Data, Consts and NetOutput stay.
+  // All at once: searching the Data and Const lists per node, and removing nodes and subgraphs one by one
+  // (each removal searches its producers' consumer lists and the root's subgraph list), was quadratic in a
+  // model with many constants, a shared input or many control-flow nodes.
   void remove_old_operators() {
+    std::vector<char> keep(root_.id_bound(), 0);
+    for (const Node* n : {case_node_, shape_data_, shape_const_, map_index_, net_output_}) {
+      if (n) keep[static_cast<size_t>(n->id())] = 1;
+    }
+    for (const Node* n : data_) keep[static_cast<size_t>(n->id())] = 1;
+    for (const Node* n : consts_) keep[static_cast<size_t>(n->id())] = 1;
     std::vector<Node*> doomed;
+    std::vector<Graph*> subgraphs;
     for (Node* n : root_.nodes()) {
-      if (n == case_node_ || n == shape_data_ || n == shape_const_ || n == map_index_ || n == net_output_)
-        continue;
-      if (std::find(data_.begin(), data_.end(), n) != data_.end()) continue;
-      if (std::find(consts_.begin(), consts_.end(), n) != consts_.end()) continue;
+      if (keep[static_cast<size_t>(n->id())]) continue;
       doomed.push_back(n);
+      for (Graph* sub : n->subgraphs()) subgraphs.push_back(sub);
     }
-    for (Node* n : doomed) {
-      for (Graph* sub : n->subgraphs()) root_.remove_subgraph(sub);
-      root_.remove_node(n);
-    }
+    root_.remove_subgraphs(subgraphs);
+    root_.remove_nodes(doomed);
   }
 
   Status rewire_net_output() {

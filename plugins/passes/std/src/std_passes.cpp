@@ -43,28 +43,20 @@ sdk::Status PruneUnused::run(sdk::Graph& root, sdk::PassContext& ctx, bool* chan
   size_t removed = 0;
   std::vector<sdk::Graph*> graphs{&root};
   graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
-  std::vector<sdk::Graph*> gone;
   for (sdk::Graph* g : graphs) {
-    if (std::find(gone.begin(), gone.end(), g) != gone.end()) continue;
+    // Gone with a dead node's subgraphs: the address is compared, never followed (no graph is made here, so
+    // none can take a freed one's address).
+    if (g != &root && !root.owns_graph(g)) continue;
     std::vector<char> live;
     if (!mark_live(*g, &live)) continue;
     std::vector<sdk::Node*> dead;
-    for (sdk::Node* n : g->node_list()) {
+    std::vector<sdk::Graph*> subgraphs;  // removed together, with everything nested in them
+    for (sdk::Node* n : g->nodes()) {
       if (live[n->id()] || n->type() == sdk::op::kData) continue;
-      for (sdk::Graph* sub : n->subgraphs()) {
-        // Everything nested under `sub` goes too; remember it so that the loop does not visit freed graphs.
-        for (sdk::Graph* s : root.subgraphs()) {
-          for (const sdk::Graph* up = s; up && !up->is_root(); up = up->parent_graph()) {
-            if (up == sub) {
-              gone.push_back(s);
-              break;
-            }
-          }
-        }
-        root.remove_subgraph(sub);
-      }
+      for (sdk::Graph* sub : n->subgraphs()) subgraphs.push_back(sub);
       dead.push_back(n);
     }
+    root.remove_subgraphs(subgraphs);
     g->remove_nodes(dead);  // at once: the dead readers of one hub would each search its consumer list
     removed += dead.size();
   }
