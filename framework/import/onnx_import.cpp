@@ -1177,9 +1177,7 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
   phase("build");
   // The graph was built through Graph's functions alone, which keep every edge's two directions and the name
   // index by construction: what is left to check is what the model itself could get wrong.
-  sdk::VerifyOptions checks;
-  checks.edges = false;
-  if (Status v = sdk::verify(**root, checks); !v) {
+  if (Status v = sdk::verify(**root, {.edges = false}); !v) {
     root->reset();
     return v.with_context(source + ": ");
   }

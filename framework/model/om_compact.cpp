@@ -733,9 +733,7 @@ class Reader {
     for (size_t i = 0; i < graphs_.size(); ++i) GS_RETURN_IF_ERROR(give_attrs(i));
     // Built through Graph's functions alone, which keep both directions of every edge and the name index:
     // what the file could still get wrong (a cycle, a call and its subgraph disagreeing) is checked.
-    sdk::VerifyOptions checks;
-    checks.edges = false;
-    GS_RETURN_IF_ERROR(sdk::verify(*root, checks).with_context(source_ + ": "));
+    GS_RETURN_IF_ERROR(sdk::verify(*root, {.edges = false}).with_context(source_ + ": "));
     *out = std::move(root);
     return Status::ok();
   }

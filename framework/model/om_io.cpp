@@ -126,9 +126,8 @@ class Loader {
     GS_RETURN_IF_ERROR(root->reorder_subgraphs(order));
     GS_RETURN_IF_ERROR(link(m.root(), root.get()));
     for (const om::Graph& g : m.subgraphs()) GS_RETURN_IF_ERROR(link(g, graphs_.at(g.name())));
-    sdk::VerifyOptions checks;  // built through Graph's functions alone, as the compact reader's graphs
-    checks.edges = false;
-    GS_RETURN_IF_ERROR(sdk::verify(*root, checks).with_context(source_ + ": "));
+    // Built through Graph's functions alone, as the compact reader's graphs: the edge checks are redundant.
+    GS_RETURN_IF_ERROR(sdk::verify(*root, {.edges = false}).with_context(source_ + ": "));
     *out = std::move(root);
     return Status::ok();
   }

@@ -156,10 +156,8 @@ Status expand_partitioned_calls(Graph& root, size_t* expanded) {
   }();
   done.flush(root);  // on a failure too: the calls expanded before it leave as they did one by one
   GS_RETURN_IF_ERROR(status);
-  sdk::VerifyOptions
-      checks;  // rewired through Graph's functions alone, which keep both directions of an edge
-  checks.edges = false;
-  return sdk::verify(root, checks);
+  // Rewired through Graph's functions alone, which keep both directions of an edge.
+  return sdk::verify(root, {.edges = false});
 }
 
 }  // namespace graphsplit

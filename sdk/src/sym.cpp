@@ -516,15 +516,24 @@ DimExpr SymbolTable::mod(DimExpr a, DimExpr b) {
 }
 
 namespace {
-// Whether x is an operand of `outer`, an op(..) node, or of op(..) nodes nested in it (at most `depth`
-// levels): then op(outer, x) is outer, since max and min absorb a repeated operand. Broadcasting one
-// dimension against the same one again and again (a chain of Adds over inputs of one symbolic size) otherwise
-// nested a level per node, and each node's dimension name spelled all of them: 50k Adds took 4 GB and
-// minutes.
-bool absorbs(const DimExpr::Node* outer, const DimExpr::Node* x, DimExpr::Kind op, int depth = 16) {
-  if (!outer || outer->kind != op || depth == 0) return false;
-  if (outer->a == x || outer->b == x) return true;
-  return absorbs(outer->a, x, op, depth - 1) || absorbs(outer->b, x, op, depth - 1);
+// Whether x is an operand of `outer`, an op(..) node, or of op(..) nodes nested in it (at most 32 of them are
+// looked at, so that a call costs the same on any tree): then op(outer, x) is outer, since max and min absorb
+// a repeated operand. Broadcasting one dimension against the same one again and again (a chain of Adds over
+// inputs of one symbolic size) otherwise nested a level per node, and each node's dimension name spelled all
+// of them: 50k Adds took 4 GB and minutes.
+bool absorbs(const DimExpr::Node* outer, const DimExpr::Node* x, DimExpr::Kind op) {
+  constexpr int kBudget = 32;
+  const DimExpr::Node* todo[kBudget];
+  int size = 0, visits = 0;
+  if (outer && outer->kind == op) todo[size++] = outer;
+  while (size > 0 && visits++ < kBudget) {
+    const DimExpr::Node* n = todo[--size];
+    if (n->a == x || n->b == x) return true;
+    for (const DimExpr::Node* child : {n->a, n->b}) {
+      if (child && child->kind == op && size < kBudget) todo[size++] = child;
+    }
+  }
+  return false;
 }
 }  // namespace
 

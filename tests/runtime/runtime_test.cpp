@@ -370,34 +370,44 @@ TEST_F(RuntimeTest, ExpansionRefusesANameTakenInTheParent) {
   EXPECT_EQ(g->subgraphs().size(), 1u);
 }
 
-// Many calls read one input (a hub), one body holds a nested call, and a later body has a node named as an
-// earlier call: names and order are what expanding and removing one call at a time gave, except the hub's
-// readers, now in call order (removing a call from a list of more than 256 moved its last reader into the
-// gap, so that before they came out shuffled; the test failed on that implementation there and only there).
+// The subgraph `sub_name` of `call`, registered on `root`: its Data reads the call's input 0 and feeds one
+// Relu named `op`, which it returns.
+sdk::Graph* add_relu_body(sdk::Graph& root, sdk::Node* call, const std::string& sub_name,
+                          const std::string& op, const sdk::TensorDesc& d) {
+  sdk::Graph* f = root.add_subgraph(sub_name, call);
+  call->attrs().set("f", sdk::AttrValue::OfGraph(f));
+  add_input(*f, sub_name + "_in", d, 0)->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(0));
+  add_op(*f, op, "Relu", {sub_name + "_in"}, d);
+  add_net_output(*f, {op});
+  return f;
+}
+
+// A call `name` in the root reading x and feeding `out` input `slot`, whose body's Relu is named `op`.
+sdk::Graph* add_relu_call(sdk::Graph& root, const std::string& name, sdk::Node* out, int slot,
+                          const std::string& op, const sdk::TensorDesc& d) {
+  sdk::Node* call = root.add_node(name, sdk::op::kPartitionedCall, 1, 0);
+  call->add_output(d, name);
+  EXPECT_TRUE(root.add_edge({root.find_node("x"), 0}, {call, 0}).is_ok());
+  EXPECT_TRUE(root.add_edge({call, 0}, {out, slot}).is_ok());
+  return add_relu_body(root, call, "f_" + name, op, d);
+}
+
+// Many calls read one input (a hub), one body holds a nested call, a later body has a node named as an
+// earlier call, and one call's NoOp name is taken: names and order are what expanding and removing one call
+// at a time gave, except the hub's readers, now in call order (removing a call from a list of more than 256
+// moved its last reader into the gap, so that before they came out shuffled; the test failed on that
+// implementation there and only there).
 TEST_F(RuntimeTest, ExpansionOfManyCallsKeepsOrderHubsAndNames) {
   constexpr int kCalls = 300;  // more readers of x than the IR's in-order limit for single removals (256)
   auto g = opset17_root();
   const auto d = tensor_desc(sdk::DataType::kFloat, {3});
   add_input(*g, "x", d, 0);
   sdk::Node* out = g->add_node("out", sdk::op::kNetOutput, kCalls, 0);
-  auto body = [&](sdk::Graph& owner, sdk::Node* call, const std::string& sub_name, const std::string& op) {
-    (void)owner;  // the call's graph: the subgraph registers on the root whatever it is
-    sdk::Graph* f = g->add_subgraph(sub_name, call);
-    call->attrs().set("f", sdk::AttrValue::OfGraph(f));
-    add_input(*f, sub_name + "_in", d, 0)->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(0));
-    add_op(*f, op, "Relu", {sub_name + "_in"}, d);
-    add_net_output(*f, {op});
-    return f;
-  };
+  ASSERT_NE(g->add_node("c5_pre_noop", sdk::op::kNoOp, 0, 0), nullptr);  // c5's NoOp gets another name
   for (int i = 0; i < kCalls; ++i) {
-    const std::string name = "c" + std::to_string(i);
-    sdk::Node* call = g->add_node(name, sdk::op::kPartitionedCall, 1, 0);
-    call->add_output(d, name);
-    ASSERT_TRUE(g->add_edge({g->find_node("x"), 0}, {call, 0}).is_ok());
-    ASSERT_TRUE(g->add_edge({call, 0}, {out, i}).is_ok());
     // The last body's node takes the first call's name, free once that call is expanded.
-    sdk::Graph* f =
-        body(*g, call, "f" + std::to_string(i), i == kCalls - 1 ? "c0" : "relu" + std::to_string(i));
+    const std::string op = i == kCalls - 1 ? "c0" : "relu" + std::to_string(i);
+    sdk::Graph* f = add_relu_call(*g, "c" + std::to_string(i), out, i, op, d);
     if (i == 1) {  // a call inside the body of c1, between its Relu and NetOutput
       sdk::Node* inner = f->add_node("inner", sdk::op::kPartitionedCall, 1, 0);
       inner->add_output(d, "inner");
@@ -406,7 +416,7 @@ TEST_F(RuntimeTest, ExpansionOfManyCallsKeepsOrderHubsAndNames) {
       f->disconnect_input({ret, 0});
       ASSERT_TRUE(f->add_edge({f->find_node("relu1"), 0}, {inner, 0}).is_ok());
       ASSERT_TRUE(f->add_edge({inner, 0}, {ret, 0}).is_ok());
-      body(*f, inner, "nested", "deep");
+      add_relu_body(*g, inner, "nested", "deep", d);
     }
   }
   ASSERT_TRUE(sdk::verify(*g).is_ok());
@@ -428,6 +438,36 @@ TEST_F(RuntimeTest, ExpansionOfManyCallsKeepsOrderHubsAndNames) {
   EXPECT_EQ(g->find_node("deep")->input(0).node->name(), "relu1");
   EXPECT_NE(g->find_node("c299_pre_noop"), nullptr);
   EXPECT_NE(g->find_node("inner_post_noop"), nullptr);
+  const sdk::Node* c5_pre = g->find_node("c5_pre_noop_1");
+  ASSERT_NE(c5_pre, nullptr);
+  EXPECT_EQ(c5_pre->control_outputs(), std::vector<sdk::Node*>{g->find_node("relu5")});
+}
+
+// A call refused after others were expanded: those stay expanded and removed, the refused one stays whole,
+// and the graph is valid.
+TEST_F(RuntimeTest, ExpansionRefusedMidwayLeavesTheExpandedCallsDone) {
+  auto g = opset17_root();
+  const auto d = tensor_desc(sdk::DataType::kFloat, {3});
+  add_input(*g, "x", d, 0);
+  sdk::Node* out = g->add_node("out", sdk::op::kNetOutput, 3, 0);
+  add_relu_call(*g, "c0", out, 0, "relu0", d);
+  add_relu_call(*g, "c1", out, 1, "taken", d);
+  ASSERT_TRUE(g->add_edge({add_op(*g, "taken", "Neg", {"x"}, d), 0}, {out, 2}).is_ok());
+  size_t expanded = 0;
+  sdk::Status s = expand_partitioned_calls(*g, &expanded);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("cannot expand PartitionedCall 'c1': its node 'taken' has the name of a node"),
+            std::string::npos)
+      << s.message();
+  EXPECT_EQ(expanded, 1u);
+  EXPECT_EQ(g->find_node("c0"), nullptr);
+  EXPECT_EQ(out->input(0).node, g->find_node("relu0"));
+  ASSERT_NE(g->find_node("c1"), nullptr);
+  EXPECT_EQ(out->input(1).node, g->find_node("c1"));
+  EXPECT_EQ(g->subgraphs().size(), 1u);
+  EXPECT_EQ(g->find_subgraph("f_c0"), nullptr);
+  s = sdk::verify(*g);
+  EXPECT_TRUE(s.is_ok()) << s.message();
 }
 
 TEST_F(RuntimeTest, ExpandedAndCalledGiveTheSameResults) {
