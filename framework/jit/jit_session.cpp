@@ -11,7 +11,9 @@
 #include <mutex>
 #include <set>
 #include <span>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "common/json.h"
 #include "graphsplit/sdk/ir/names.h"
@@ -125,6 +127,7 @@ struct ExecutionPoint {
   int parent = -1;
   std::unique_ptr<Graph> graph;
   std::vector<RuntimeIo> inputs;
+  std::unordered_map<std::string_view, int> input_index;  // by name; views of `inputs`
   size_t operators = 0;
 
   mutable std::mutex mu;
@@ -165,6 +168,9 @@ std::shared_ptr<ExecutionPoint> make_point(std::unique_ptr<Graph> g, int id, int
   });
   for (const Node* d : data)
     p->inputs.push_back({d->output_name(0).empty() ? d->name() : d->output_name(0), d->output_desc(0)});
+  p->input_index.reserve(p->inputs.size());
+  for (size_t i = 0; i < p->inputs.size(); ++i)
+    p->input_index.emplace(p->inputs[i].name, static_cast<int>(i));
   p->value_keyed = value_inputs(*g);
   p->value_keyed.resize(p->inputs.size(), false);
   p->values_seen.resize(p->inputs.size());
@@ -407,15 +413,16 @@ Status JitSession::Impl::plan_for(ExecutionPoint& ep, const InferredSet& set,
   GS_RETURN_IF_ERROR(binary_partition(*ep.graph, set.nodes, &bp));
   plan->io = bp.io;
   plan->slice_nodes = count_operators(*bp.sliced);
+  const std::unordered_set<std::string_view> cut_names(set.cuts.begin(), set.cuts.end());
+  std::unordered_map<std::string_view, size_t> cut_at;  // producer -> its entry in plan->cuts
   for (const Node* n : bp.sliced->nodes()) {
     if (n->type() != sdk::op::kNetOutput) continue;
     for (size_t o = 0; o < n->num_inputs(); ++o) {
       const std::string& producer = n->input(o).node->name();
-      if (std::find(set.cuts.begin(), set.cuts.end(), producer) == set.cuts.end()) continue;
-      auto it = std::find_if(plan->cuts.begin(), plan->cuts.end(),
-                             [&](const auto& c) { return c.first == producer; });
-      if (it == plan->cuts.end()) it = plan->cuts.insert(plan->cuts.end(), {producer, {}});
-      it->second.push_back(static_cast<int>(o));
+      if (!cut_names.count(producer)) continue;
+      auto [it, added] = cut_at.emplace(producer, plan->cuts.size());
+      if (added) plan->cuts.push_back({producer, {}});
+      plan->cuts[it->second].second.push_back(static_cast<int>(o));
     }
   }
   plan->slice = std::move(bp.sliced);
@@ -466,11 +473,10 @@ Status JitSession::Impl::compile(ExecutionPoint& ep, const std::vector<Tensor>& 
     load_ms = ms_since(t2);
   }
   for (const RuntimeIo& io : v->runtime->inputs()) {
-    auto it = std::find_if(ep.inputs.begin(), ep.inputs.end(),
-                           [&](const RuntimeIo& e) { return e.name == io.name; });
-    if (it == ep.inputs.end())
+    auto it = ep.input_index.find(io.name);
+    if (it == ep.input_index.end())
       return Status::internal(where(ep) + ": the compiled slice lost input '" + io.name + "'");
-    v->runtime_inputs.push_back(static_cast<int>(it - ep.inputs.begin()));
+    v->runtime_inputs.push_back(it->second);
   }
   v->plan = plan;
   v->key = key;
