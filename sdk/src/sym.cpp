@@ -12,8 +12,10 @@ namespace graphsplit::sdk {
 
 namespace {
 
-// Beyond this many terms a product is refused: shapes never need it, and it bounds the work per operation.
-constexpr size_t kMaxTerms = 64;
+// An expression whose written-out tree would have more nodes than this becomes a new symbol instead (see
+// intern). Shapes never need more; it bounds the text of a dimension name, the work of every operation, and
+// every walk of a tree, which would otherwise be exponential on a shared (hash-consed) one.
+constexpr uint64_t kMaxTreeSize = 256;
 
 int64_t checked_add(int64_t a, int64_t b) {
   int64_t r;
@@ -93,6 +95,7 @@ struct DimExpr::Node {
   std::vector<Term> terms;  // kSum, sorted by monomial
   const Node* a = nullptr;  // binary atoms
   const Node* b = nullptr;
+  uint64_t tree_size = 1;  // nodes of the tree written out, at most kMaxTreeSize + 1
 };
 
 struct SymPoly {
@@ -150,7 +153,6 @@ Poly poly_add(const Poly& x, const Poly& y, int64_t y_scale) {
       ++j;
     }
   }
-  if (r.terms.size() > kMaxTerms) throw SymOverflow("dimension expression too large");
   return r;
 }
 
@@ -195,7 +197,6 @@ Poly poly_mul(const Poly& x, const Poly& y) {
       r.terms.push_back(std::move(t));
     }
   }
-  if (r.terms.size() > kMaxTerms) throw SymOverflow("dimension expression too large");
   return r;
 }
 
@@ -216,6 +217,18 @@ SymRange poly_range(const Poly& p) {
 
 void append_u64(std::string* key, uint64_t v) {
   key->append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+uint64_t tree_size(const DimExpr::Node& n) {
+  uint64_t size = 1;
+  auto grow = [&](uint64_t by) { size = std::min(size + by, kMaxTreeSize + 1); };
+  for (const Term& t : n.terms) {
+    grow(1);
+    for (const Factor& f : t.monomial) grow(f.atom->tree_size * static_cast<uint64_t>(f.power));
+  }
+  if (n.a) grow(n.a->tree_size);
+  if (n.b) grow(n.b->tree_size);
+  return size;
 }
 
 std::string key_of(const DimExpr::Node& n) {
@@ -337,6 +350,14 @@ DimExpr SymbolTable::intern(DimExpr::Node node) {
   std::string key = key_of(node);
   auto it = impl_->by_key.find(key);
   if (it != impl_->by_key.end()) return DimExpr(it->second);
+  node.tree_size = tree_size(node);
+  if (node.tree_size > kMaxTreeSize) {
+    // Too large to keep: a new symbol with the expression's range stands for it. The same expression, made
+    // again, finds that symbol under its key, so equal computations still give equal handles.
+    const DimExpr opaque = fresh_symbol("u", node.range);
+    impl_->by_key.emplace(std::move(key), opaque.node());
+    return opaque;
+  }
   node.id = impl_->nodes.size();
   impl_->nodes.push_back(std::move(node));
   const DimExpr::Node* stored = &impl_->nodes.back();

@@ -120,6 +120,26 @@ inline onnx::ModelProto parallel_nonzeros() {
   return m;
 }
 
+// x[N] -> k NonZeros of their own (x + i), joined by one Concat: k cuts, and a concatenated size that is a
+// sum of k data-dependent counts (past 127 of them, too large an expression to keep: a new symbol stands for
+// it).
+inline onnx::ModelProto concat_of_nonzeros(int k) {
+  auto m = model();
+  auto* g = m.mutable_graph();
+  typed(g->add_input(), "x", kFloat, {"N"});
+  std::vector<std::string> parts;
+  for (int i = 0; i < k; ++i) {
+    const std::string s = std::to_string(i);
+    float_init(g, "c" + s, {}, {static_cast<float>(-i)});
+    op(g, "Add", {"x", "c" + s}, {"a" + s});
+    op(g, "NonZero", {"a" + s}, {"nz" + s});
+    parts.push_back("nz" + s);
+  }
+  int_attr(op(g, "Concat", parts, {"y"}), "axis", 1);
+  untyped_output(g, "y");
+  return m;
+}
+
 // x[N] -> (NonZero -> Cast -> Flatten... ) k times: k data-dependent operators in a chain.
 inline onnx::ModelProto nonzero_chain(int k) {
   auto m = model();

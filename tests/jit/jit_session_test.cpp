@@ -141,6 +141,19 @@ TEST(JitSessionTest, ParallelNonZerosMakeTwoSlices) {
   EXPECT_EQ(st.slices[0].cuts, (std::vector<std::string>{"na", "nb"}));
 }
 
+TEST(JitSessionTest, AConcatOfTwoHundredNonZerosIsOneCutEach) {
+  const auto m = jm::concat_of_nonzeros(200);
+  auto s = open(options(m));
+  Reference ref(m);  // offline, the concatenated size is a symbol standing for the sum of 200 counts
+  check_against_reference(*s, ref, {floats({8}, ramp(8))});
+  // x - i is zero once for i in 1..8: 200 * 8 - 8 positions.
+  EXPECT_EQ(run(*s, {floats({8}, ramp(8))})[0].desc().shape.dims(), (std::vector<int64_t>{1, 1592}));
+  const JitStats st = s->stats();
+  ASSERT_EQ(st.slices.size(), 2u);
+  EXPECT_EQ(st.slices[0].cuts.size(), 200u);
+  EXPECT_EQ(st.slices[0].cuts[199], "nz199");  // node order, as for two
+}
+
 TEST(JitSessionTest, AChainOfKDataDependentOperatorsMakesKPlusOneSlices) {
   for (int k : {1, 2, 3}) {
     const auto m = jm::nonzero_chain(k);

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -163,6 +164,40 @@ TEST(DimExpr, MaxAndMinAbsorbARepeatedOperand) {
   EXPECT_EQ(t.max(three, k), three);
   EXPECT_EQ(t.max(three, s0), three);  // found one level down
   EXPECT_EQ(t.max(n, three), three);
+}
+
+TEST(DimExpr, ATooLargeExpressionBecomesASymbolWithItsRange) {
+  SymbolTable t;
+  // A sum of 200 sizes (a Concat of 200 data-dependent outputs) and a max over 200 distinct sizes.
+  auto sum_of = [&](int count) {
+    DimExpr sum = t.constant(0);
+    for (int i = 0; i < count; ++i) sum = t.add(sum, t.symbol("n" + std::to_string(i), {0, 10}));
+    return sum;
+  };
+  // 128 terms make a tree of 257 nodes: that sum became u0, and the rest was added to it.
+  const DimExpr sum = sum_of(200);
+  EXPECT_EQ(sum.to_string().substr(0, 8), "u0+n128+");
+  EXPECT_EQ(sum.range().lo, 0);
+  EXPECT_EQ(sum.range().hi, 2000);
+  EXPECT_EQ(sum_of(200), sum);  // the same computation, the same symbol
+  EXPECT_FALSE(t.evaluate(sum, {{"n0", 1}}).has_value());
+  EXPECT_EQ(sum_of(10).kind(), DimExpr::Kind::kSum);  // a small one is kept
+  EXPECT_EQ(sum_of(10).to_string(), "n0+n1+n2+n3+n4+n5+n6+n7+n8+n9");
+  DimExpr top = t.symbol("m0");
+  size_t longest = 0;
+  for (int i = 1; i < 5000; ++i) {
+    top = t.max(top, t.symbol("m" + std::to_string(i)));
+    longest = std::max(longest, top.to_string().size());
+  }
+  EXPECT_LT(longest, 2000u);
+  EXPECT_EQ(top.kind(), DimExpr::Kind::kMax);  // the chain goes on from the symbol that replaced it
+  // A power of a symbol: the tree counts each factor.
+  DimExpr power = t.symbol("p");
+  for (int i = 0; i < 300; ++i) power = t.mul(power, t.symbol("p"));
+  // p to the 255th became a symbol u<n>, then multiplied by p 46 more times.
+  const std::string text = power.to_string();
+  EXPECT_EQ(std::count(text.begin(), text.end(), 'p'), 46);
+  EXPECT_EQ(text.substr(text.rfind('*') + 1, 1), "u");
 }
 
 TEST(DimExpr, PrintsTheReadableForm) {

@@ -5,7 +5,10 @@
 // (symbols, FloorDiv, Mod, Max, Min); CeilDiv(a, b) is written FloorDiv(a + b - 1, b) so that equal sizes
 // compare equal. Arithmetic is overflow-checked: a result outside int64 throws SymOverflow instead of
 // wrapping. Every expression carries a value range, used to prove facts such as "this numerator is never
-// negative" (so truncating and floor division agree).
+// negative" (so truncating and floor division agree). An expression whose tree, written out, would pass 256
+// nodes becomes a new symbol "u<n>" with the expression's range (made again, the same expression gives the
+// same symbol): a dimension name stays short and every operation on it cheap, at the price of what inference
+// can prove about that size.
 //
 // Text form (what Shape::dim_names holds for a symbolic dimension, and what the .om and reports print):
 // "s0", "2*s0+1", "floor((s1-3)/2)+1", "mod(s0,4)", "max(s0,s1)", "min(s0,8)". parse() reads it back.
