@@ -535,10 +535,10 @@ class Compiler {
         }
     std::vector<Step> steps = std::move(exe_.steps);
     exe_.steps.clear();
-    exe_.steps.reserve(steps.size());             // fusing only removes steps
     std::vector<int> chain_of(steps.size(), -1);  // the chain a step ends
     std::vector<bool> absorbed(steps.size(), false);
     std::vector<std::vector<size_t>> chains;
+    size_t absorbed_steps = 0;
     for (size_t k = 0; k < steps.size(); ++k) {
       if (absorbed[k] || !fusable(steps[k])) continue;
       std::vector<size_t> chain = {k};
@@ -555,8 +555,12 @@ class Compiler {
       if (chain.size() < 2) continue;
       for (size_t m : chain) absorbed[m] = true;
       chain_of[chain.back()] = static_cast<int>(chains.size());
+      absorbed_steps += chain.size();
       chains.push_back(std::move(chain));
     }
+    // Exactly what is kept: both lists live at once, and a Step is 224 bytes (a chain of 1M Relus fuses into
+    // 1M / 16 steps; reserving the old count kept 220 MB of room for nothing).
+    exe_.steps.reserve(steps.size() - absorbed_steps + chains.size());
     for (size_t k = 0; k < steps.size(); ++k) {
       if (chain_of[k] >= 0) {
         exe_.steps.push_back(fused_step(steps, chains[chain_of[k]]));
