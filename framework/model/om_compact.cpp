@@ -129,10 +129,11 @@ class Writer {
     first.set_format_version(kOmFormatVersion);
     first.set_producer("graphsplit " GRAPHSPLIT_VERSION);
     GS_RETURN_IF_ERROR(emit(root, first.SerializeAsString(), sink));
-    for (std::string* table : {&strings_bytes_, &descs_bytes_, &attr_sets_bytes_}) {
+    for (std::string* table : {&strings_bytes_, &descs_bytes_}) {
       GS_RETURN_IF_ERROR(emit(root, *table, sink));
       std::string().swap(*table);
     }
+    GS_RETURN_IF_ERROR(emit_attr_sets(root, sink));
     release_tables();
     for (const sdk::Graph* g : graphs) {
       write_graph(*g);
@@ -337,18 +338,68 @@ class Writer {
     return index;
   }
 
-  uint32_t serialized_attrs(const sdk::AttrMap& map) {
+  void serialize_attrs(const sdk::AttrMap& map, std::string* out) {
     scratch_.Clear();
     for (const auto& [k, v] : map.entries()) {
       scratch_.add_names(intern(k));
       value(v, scratch_.add_values());
     }
-    scratch_.SerializeToString(&key_);
+    scratch_.SerializeToString(out);
+  }
+
+  uint32_t serialized_attrs(const sdk::AttrMap& map) {
+    serialize_attrs(map, &key_);
+    if (key_.size() >= kLargeAttrSet) return large_attrs(map);
     if (auto it = attr_sets_.find(std::string_view(key_)); it != attr_sets_.end()) return it->second;
-    append_entry(&attr_sets_bytes_, om::Compact::kAttrSetsFieldNumber, key_);
-    const auto index = static_cast<uint32_t>(attr_sets_.size() + 1);
+    if (attr_chunks_.empty() || attr_chunks_.back().deferred) attr_chunks_.emplace_back();
+    append_entry(&attr_chunks_.back().bytes, om::Compact::kAttrSetsFieldNumber, key_);
+    const auto index = static_cast<uint32_t>(++attr_set_count_);
     attr_sets_.emplace(key_, index);
     return index;
+  }
+
+  // A list holding weights: kept as the list, not as its bytes, which are made again when the table is
+  // written. Kept as bytes, a model's weights were in memory three times more (the table, its growth, the
+  // lookup key): atc on 200 MB of weights peaked at 785 MB. Found again by a hash of the bytes, confirmed by
+  // writing the candidate again.
+  uint32_t large_attrs(const sdk::AttrMap& map) {
+    const uint64_t hash = std::hash<std::string_view>()(key_);
+    auto [first, last] = large_sets_.equal_range(hash);
+    for (auto it = first; it != last; ++it) {
+      std::string earlier;
+      serialize_attrs(*attr_chunks_[it->second.chunk].deferred, &earlier);
+      if (earlier == key_) return release_scratch(it->second.index);
+    }
+    const auto index = static_cast<uint32_t>(++attr_set_count_);
+    attr_chunks_.push_back({{}, &map});
+    large_sets_.emplace(hash, LargeSet{index, attr_chunks_.size() - 1});
+    return release_scratch(index);
+  }
+
+  uint32_t release_scratch(uint32_t index) {
+    std::string().swap(key_);
+    scratch_ = om::CAttrSet();
+    return index;
+  }
+
+  // The attribute-set table in entry order: small lists as they were kept, large ones written again.
+  Status emit_attr_sets(const sdk::Graph& root, const PieceSink& sink) {
+    std::string head;
+    for (AttrChunk& chunk : attr_chunks_) {
+      if (!chunk.deferred) {
+        GS_RETURN_IF_ERROR(emit(root, chunk.bytes, sink));
+        std::string().swap(chunk.bytes);
+        continue;
+      }
+      serialize_attrs(*chunk.deferred, &key_);
+      head.clear();
+      append_varint(&head, (om::Compact::kAttrSetsFieldNumber << 3) | 2);
+      append_varint(&head, key_.size());
+      GS_RETURN_IF_ERROR(emit(root, head, sink));
+      GS_RETURN_IF_ERROR(emit(root, key_, sink));
+      release_scratch(0);
+    }
+    return Status::ok();
   }
 
   // Pass 1, in write_graph's order: a graph's name and attributes, then each node's type, output
@@ -368,6 +419,8 @@ class Writer {
     decltype(strings_)().swap(strings_);
     decltype(descs_)().swap(descs_);
     decltype(attr_sets_)().swap(attr_sets_);
+    decltype(attr_chunks_)().swap(attr_chunks_);
+    decltype(large_sets_)().swap(large_sets_);
     decltype(known_attrs_)().swap(known_attrs_);
     last_attrs_ = nullptr;
     last_desc_ = nullptr;
@@ -449,7 +502,20 @@ class Writer {
     out->append(bytes);
   }
 
-  std::string strings_bytes_, descs_bytes_, attr_sets_bytes_;  // the tables, as they go in the file
+  // From this size up, an attribute list is kept as the list (large_attrs).
+  static constexpr size_t kLargeAttrSet = size_t{64} << 10;
+  struct AttrChunk {
+    std::string bytes;                      // entries as they go in the file
+    const sdk::AttrMap* deferred = nullptr;  // or one large list, written when the table is
+  };
+  struct LargeSet {
+    uint32_t index;
+    size_t chunk;
+  };
+  std::string strings_bytes_, descs_bytes_;  // the tables, as they go in the file
+  std::vector<AttrChunk> attr_chunks_;      // the attribute-set table
+  size_t attr_set_count_ = 0;
+  std::unordered_multimap<uint64_t, LargeSet> large_sets_;  // by a hash of the bytes
   std::vector<uint32_t> refs_;
   size_t next_ref_ = 0;
   size_t written_ = 0;

@@ -182,6 +182,51 @@ TEST(OmFormatTest, TheFileIsProtobufsOwnEncodingOfItsMessage) {
   EXPECT_EQ(loaded->find_node("if")->attrs().get("else_branch")->as_graph(), loaded->subgraphs()[1]);
 }
 
+// Lists holding weights are written when the table is, not kept as bytes: the table must still be protobuf's
+// own encoding, in entry order among the small lists, with equal weights in separate buffers stored once.
+TEST(OmFormatTest, WeightsAreStoredOnceAndInEntryOrder) {
+  auto g = sdk::Graph::create("weights");
+  sdk::TensorDesc d;
+  d.dtype = sdk::DataType::kFloat;
+  d.shape = sdk::Shape({256, 256});
+  const std::string same(256 * 256 * 4, '\x11');
+  std::string other = same;
+  other[12345] = '\x22';
+  int k = 0;
+  auto constant = [&](const std::string& bytes) {
+    sdk::Node* c = g->add_node("w" + std::to_string(k++), "Const", 0, 0);
+    c->add_output(d);
+    c->attrs().set("value", sdk::AttrValue::OfTensor(sdk::Tensor(d, bytes)));  // a buffer of its own
+  };
+  auto small = [&](const std::string& tag) {
+    sdk::Node* n = g->add_node("s" + std::to_string(k++), "Relu", 0, 0);
+    n->add_output(d);
+    n->attrs().set("tag", sdk::AttrValue::String(tag));
+  };
+  small("first");
+  constant(same);
+  small("second");
+  constant(same);
+  constant(other);
+  small("third");
+  std::string bytes;
+  const om::Compact m = written(*g, &bytes);
+  EXPECT_TRUE(m.SerializeAsString() == bytes);
+  // Three small lists and two of weights, in the order the nodes first use them.
+  ASSERT_EQ(m.attr_sets_size(), 5);
+  EXPECT_EQ(m.attr_sets(1).values(0).tensor().data(), same);
+  EXPECT_EQ(m.attr_sets(3).values(0).tensor().data(), other);
+  EXPECT_LT(bytes.size(), 2 * same.size() + 4096);
+  std::unique_ptr<sdk::Graph> loaded;
+  ASSERT_TRUE(parse_om(bytes, "w.om", &loaded).is_ok());
+  EXPECT_EQ(loaded->find_node("w3")->attrs().get("value")->as_tensor()->bytes(), same);
+  EXPECT_EQ(loaded->find_node("w4")->attrs().get("value")->as_tensor()->bytes(), other);
+  EXPECT_EQ(loaded->find_node("s5")->attrs().get_string("tag"), "third");
+  std::string again;
+  ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
+  EXPECT_TRUE(again == bytes);
+}
+
 // The reader decodes nodes itself instead of through protobuf: it must accept every encoding protobuf accepts
 // for the same message. Each node is re-encoded with its fields in reverse order, numbers unpacked, a
 // 64-bit varint for a 32-bit field and unknown fields of every wire type (a group too); each graph's own
