@@ -13,7 +13,8 @@
 namespace graphsplit::om_detail {
 
 // A tensor whose bytes must match its descriptor; `what` prefixes the error.
-sdk::Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string& what, sdk::Tensor* t);
+// Takes `data` by value: a caller done with its message moves the bytes in instead of copying them.
+sdk::Status make_tensor(sdk::TensorDesc d, std::string data, const std::string& what, sdk::Tensor* t);
 
 // The compact encoding (format 2), handed to `sink` in pieces, in file order: the tables, then each graph. A
 // piece is valid only during the call. An error from the sink stops the write and is returned.

@@ -273,7 +273,7 @@ class Loader {
 namespace om_detail {
 
 // The bytes must be what the descriptor says: kernels trust the shape (found by fuzzing the runtime).
-Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string& what, sdk::Tensor* t) {
+Status make_tensor(sdk::TensorDesc d, std::string data, const std::string& what, sdk::Tensor* t) {
   const int64_t es = sdk::element_size(d.dtype);
   if (es > 0) {
     const std::optional<int64_t> n = d.shape.num_elements();
@@ -289,7 +289,7 @@ Status make_tensor(sdk::TensorDesc d, const std::string& data, const std::string
       return Status::invalid_argument(what + ": a string tensor of " + d.to_string() +
                                       " holds corrupt or too few strings");
   }
-  *t = sdk::Tensor(std::move(d), data);
+  *t = sdk::Tensor(std::move(d), std::move(data));
   return Status::ok();
 }
 
