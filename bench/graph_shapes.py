@@ -5,8 +5,11 @@ Each shape was found slow once (issue 21, round 15); the script keeps them measu
 a graph per node shows up as a row that grows 100x when the size grows 10x. Shapes (N operators each):
   consts+gears   a chain of Adds, each with its own constant, compiled with two batch gears
   outputs+gears  N Relus of one input, each a graph output, with two batch gears
-  inputs         a chain of Adds over N inputs of symbolic size N, the first set to -1
+  inputs         a chain of Adds over N inputs of symbolic size N, the first set to -1 (also run online:
+                 omrun --jit compiles and runs it in one process)
   hub            N Relus of one input, joined by one Concat
+  weights        (one size) 50 MatMuls over 200 MiB of float weights: atc's and omrun's peak against the
+                 weights' size
   expand         the random-10%-dynamic bench model's compiled .om, run by omrun with every
                  PartitionedCall expanded (the online mode does this with an .om)
 Reported: wall time and peak memory of the atc (or omrun) process, and the slowest pipeline entry.
@@ -64,6 +67,17 @@ def hub(path, n):
     save(path, nodes, [value("x", ["N", 4])], [value("y", ["N", 4 * n])])
 
 
+def weights(path, n):
+    rng = np.random.default_rng(0)
+    nodes, inits, prev = [], [], "x"
+    for i in range(n):
+        inits.append(numpy_helper.from_array(rng.standard_normal((1024, 1024), dtype=np.float32) * 0.03, f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [f"m{i}"], name=f"mm{i}"))
+        nodes.append(helper.make_node("Relu", [f"m{i}"], [f"r{i}"], name=f"relu{i}"))
+        prev = f"r{i}"
+    save(path, nodes, [value("x", ["N", 1024])], [value(prev, ["N", 1024])], inits)
+
+
 def measure(cmd):
     """Wall seconds, peak MiB, the slowest timing-table entry, and whether the command succeeded."""
     out = subprocess.run(["/usr/bin/time", "-f", "@@ %e %M"] + cmd, capture_output=True, text=True)
@@ -101,6 +115,26 @@ def main():
                                                + options)
                 failed |= not ok
                 print(f"{name:<14} {n:>7} {wall:>8.2f} {peak:>9.0f}  {slow}{'' if ok else '  FAILED'}")
+        # The online mode compiles and runs in one process: its own per-input work shows here.
+        for n in args.sizes:
+            model = os.path.join(tmp, f"online_{n}.onnx")
+            many_inputs(model, n)
+            wall, peak, _, ok = measure([omrun, f"--model={model}", "--jit", "--random_input",
+                                         "--input_shape=i0:-1,4"])
+            failed |= not ok
+            print(f"{'inputs online':<14} {n:>7} {wall:>8.2f} {peak:>9.0f}  (omrun --jit){'' if ok else '  FAILED'}")
+        # Weights, not nodes: 50 MatMuls with 4 MiB of float weights each (200 MiB). Peaks are compared with
+        # the weights' size: each copy of them kept at once adds 1.0 to the ratio.
+        model = os.path.join(tmp, "weights.onnx")
+        weights(model, 50)
+        mib = 50 * 4.0
+        for label, cmd in (("weights atc", [atc, f"--model={model}", f"--output={model[:-5]}",
+                                            "--input_shape=x:4,1024"]),
+                           ("weights omrun", [omrun, f"--model={model[:-5]}.om", "--random_input"])):
+            wall, peak, _, ok = measure(cmd)
+            failed |= not ok
+            print(f"{label:<14} {50:>7} {wall:>8.2f} {peak:>9.0f}  {peak / mib:.2f}x the weights"
+                  f"{'' if ok else '  FAILED'}")
         source = os.path.join(args.bench_dir, "random10pct_100000.onnx")
         if os.path.exists(source):
             om = os.path.join(tmp, "random")
