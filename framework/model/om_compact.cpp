@@ -505,7 +505,7 @@ class Writer {
   // From this size up, an attribute list is kept as the list (large_attrs).
   static constexpr size_t kLargeAttrSet = size_t{64} << 10;
   struct AttrChunk {
-    std::string bytes;                      // entries as they go in the file
+    std::string bytes;                       // entries as they go in the file
     const sdk::AttrMap* deferred = nullptr;  // or one large list, written when the table is
   };
   struct LargeSet {
@@ -513,7 +513,7 @@ class Writer {
     size_t chunk;
   };
   std::string strings_bytes_, descs_bytes_;  // the tables, as they go in the file
-  std::vector<AttrChunk> attr_chunks_;      // the attribute-set table
+  std::vector<AttrChunk> attr_chunks_;       // the attribute-set table
   size_t attr_set_count_ = 0;
   std::unordered_multimap<uint64_t, LargeSet> large_sets_;  // by a hash of the bytes
   std::vector<uint32_t> refs_;
