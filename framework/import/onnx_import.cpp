@@ -252,9 +252,9 @@ class Importer {
  public:
   // `main_nodes`, when given, are the main graph's nodes (model.graph() then has none).
   Importer(std::string source, std::string base_dir, const onnx::ModelProto& model,
-           const NodeSource* main_nodes = nullptr)
+           const NodeSource* main_nodes = nullptr, const onnx_detail::EmbeddedWeights* embedded = nullptr)
       : source_(std::move(source)),
-        tensors_(source_, std::move(base_dir)),
+        tensors_(source_, std::move(base_dir), embedded),
         model_(model),
         own_main_nodes_(&model.graph()),
         main_nodes_(main_nodes ? main_nodes : &own_main_nodes_) {
@@ -1002,8 +1002,11 @@ bool merge_field(std::string_view field, int recursion_limit, google::protobuf::
 // Reads a serialised ModelProto into `model` except for its main graph's nodes, which are left in the bytes:
 // `nodes` gets each node's span, in order. Every other field is parsed as ParseFromArray would, at the same
 // depth. False when the bytes are not well formed (the caller then parses them whole, which reports them).
+// From this size up, an initializer's raw bytes are left in the model file (EmbeddedWeights).
+constexpr size_t kEmbeddedWeightBytes = size_t{64} << 10;
+
 bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
-                              std::vector<std::string_view>* nodes) {
+                              std::vector<std::string_view>* nodes, onnx_detail::EmbeddedWeights* embedded) {
   using google::protobuf::internal::WireFormatLite;
   constexpr int kLimit = 100;  // protobuf's default recursion limit
   // Calls field(number, wire type, the field's bytes, its payload when length-delimited) for every field.
@@ -1031,7 +1034,33 @@ bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
   };
   constexpr int kGraphField = onnx::ModelProto::kGraphFieldNumber;
   constexpr int kNodeField = onnx::GraphProto::kNodeFieldNumber;
+  constexpr int kInitializerField = onnx::GraphProto::kInitializerFieldNumber;
   constexpr auto kLengthDelimited = WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+  // An initializer parsed without its raw_data, whose place in the file is kept instead; false (nothing
+  // added) when it has no large raw_data or says where its data is already.
+  auto without_raw_data = [&](std::string_view message, onnx::GraphProto* graph, bool* added) {
+    *added = false;
+    std::string rest;
+    std::string_view raw;
+    bool other_location = false;
+    const bool ok =
+        walk(message, [&](int number, int wire, std::string_view whole, std::string_view payload) {
+          if (number == onnx::TensorProto::kRawDataFieldNumber && wire == kLengthDelimited) {
+            raw = payload;  // the last one wins, as protobuf reads it
+          } else {
+            other_location |= number == onnx::TensorProto::kDataLocationFieldNumber ||
+                              number == onnx::TensorProto::kExternalDataFieldNumber;
+            rest.append(whole);
+          }
+          return true;
+        });
+    if (!ok || other_location || raw.size() < kEmbeddedWeightBytes) return true;
+    onnx::TensorProto* t = graph->add_initializer();
+    if (!t->ParseFromArray(rest.data(), static_cast<int>(rest.size()))) return false;
+    embedded->spans[t] = {static_cast<int64_t>(raw.data() - bytes.data()), static_cast<int64_t>(raw.size())};
+    *added = true;
+    return true;
+  };
   return walk(bytes, [&](int number, int wire, std::string_view whole, std::string_view payload) {
     if (number != kGraphField || wire != kLengthDelimited) return merge_field(whole, kLimit, model);
     onnx::GraphProto* graph = model->mutable_graph();
@@ -1039,6 +1068,12 @@ bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
       if (inner == kNodeField && inner_wire == kLengthDelimited) {
         nodes->push_back(node);
         return true;
+      }
+      if (embedded && inner == kInitializerField && inner_wire == kLengthDelimited &&
+          node.size() >= kEmbeddedWeightBytes) {
+        bool added = false;
+        if (!without_raw_data(node, graph, &added)) return false;
+        if (added) return true;
       }
       return merge_field(field, kLimit - 1, graph);
     });
@@ -1069,7 +1104,8 @@ void keep_only(std::vector<std::string_view>* spans, std::string* store) {
 // error if any, then --input_shape's, then the build's. Nothing the build makes is kept unless all pass.
 Status check_and_build_together(onnx::ModelProto& model, const std::string& source,
                                 const std::string& base_dir, const OnnxImportOptions& options,
-                                NodeSource* main_nodes, std::unique_ptr<sdk::Graph>* root) {
+                                NodeSource* main_nodes, std::unique_ptr<sdk::Graph>* root,
+                                const onnx_detail::EmbeddedWeights* weights) {
   // Before the checks start: the build reads the inputs' shapes from the first node on.
   const Status applied = apply_input_shapes(&model, options.input_shapes, source);
   const TensorReader check_reader(source, base_dir);
@@ -1095,7 +1131,7 @@ Status check_and_build_together(onnx::ModelProto& model, const std::string& sour
   } build_ended{handoff};
   main_nodes->gate_by(&gate);
   Status built = Status::ok();
-  if (applied.is_ok()) built = Importer(source, base_dir, model, main_nodes).run(root);
+  if (applied.is_ok()) built = Importer(source, base_dir, model, main_nodes, weights).run(root);
   main_nodes->gate_by(nullptr);
   main_nodes->hand_over(nullptr, false);
   handoff.consumed.finish();
@@ -1107,9 +1143,11 @@ Status check_and_build_together(onnx::ModelProto& model, const std::string& sour
 
 // `owned`, when given, holds `bytes` and is emptied once they are parsed: a file read only to be imported
 // need not stay in memory beside its graph.
+// `file`, when given, is the model file `bytes` were read from: large initializers are then read from it
+// again when their tensors are made, instead of being parsed into the message (EmbeddedWeights).
 Status import_bytes(std::string_view bytes, std::string* owned, const std::string& source,
                     const std::string& base_dir, const OnnxImportOptions& options,
-                    std::unique_ptr<sdk::Graph>* root) {
+                    std::unique_ptr<sdk::Graph>* root, const std::string* file = nullptr) {
   if (bytes.size() > static_cast<size_t>(INT_MAX)) {
     return Status::resource_exhausted(source + ": models over 2 GiB need external data files");
   }
@@ -1139,11 +1177,16 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     // until then (the rest of a file's bytes go once parsed). Not for model-local functions (inlining
     // rewrites the node list) or libonnx's inference (it reads the whole model).
     std::vector<std::string_view> spans;
+    onnx_detail::EmbeddedWeights embedded;
+    if (file) embedded.file = *file;
     const bool streamed = !options.onnx_reference_inference &&
-                          parse_without_main_nodes(bytes, &model, &spans) && model.functions_size() == 0;
+                          parse_without_main_nodes(bytes, &model, &spans, file ? &embedded : nullptr) &&
+                          model.functions_size() == 0;
+    const onnx_detail::EmbeddedWeights* weights = embedded.spans.empty() ? nullptr : &embedded;
     std::string node_bytes;
     if (!streamed) {
       spans.clear();
+      weights = nullptr;  // parsed again, whole
       if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
         return Status::invalid_argument(source + kParseFailed);
       if (owned) std::string().swap(*owned);
@@ -1161,7 +1204,8 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     if (streamed) main_nodes.emplace(std::move(spans), &reader, source);
     const NodeSource* nodes = main_nodes ? &*main_nodes : nullptr;
     if (main_nodes && Importer(source, base_dir, model, nodes).head_passes(options)) {
-      GS_RETURN_IF_ERROR(check_and_build_together(model, source, base_dir, options, &*main_nodes, root));
+      GS_RETURN_IF_ERROR(
+          check_and_build_together(model, source, base_dir, options, &*main_nodes, root, weights));
       if (owned) std::string().swap(*owned);
       return Status::ok();
     }
@@ -1169,7 +1213,7 @@ Status import_bytes(std::string_view bytes, std::string* owned, const std::strin
     GS_RETURN_IF_ERROR(apply_input_shapes(&model, options.input_shapes, source));
     phase("check");
     if (options.infer_shapes && options.onnx_reference_inference) infer_shapes(&model, source);
-    GS_RETURN_IF_ERROR(Importer(source, base_dir, model, nodes).run(root));
+    GS_RETURN_IF_ERROR(Importer(source, base_dir, model, nodes, weights).run(root));
     if (owned) std::string().swap(*owned);
     return Status::ok();
   }();
@@ -1210,7 +1254,7 @@ Status import_onnx_file(const std::string& path, const OnnxImportOptions& option
   GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
   const fs::path p(path);
   return import_bytes(bytes, &bytes, path, p.has_parent_path() ? p.parent_path().string() : ".", options,
-                      root);
+                      root, &path);
 }
 
 // ------------------------------------------------------------------ shape inference for other input shapes

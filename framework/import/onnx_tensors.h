@@ -9,6 +9,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <unordered_map>
 
 #include "graphsplit/sdk/ir/tensor.h"
 #include "graphsplit/sdk/status.h"
@@ -47,10 +48,23 @@ inline std::string unsupported_type_name(int32_t dt) {
   return name + " (" + std::to_string(dt) + ")";
 }
 
+// Initializers whose raw bytes were left in the model file when it was parsed (import_bytes): each message
+// holds everything but raw_data, and the bytes are read from the file when the tensor is made, straight into
+// its buffer. Parsed into the message, a model's weights were in memory twice at once (the file's bytes and
+// the message's copy), then a third time as tensors.
+struct EmbeddedWeights {
+  struct Span {
+    int64_t offset = 0;
+    int64_t length = 0;
+  };
+  std::string file;  // the model file
+  std::unordered_map<const onnx::TensorProto*, Span> spans;
+};
+
 class TensorReader {
  public:
-  TensorReader(std::string source, std::string base_dir)
-      : source_(std::move(source)), base_dir_(std::move(base_dir)) {}
+  TensorReader(std::string source, std::string base_dir, const EmbeddedWeights* embedded = nullptr)
+      : source_(std::move(source)), base_dir_(std::move(base_dir)), embedded_(embedded) {}
 
   Status read(const onnx::TensorProto& t, const std::string& what, sdk::Tensor* out) const {
     const int32_t dt = t.data_type();
@@ -87,6 +101,10 @@ class TensorReader {
       return err(what + " is too large: shape " + shape.to_string());
     }
     const int64_t nbytes = *count * esize;
+    if (embedded_) {
+      if (auto it = embedded_->spans.find(&t); it != embedded_->spans.end())
+        return read_embedded(it->second, what, std::move(desc), nbytes, out);
+    }
     std::string bytes;
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       GS_RETURN_IF_ERROR(read_external(t, what, nbytes, &bytes));
@@ -213,8 +231,26 @@ class TensorReader {
     return Status::ok();
   }
 
+  Status read_embedded(const EmbeddedWeights::Span& span, const std::string& what, sdk::TensorDesc desc,
+                       int64_t nbytes, sdk::Tensor* out) const {
+    if (span.length != nbytes) {
+      return err(what + " has " + std::to_string(span.length) + " bytes of data but shape " +
+                 desc.shape.to_string() + " of " + std::string(sdk::to_string(desc.dtype)) + " needs " +
+                 std::to_string(nbytes));
+    }
+    std::ifstream in(embedded_->file, std::ios::binary);
+    in.seekg(span.offset);
+    char* writable = nullptr;
+    sdk::Tensor t = sdk::Tensor::allocate(std::move(desc), static_cast<size_t>(nbytes), &writable);
+    if (!in || !in.read(writable, nbytes) || in.gcount() != nbytes)
+      return err(what + ": cannot read its data from the model file again (did the file change?)");
+    *out = std::move(t);
+    return Status::ok();
+  }
+
   std::string source_;
   std::string base_dir_;
+  const EmbeddedWeights* embedded_ = nullptr;
 };
 
 }  // namespace graphsplit::onnx_detail

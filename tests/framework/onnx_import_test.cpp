@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "graphsplit/sdk/ir/verify.h"
 #include "model/om_io.h"
 #include "onnx_builders.h"
@@ -438,6 +440,69 @@ TEST(OnnxImportTest, AFileMostlyOfWeightsGivesTheGraphItsBytesGive) {
   EXPECT_TRUE(a == b);
   EXPECT_EQ(from_file->find_node("add_w")->input(0).node, from_file->find_node("sigmoid"));
   EXPECT_EQ(from_file->find_node("add_w")->input(1).node, from_file->find_node("w"));
+}
+
+// Large initializers of a model file are read from the file again when their tensors are made, not parsed
+// into the message: the bytes, the checks and protobuf's rules (the last raw_data wins) must be the same as
+// from bytes in memory.
+TEST(OnnxImportTest, LargeInitializersReadFromTheFileAreTheBytesParsed) {
+  const std::string path = ::testing::TempDir() + "/gs_embedded.onnx";
+  std::string pattern(80'000, '\0');
+  for (size_t i = 0; i < pattern.size(); ++i) pattern[i] = static_cast<char>(i * 7 % 251);
+  auto with_weight = [&](int64_t elements, const std::string& raw) {
+    onnx::ModelProto m = tiny_model();
+    auto* w = m.mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(elements);
+    w->set_raw_data(raw);
+    return m;
+  };
+  auto both = [&](const std::string& bytes, std::unique_ptr<sdk::Graph>* from_file,
+                  std::unique_ptr<sdk::Graph>* from_bytes) {
+    write_bytes(path, bytes);
+    const sdk::Status f = import_onnx_file(path, {}, from_file);
+    const sdk::Status b = import_onnx_bytes(bytes, path, ::testing::TempDir(), {}, from_bytes);
+    EXPECT_EQ(f.is_ok(), b.is_ok());
+    EXPECT_EQ(f.message(), b.message());
+    return f;
+  };
+  std::unique_ptr<sdk::Graph> from_file, from_bytes;
+  ASSERT_TRUE(both(to_bytes(with_weight(20'000, pattern)), &from_file, &from_bytes).is_ok());
+  const sdk::Tensor* t = from_file->find_node("w")->attrs().get("value")->as_tensor();
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(t->bytes() == pattern);
+  EXPECT_EQ(t->desc().shape.dims(), (std::vector<int64_t>{20'000}));
+  // The same refusal, naming the initializer, when the data does not fit the shape.
+  const sdk::Status short_data = both(to_bytes(with_weight(30'000, pattern)), &from_file, &from_bytes);
+  EXPECT_NE(short_data.message().find("initializer 'w' has 80000 bytes of data but shape [30000] of float32 "
+                                      "needs 120000"),
+            std::string::npos)
+      << short_data.message();
+  // raw_data twice in one initializer: protobuf keeps the last.
+  std::string last = pattern;
+  std::reverse(last.begin(), last.end());
+  const onnx::ModelProto m = with_weight(20'000, pattern);
+  std::string tensor = m.graph().initializer(0).SerializeAsString();
+  auto varint = [](std::string* out, uint64_t v) {
+    for (; v >= 0x80; v >>= 7) out->push_back(static_cast<char>(v | 0x80));
+    out->push_back(static_cast<char>(v));
+  };
+  tensor.push_back(static_cast<char>(onnx::TensorProto::kRawDataFieldNumber << 3 | 2));
+  varint(&tensor, last.size());
+  tensor += last;
+  onnx::ModelProto head = m;
+  head.mutable_graph()->clear_initializer();
+  std::string graph_piece(1, static_cast<char>(onnx::GraphProto::kInitializerFieldNumber << 3 | 2));
+  varint(&graph_piece, tensor.size());
+  graph_piece += tensor;
+  std::string model = to_bytes(head);
+  model.push_back(static_cast<char>(onnx::ModelProto::kGraphFieldNumber << 3 | 2));
+  varint(&model, graph_piece.size());
+  model += graph_piece;
+  ASSERT_TRUE(both(model, &from_file, &from_bytes).is_ok());
+  EXPECT_TRUE(from_file->find_node("w")->attrs().get("value")->as_tensor()->bytes() == last);
+  EXPECT_TRUE(from_bytes->find_node("w")->attrs().get("value")->as_tensor()->bytes() == last);
 }
 
 // Protobuf merges a message field that appears twice: a model whose graph comes in two pieces (nodes in
