@@ -1253,8 +1253,11 @@ Status import_onnx_file(const std::string& path, const OnnxImportOptions& option
   std::string bytes;
   GS_RETURN_IF_ERROR(read_file(path, &bytes, uint64_t{1} << 31));
   const fs::path p(path);
+  // Only a regular file can be read again (a pipe, /dev/stdin, cannot).
+  std::error_code ec;
+  const bool rereadable = fs::is_regular_file(p, ec);
   return import_bytes(bytes, &bytes, path, p.has_parent_path() ? p.parent_path().string() : ".", options,
-                      root, &path);
+                      root, rereadable ? &path : nullptr);
 }
 
 // ------------------------------------------------------------------ shape inference for other input shapes
