@@ -164,19 +164,15 @@ Status Runtime::gear_input_dims(std::vector<std::vector<std::vector<int64_t>>>* 
   std::vector<int64_t> user(m.root_data.size(), -1);  // root Data index -> position in inputs()
   for (size_t i = 0, k = 0; i < m.root_data.size(); ++i)
     if (static_cast<int64_t>(i) != m.shape_data_index) user[i] = static_cast<int64_t>(k++);
-  const sdk::AttrValue* which = m.shape_data->attrs().get(sdk::attr::kDynamicBatchUnknownDataIndex);
+  const std::vector<Impl::GearSlot> slots = m.gear_slots();
   for (int64_t r = 0; r < td[0]; ++r) {
     std::vector<std::vector<int64_t>> dims;
     for (const RuntimeIo& io : m.inputs) dims.push_back(io.desc.shape.dims());
-    int64_t pos = 0;
-    for (int64_t i : which && which->as_ints() ? *which->as_ints() : std::vector<int64_t>{}) {
-      if (i < 0 || static_cast<size_t>(i) >= user.size() || user[i] < 0) continue;
-      const sdk::AttrValue* where = m.root_data[i]->attrs().get(sdk::attr::kDynamicBatchUnknownDimIndex);
-      for (int64_t a : where && where->as_ints() ? *where->as_ints() : std::vector<int64_t>{}) {
-        auto& d = dims[user[i]];
-        if (a >= 0 && static_cast<size_t>(a) < d.size() && pos < td[1]) d[a] = values[r * td[1] + pos];
-        ++pos;
-      }
+    for (const Impl::GearSlot& slot : slots) {
+      if (user[slot.data_index] < 0 || static_cast<int64_t>(slot.position) >= td[1]) continue;
+      auto& d = dims[static_cast<size_t>(user[slot.data_index])];
+      if (slot.axis >= 0 && static_cast<size_t>(slot.axis) < d.size())
+        d[static_cast<size_t>(slot.axis)] = values[static_cast<size_t>(r * td[1]) + slot.position];
     }
     for (auto& d : dims)
       for (int64_t& v : d)

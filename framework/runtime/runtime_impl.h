@@ -171,6 +171,16 @@ struct Runtime::Impl {
   void trace_step(const Step& step, std::chrono::steady_clock::time_point t0, const std::vector<Tensor>& in,
                   const std::vector<const Tensor*>& in_ptrs, const std::vector<Tensor>& out);
   Status fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape);
+  // Where each unknown dimension of a gear input sits in a gear: an input with as many unknown dimensions as
+  // a gear has values takes the whole gear (--dynamic_batch_size: every input's batch is the one value),
+  // others take consecutive values (--dynamic_dims), as sdk::distribute_gears gave them at compile time.
+  struct GearSlot {
+    size_t data_index;  // root Data index
+    int64_t axis;
+    size_t position;  // in the gear
+  };
+  std::vector<GearSlot> gear_slots() const;
+  size_t gear_length() const;
 };
 
 }  // namespace graphsplit

@@ -498,25 +498,52 @@ Status Runtime::Impl::stack_scan_outputs(const Node& n, std::vector<std::vector<
   return Status::ok();
 }
 
-Status Runtime::Impl::fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape) {
-  // The gear shape: the unknown dimensions of the gear inputs, in input order (GE's
-  // ascend_mbatch_shape_data).
+size_t Runtime::Impl::gear_length() const {
+  const auto& dims = shape_data->output_desc(0).shape.dims();
+  return dims.size() == 1 && dims[0] > 0 ? static_cast<size_t>(dims[0]) : 0;
+}
+
+std::vector<Runtime::Impl::GearSlot> Runtime::Impl::gear_slots() const {
+  std::vector<GearSlot> slots;
   const sdk::AttrValue* which = shape_data->attrs().get(sdk::attr::kDynamicBatchUnknownDataIndex);
-  std::vector<int32_t> dims;
-  if (which && which->as_ints()) {
-    for (int64_t i : *which->as_ints()) {
-      const Node* d = root_data.at(static_cast<size_t>(i));
-      const sdk::AttrValue* where = d->attrs().get(sdk::attr::kDynamicBatchUnknownDimIndex);
-      if (!where || !where->as_ints()) continue;
-      const auto& actual = user_inputs.at(static_cast<size_t>(i)).desc().shape.dims();
-      for (int64_t a : *where->as_ints()) {
-        if (a < 0 || static_cast<size_t>(a) >= actual.size())
-          return Status::invalid_argument(source + ": input '" + inputs[i].name + "' has rank " +
-                                          std::to_string(actual.size()) + ", the gears need dimension " +
-                                          std::to_string(a));
-        dims.push_back(static_cast<int32_t>(actual[a]));
-      }
-    }
+  if (!which || !which->as_ints()) return slots;
+  const size_t length = gear_length();
+  size_t cursor = 0;
+  for (int64_t i : *which->as_ints()) {
+    if (i < 0 || static_cast<size_t>(i) >= root_data.size()) continue;
+    const sdk::AttrValue* where =
+        root_data[static_cast<size_t>(i)]->attrs().get(sdk::attr::kDynamicBatchUnknownDimIndex);
+    if (!where || !where->as_ints()) continue;
+    const std::vector<int64_t>& axes = *where->as_ints();
+    const bool whole = axes.size() == length;
+    for (size_t j = 0; j < axes.size(); ++j)
+      slots.push_back({static_cast<size_t>(i), axes[j], whole ? j : cursor + j});
+    cursor += axes.size();
+  }
+  return slots;
+}
+
+Status Runtime::Impl::fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape) {
+  // The gear these inputs are in (GE's ascend_mbatch_shape_data): every input must agree on it.
+  const size_t length = gear_length();
+  std::vector<int32_t> dims(length, -1);
+  std::vector<size_t> from(length, SIZE_MAX);  // the input that set each value
+  for (const GearSlot& slot : gear_slots()) {
+    const auto& actual = user_inputs.at(slot.data_index).desc().shape.dims();
+    const std::string& name = root_data[slot.data_index]->name();
+    if (slot.axis < 0 || static_cast<size_t>(slot.axis) >= actual.size())
+      return Status::invalid_argument(source + ": input '" + name + "' has rank " +
+                                      std::to_string(actual.size()) + ", the gears need dimension " +
+                                      std::to_string(slot.axis));
+    if (slot.position >= length) continue;
+    const auto value = static_cast<int32_t>(actual[static_cast<size_t>(slot.axis)]);
+    if (from[slot.position] != SIZE_MAX && dims[slot.position] != value)
+      return Status::invalid_argument(source + ": inputs '" + root_data[from[slot.position]]->name() +
+                                      "' and '" + name +
+                                      "' must be in the same gear, but their gear dimensions differ: " +
+                                      std::to_string(dims[slot.position]) + " and " + std::to_string(value));
+    dims[slot.position] = value;
+    from[slot.position] = slot.data_index;
   }
   sdk::TensorDesc desc;
   desc.dtype = sdk::DataType::kInt32;

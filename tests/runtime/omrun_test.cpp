@@ -443,6 +443,33 @@ TEST_F(OmrunTest, RandomInputsTakeTheShapesOfAGear) {
   }
 }
 
+// Every input of a model compiled with --dynamic_batch_size takes the gear's one value (as the compile gave
+// it them), so the gear of a run is the batch its inputs agree on; inputs in different gears are refused.
+TEST_F(OmrunTest, EveryInputOfADynamicBatchTakesTheGear) {
+  const std::string node = std::string(GRAPHSPLIT_TESTDATA_DIR) + "/node/test_add";
+  const std::string data = node + "/test_data_set_0";
+  Result a = atc("--model=" + node + "/model.onnx --output=" + path("add_gears") +
+                 " --input_shape='x:-1,4,5;y:-1,4,5' --dynamic_batch_size=1,3");
+  ASSERT_EQ(a.code, 0) << a.err;
+  const std::string om = "--model=" + path("add_gears.om");
+  Result run = omrun(om + " --input=" + data + "/input_0.pb," + data + "/input_1.pb --compare=" + data +
+                     " --rtol=0 --atol=0");
+  EXPECT_EQ(run.code, 0) << run.err;
+  for (int gear : {0, 1}) {
+    const std::string out = "gear" + std::to_string(gear);
+    Result random = omrun(om + " --random_input --gear=" + std::to_string(gear) + " --output=" + path(out));
+    ASSERT_EQ(random.code, 0) << random.err;
+    EXPECT_EQ(output(out, 0).desc().shape.dims(), (std::vector<int64_t>{gear == 0 ? 1 : 3, 4, 5}));
+  }
+  const std::string one = write_input("one", tensor_of(sdk::DataType::kFloat, {1, 4, 5}, 1));
+  Result mixed = omrun(om + " --input=" + data + "/input_0.pb," + one);
+  EXPECT_EQ(mixed.code, 1);
+  EXPECT_NE(mixed.err.find(
+                "inputs 'x' and 'y' must be in the same gear, but their gear dimensions differ: 3 and 1"),
+            std::string::npos)
+      << mixed.err;
+}
+
 // omrun --jit: a sequence of input sets through one session (--input_list), the report, and the outputs of
 // the last set equal to atc + omrun's for that shape.
 TEST_F(OmrunTest, JitRunsASequenceOfShapesAndReportsItsCache) {
