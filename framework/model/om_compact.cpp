@@ -365,21 +365,25 @@ class Writer {
   uint32_t large_attrs(const sdk::AttrMap& map) {
     const uint64_t hash = std::hash<std::string_view>()(key_);
     auto [first, last] = large_sets_.equal_range(hash);
-    for (auto it = first; it != last; ++it) {
+    uint32_t index = 0;
+    for (auto it = first; it != last && index == 0; ++it) {
       std::string earlier;
-      serialize_attrs(*attr_chunks_[it->second.chunk].deferred, &earlier);
-      if (earlier == key_) return release_scratch(it->second.index);
+      serialize_attrs(*it->second.map, &earlier);
+      if (earlier == key_) index = it->second.index;
     }
-    const auto index = static_cast<uint32_t>(++attr_set_count_);
-    attr_chunks_.push_back({{}, &map});
-    large_sets_.emplace(hash, LargeSet{index, attr_chunks_.size() - 1});
-    return release_scratch(index);
+    if (index == 0) {
+      index = static_cast<uint32_t>(++attr_set_count_);
+      attr_chunks_.push_back({{}, &map});
+      large_sets_.emplace(hash, LargeSet{index, &map});
+    }
+    release_scratch();
+    return index;
   }
 
-  uint32_t release_scratch(uint32_t index) {
+  // The encoding buffers give back a large list's bytes: kept, they held the largest weights until the end.
+  void release_scratch() {
     std::string().swap(key_);
     scratch_ = om::CAttrSet();
-    return index;
   }
 
   // The attribute-set table in entry order: small lists as they were kept, large ones written again.
@@ -397,7 +401,7 @@ class Writer {
       append_varint(&head, key_.size());
       GS_RETURN_IF_ERROR(emit(root, head, sink));
       GS_RETURN_IF_ERROR(emit(root, key_, sink));
-      release_scratch(0);
+      release_scratch();
     }
     return Status::ok();
   }
@@ -510,7 +514,7 @@ class Writer {
   };
   struct LargeSet {
     uint32_t index;
-    size_t chunk;
+    const sdk::AttrMap* map;
   };
   std::string strings_bytes_, descs_bytes_;  // the tables, as they go in the file
   std::vector<AttrChunk> attr_chunks_;       // the attribute-set table

@@ -74,6 +74,7 @@ Status Runtime::create(std::unique_ptr<Graph> root, const std::string& source, c
     impl->inputs.push_back(io);
   }
   impl->outputs = graph_outputs(g);
+  if (impl->shape_data) impl->find_gear_slots();
   try {
     GS_RETURN_IF_ERROR(impl->plan_graph(g, engines));
   } catch (const std::exception& e) {
@@ -164,11 +165,10 @@ Status Runtime::gear_input_dims(std::vector<std::vector<std::vector<int64_t>>>* 
   std::vector<int64_t> user(m.root_data.size(), -1);  // root Data index -> position in inputs()
   for (size_t i = 0, k = 0; i < m.root_data.size(); ++i)
     if (static_cast<int64_t>(i) != m.shape_data_index) user[i] = static_cast<int64_t>(k++);
-  const std::vector<Impl::GearSlot> slots = m.gear_slots();
   for (int64_t r = 0; r < td[0]; ++r) {
     std::vector<std::vector<int64_t>> dims;
     for (const RuntimeIo& io : m.inputs) dims.push_back(io.desc.shape.dims());
-    for (const Impl::GearSlot& slot : slots) {
+    for (const Impl::GearSlot& slot : m.gear_slots) {
       if (user[slot.data_index] < 0 || static_cast<int64_t>(slot.position) >= td[1]) continue;
       auto& d = dims[static_cast<size_t>(user[slot.data_index])];
       if (slot.axis >= 0 && static_cast<size_t>(slot.axis) < d.size())

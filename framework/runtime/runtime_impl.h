@@ -179,8 +179,9 @@ struct Runtime::Impl {
     int64_t axis;
     size_t position;  // in the gear
   };
-  std::vector<GearSlot> gear_slots() const;
-  size_t gear_length() const;
+  std::vector<GearSlot> gear_slots;  // found once, at load (shape_data's attributes do not change)
+  size_t gear_length = 0;
+  void find_gear_slots();
 };
 
 }  // namespace graphsplit

@@ -498,16 +498,11 @@ Status Runtime::Impl::stack_scan_outputs(const Node& n, std::vector<std::vector<
   return Status::ok();
 }
 
-size_t Runtime::Impl::gear_length() const {
-  const auto& dims = shape_data->output_desc(0).shape.dims();
-  return dims.size() == 1 && dims[0] > 0 ? static_cast<size_t>(dims[0]) : 0;
-}
-
-std::vector<Runtime::Impl::GearSlot> Runtime::Impl::gear_slots() const {
-  std::vector<GearSlot> slots;
+void Runtime::Impl::find_gear_slots() {
+  const auto& shape = shape_data->output_desc(0).shape.dims();
+  gear_length = shape.size() == 1 && shape[0] > 0 ? static_cast<size_t>(shape[0]) : 0;
   const sdk::AttrValue* which = shape_data->attrs().get(sdk::attr::kDynamicBatchUnknownDataIndex);
-  if (!which || !which->as_ints()) return slots;
-  const size_t length = gear_length();
+  if (!which || !which->as_ints()) return;
   size_t cursor = 0;
   for (int64_t i : *which->as_ints()) {
     if (i < 0 || static_cast<size_t>(i) >= root_data.size()) continue;
@@ -515,20 +510,19 @@ std::vector<Runtime::Impl::GearSlot> Runtime::Impl::gear_slots() const {
         root_data[static_cast<size_t>(i)]->attrs().get(sdk::attr::kDynamicBatchUnknownDimIndex);
     if (!where || !where->as_ints()) continue;
     const std::vector<int64_t>& axes = *where->as_ints();
-    const bool whole = axes.size() == length;
+    const bool whole = axes.size() == gear_length;
     for (size_t j = 0; j < axes.size(); ++j)
-      slots.push_back({static_cast<size_t>(i), axes[j], whole ? j : cursor + j});
+      gear_slots.push_back({static_cast<size_t>(i), axes[j], whole ? j : cursor + j});
     cursor += axes.size();
   }
-  return slots;
 }
 
 Status Runtime::Impl::fill_shape_data(const std::vector<Tensor>& user_inputs, Tensor* shape) {
   // The gear these inputs are in (GE's ascend_mbatch_shape_data): every input must agree on it.
-  const size_t length = gear_length();
+  const size_t length = gear_length;
   std::vector<int32_t> dims(length, -1);
   std::vector<size_t> from(length, SIZE_MAX);  // the input that set each value
-  for (const GearSlot& slot : gear_slots()) {
+  for (const GearSlot& slot : gear_slots) {
     const auto& actual = user_inputs.at(slot.data_index).desc().shape.dims();
     const std::string& name = root_data[slot.data_index]->name();
     if (slot.axis < 0 || static_cast<size_t>(slot.axis) >= actual.size())

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "graphsplit/sdk/ir/verify.h"
+#include "import/onnx_tensors.h"
 #include "model/om_io.h"
 #include "onnx_builders.h"
 
@@ -503,6 +504,29 @@ TEST(OnnxImportTest, LargeInitializersReadFromTheFileAreTheBytesParsed) {
   ASSERT_TRUE(both(model, &from_file, &from_bytes).is_ok());
   EXPECT_TRUE(from_file->find_node("w")->attrs().get("value")->as_tensor()->bytes() == last);
   EXPECT_TRUE(from_bytes->find_node("w")->attrs().get("value")->as_tensor()->bytes() == last);
+}
+
+// An initializer whose bytes are no longer where the parse found them (the file shrank, or went) is refused
+// by name, never read short.
+TEST(OnnxImportTest, AnInitializerThatCannotBeReadAgainIsRefusedByName) {
+  const std::string path = ::testing::TempDir() + "/gs_shrunk.onnx";
+  write_bytes(path, std::string(100, 'x'));
+  onnx::TensorProto t;
+  t.set_name("w");
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  t.add_dims(1000);
+  onnx_detail::EmbeddedWeights embedded;
+  embedded.spans[&t] = {50, 4000};  // 4000 bytes from offset 50 of a 100-byte file
+  for (const std::string& file : {path, path + ".gone"}) {
+    embedded.file = file;
+    const onnx_detail::TensorReader reader("m.onnx", ::testing::TempDir(), &embedded);
+    sdk::Tensor out;
+    const sdk::Status s = reader.read(t, "initializer 'w'", &out);
+    EXPECT_EQ(
+        s.message(),
+        "m.onnx: initializer 'w': cannot read its data from the model file again (did the file change?)")
+        << file;
+  }
 }
 
 // Protobuf merges a message field that appears twice: a model whose graph comes in two pieces (nodes in
