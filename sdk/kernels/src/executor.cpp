@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <deque>
 #include <map>
 #include <optional>
 #include <tuple>
@@ -396,7 +397,8 @@ void plan_arena(GraphExecutable& exe, const std::vector<int64_t>& bytes_of_slot,
 // and, when every computed value has a static shape, the arena.
 class Compiler {
  public:
-  Compiler(const sdk::Graph& graph, GraphExecutable* exe) : graph_(graph), exe_(*exe) {}
+  Compiler(const sdk::Graph& graph, GraphExecutable* exe)
+      : graph_(graph), exe_(*exe), node_slots_(graph.id_bound(), {-1, 0}) {}
 
   Status bind(const std::vector<sdk::Node*>& order, const std::function<Status(const sdk::Node&)>& accept) {
     const int opset = onnx_opset_of(graph_.is_root() ? graph_ : *graph_.root());
@@ -404,6 +406,7 @@ class Compiler {
     // blocks again and again, and the old ones stayed in the heap (omrun's peak on the 100k bench chain: 241
     // MB that way, 210 MB reserved).
     exe_.steps.reserve(order.size());
+    slot_desc_.reserve(order.size());
     for (const sdk::Node* n : order) {
       if (n->type() == sdk::op::kData) {
         data_.push_back(n);
@@ -434,7 +437,7 @@ class Compiler {
       if (data_[i]->attrs().get_int(sdk::attr::kIndex, -1) != static_cast<int64_t>(i))
         return Status::invalid_argument("graph '" + graph_.name() + "': Data indices are not 0.." +
                                         std::to_string(data_.size() - 1));
-      exe_.input_slots.push_back(slot_of_.at({data_[i], 0}));
+      exe_.input_slots.push_back(slot_of(data_[i], 0));
     }
     return Status::ok();
   }
@@ -446,7 +449,7 @@ class Compiler {
     for (const sdk::OutPort& p : net_output_->inputs()) {
       if (!p.valid())
         return Status::invalid_argument("graph '" + graph_.name() + "': NetOutput has an open input");
-      const int s = slot_of_.at({p.node, p.index});
+      const int s = slot_of(p.node, p.index);
       exe_.result_slots.push_back(s);
       (*heap)[s] = true;
     }
@@ -482,7 +485,7 @@ class Compiler {
     bytes->assign(exe_.num_slots, 0);
     for (const Step& step : exe_.steps) {
       for (int s : step.out_slots) {
-        const sdk::TensorDesc& d = slot_desc_[s];
+        const sdk::TensorDesc& d = *slot_desc_[s];
         const int64_t size = sdk::element_size(d.dtype);
         if (!d.is_static() || size == 0) return false;
         const std::optional<int64_t> count = d.shape.num_elements();
@@ -498,6 +501,11 @@ class Compiler {
   void channels_last(std::vector<bool>* heap) {
     for (const Step& step : exe_.steps)
       if (!step.node->subgraphs().empty()) return;  // a body may read an outer value in its ONNX layout
+    // Only a convolution starts a region: without one, nothing would change but a copy of every step.
+    if (std::none_of(exe_.steps.begin(), exe_.steps.end(), [](const Step& step) {
+          return layout::role_of(*step.node, step.opset) == layout::Role::kConv;
+        }))
+      return;
     std::vector<Step> steps = std::move(exe_.steps);
     exe_.steps.clear();
     exe_.steps.reserve(steps.size());  // conversions may add a few
@@ -654,10 +662,10 @@ class Compiler {
     return exe_.layout_nodes->add_node(exe_.layout_nodes->unique_node_name(name), type, inputs, 1);
   }
 
-  const Dims& static_dims(int slot) const { return slot_desc_[slot].shape.dims(); }
+  const Dims& static_dims(int slot) const { return slot_desc_[slot]->shape.dims(); }
 
   bool float_tensor(int slot, size_t max_rank) const {
-    const sdk::TensorDesc& d = slot_desc_[slot];
+    const sdk::TensorDesc& d = *slot_desc_[slot];
     return d.kind == sdk::ValueKind::kTensor && d.dtype == DataType::kFloat && d.is_static() &&
            d.shape.rank() <= max_rank;
   }
@@ -716,7 +724,9 @@ class Compiler {
     step.channels_last = true;
     step.fixed_shapes[0].dims = layout::to_last(step.fixed_shapes[0].dims);
     const int y = step.out_slots[0];
-    slot_desc_[y].shape = sdk::Shape(layout::to_last(static_dims(y)));
+    sdk::TensorDesc d = *slot_desc_[y];
+    d.shape = sdk::Shape(layout::to_last(static_dims(y)));
+    slot_desc_[y] = &own_descs_.emplace_back(std::move(d));
     last_[y] = true;
   }
 
@@ -731,7 +741,7 @@ class Compiler {
     if (it != constant_last_.end()) return it->second;
     Tensor t = layout::permute_constant(c, true);
     const int s = static_cast<int>(exe_.num_slots++);
-    slot_desc_.push_back(t.desc());
+    slot_desc_.push_back(&own_descs_.emplace_back(t.desc()));
     last_.push_back(true);
     constant_index_[s] = exe_.constants.size();
     exe_.constants.emplace_back(s, std::move(t));
@@ -753,10 +763,10 @@ class Compiler {
     step.in_slots = {slot};
     const Dims& dims = static_dims(slot);
     if (to_last && dims.size() < 4) step.relabel.emplace_back(0, layout::padded4(dims));
-    sdk::TensorDesc d = slot_desc_[slot];
+    sdk::TensorDesc d = *slot_desc_[slot];
     d.shape = sdk::Shape(to_last ? layout::to_last(layout::padded4(dims)) : layout::to_first(dims));
     const int s = static_cast<int>(exe_.num_slots++);
-    slot_desc_.push_back(d);
+    slot_desc_.push_back(&own_descs_.emplace_back(std::move(d)));
     last_.push_back(to_last);
     step.out_slots = {s};
     exe_.steps.push_back(std::move(step));
@@ -766,9 +776,22 @@ class Compiler {
 
   int new_slot(const sdk::Node* n, int o) {
     const int s = static_cast<int>(exe_.num_slots++);
-    slot_of_[{n, o}] = s;
-    slot_desc_.push_back(n->output_desc(o));
+    auto& [first, count] = node_slots_[n->id()];
+    if (count == 0) first = s;
+    if (count != o || first + o != s) throw std::logic_error("kernel compiler: output slots out of order");
+    ++count;
+    slot_desc_.push_back(&n->output_desc(o));
     return s;
+  }
+
+  // A value's slot; an output that was given none (a Data's second output, in a corrupt graph) is refused.
+  int slot_of(const sdk::Node* node, int index) const {
+    const bool here = node->owner() == &graph_;
+    const auto [first, count] = here ? node_slots_[node->id()] : std::pair<int, int>{-1, 0};
+    if (index < 0 || index >= count)
+      throw std::out_of_range("node '" + node->name() + "' output " + std::to_string(index) +
+                              " has no value slot");
+    return first + index;
   }
 
   Status bind_operator(const sdk::Node* n, int opset, const std::function<Status(const sdk::Node&)>& accept) {
@@ -784,7 +807,7 @@ class Compiler {
     GS_RETURN_IF_ERROR(accept(*n));
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const sdk::OutPort p = n->input(i);
-      step.in_slots.push_back(p.valid() ? slot_of_.at({p.node, p.index}) : -1);
+      step.in_slots.push_back(p.valid() ? slot_of(p.node, p.index) : -1);
       if (i < 64 && step.in_slots.back() >= 0 && constant_of(step.in_slots.back()))
         step.constant_inputs |= uint64_t{1} << i;
     }
@@ -797,9 +820,9 @@ class Compiler {
 
   // Evaluates the step's rule once here when the declared input dims and the constants decide every output
   // dim; a rule that needs a value only known at run time leaves the step to evaluate it per run.
-  void fix_rule(Step& step) const {
+  void fix_rule(Step& step) {
     if (!step.rule) return;
-    sdk::SymbolTable sym;
+    sdk::SymbolTable& sym = sym_;
     std::vector<infer::SymValue> values(step.in_slots.size());
     std::vector<const infer::SymValue*> inputs(step.in_slots.size(), nullptr);
     for (size_t i = 0; i < step.in_slots.size(); ++i) {
@@ -808,7 +831,7 @@ class Compiler {
         step.fixed_dims.emplace_back();
         continue;
       }
-      const sdk::TensorDesc& d = slot_desc_[s];
+      const sdk::TensorDesc& d = *slot_desc_[s];
       if (d.kind != sdk::ValueKind::kTensor || !d.is_static()) return;
       const Tensor* c = constant_of(s);
       values[i] = c ? infer::value_from_tensor(sym, *c, kRuleValueElements) : infer::value_from_desc(sym, d);
@@ -832,10 +855,17 @@ class Compiler {
 
   const sdk::Graph& graph_;
   GraphExecutable& exe_;
-  std::map<std::pair<const sdk::Node*, int>, int> slot_of_;
+  // By Node::id(): the node's first output slot and how many it has (a node's outputs get consecutive slots).
+  std::vector<std::pair<int, int>> node_slots_;
   std::vector<const sdk::Node*> data_;
   const sdk::Node* net_output_ = nullptr;
-  std::vector<sdk::TensorDesc> slot_desc_;
+  // A slot's descriptor: its node's output descriptor, or one of own_descs_ (layout changes, conversions).
+  // The nodes outlive the compile; copies would cost an allocation per value.
+  std::vector<const sdk::TensorDesc*> slot_desc_;
+  std::deque<sdk::TensorDesc> own_descs_;
+  // Every step's fixed rule is evaluated in one table: static dims intern only constants, and a table per
+  // step cost an allocation or more per operator.
+  sdk::SymbolTable sym_;
   std::unordered_map<int, size_t> constant_index_;
   // The channels-last pass: which slots hold that layout, and the conversions made so far.
   std::vector<bool> last_;
