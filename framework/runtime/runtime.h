@@ -53,6 +53,7 @@ struct SegmentStats {
   std::string first_node;
   size_t nodes = 0;
   bool static_shape = false;  // an arena was planned
+  bool whole_graph = false;   // the engine compiled the graph itself, not a copy of the segment
   int64_t arena_bytes = 0;
   uint64_t calls = 0;
   double milliseconds = 0;

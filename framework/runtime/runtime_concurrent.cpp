@@ -106,17 +106,19 @@ namespace {
 
 // Control edges from a step's nodes to later steps order them as data does; NoOps (which do not run) are
 // followed through.
-void add_control_order(const std::map<const Node*, int>& step_of, std::vector<std::vector<int>>* producers) {
-  for (const auto& [node, from] : step_of) {
+void add_control_order(const Graph& g, const std::vector<int>& step_of,
+                       std::vector<std::vector<int>>* producers) {
+  for (const Node* node : g.nodes()) {
+    const int from = step_of[node->id()];
+    if (from < 0 || !node->any_control_edges()) continue;
     std::vector<const Node*> todo(node->control_outputs().begin(), node->control_outputs().end());
     std::set<const Node*> seen;
     while (!todo.empty()) {
       const Node* n = todo.back();
       todo.pop_back();
       if (!seen.insert(n).second) continue;
-      const auto it = step_of.find(n);
-      if (it != step_of.end()) {
-        if (it->second > from) (*producers)[it->second].push_back(from);
+      if (const int to = step_of[n->id()]; to >= 0) {
+        if (to > from) (*producers)[to].push_back(from);
         continue;
       }
       if (n->type() != sdk::op::kNoOp) continue;
@@ -129,7 +131,7 @@ void add_control_order(const std::map<const Node*, int>& step_of, std::vector<st
 
 }  // namespace
 
-std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::map<const Node*, int>& step_of) {
+std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::vector<int>& step_of) {
   const size_t n = plan.steps.size();
   if (n < 2) return nullptr;
   std::vector<int> producer(plan.num_slots, -1);
@@ -142,7 +144,7 @@ std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::map
   g->readers.assign(plan.num_slots, 0);
   g->last_ms.assign(n, -1);
   std::vector<std::vector<int>> producers(n);
-  add_control_order(step_of, &producers);
+  add_control_order(*plan.graph, step_of, &producers);
   for (size_t k = 0; k < n; ++k) {
     std::vector<int>& slots = g->reads[k];
     for (int s : plan.steps[k].in_slots)

@@ -39,7 +39,9 @@ const Node* constant_source(sdk::OutPort p);
 }  // namespace runtime_detail
 
 struct Segment {
-  std::unique_ptr<Graph> graph;  // the standalone subgraph the engine compiled (kept for its node pointers)
+  // The standalone subgraph the engine compiled (kept for its node pointers); null when the engine compiled
+  // the graph itself (Runtime::Impl::whole_graph).
+  std::unique_ptr<Graph> graph;
   std::unique_ptr<sdk::Executable> executable;
   size_t stats_index = 0;
 };
@@ -93,26 +95,32 @@ struct GraphPlan {
 };
 
 // Made once per plan after its steps and results: null when the steps form one chain. `step_of` gives the
-// step of each node that runs (control edges between steps order them as data does).
-std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::map<const Node*, int>& step_of);
+// step of each node that runs, by Node::id() (-1: none), as Slots holds it (control edges between steps order
+// them as data does).
+std::unique_ptr<StepGraph> make_step_graph(const GraphPlan& plan, const std::vector<int>& step_of);
 
 class WorkerPool;
 
-// Value slots of the plan being built: one per node output.
+// Value slots of the plan being built: one per node output, a node's outputs consecutive. Per-node tables are
+// vectors by Node::id() of the plan's graph (every value a node reads is in its own graph): maps keyed by
+// node cost a tree node and a rebalance per value, which a million-node graph's load felt.
 struct Slots {
+  Slots(GraphPlan* p, const Graph& g)
+      : plan(p), node_slots(g.id_bound(), {-1, 0}), step_of(g.id_bound(), -1) {}
   GraphPlan* plan = nullptr;
-  std::map<std::pair<const Node*, int>, int> slot_of;
-  std::map<const Node*, int> step_of;
-  int add(const Node* n, int output) {
-    const int s = static_cast<int>(plan->num_slots++);
-    slot_of[{n, output}] = s;
-    return s;
-  }
+  std::vector<std::pair<int, int>> node_slots;  // first slot, how many outputs have one
+  std::vector<int> step_of;
+  // Scratch of plan_segment and build_segment, kept here so that a graph of many segments does not pay a
+  // graph-sized table per segment: which nodes are in the segment, and their copies.
+  std::vector<char> inside;
+  std::vector<Node*> copy_of;
+  int add(const Node* n, int output);
+  int slot(const Node* n, int index) const;  // throws std::out_of_range for an output without one
   std::vector<int> inputs_of(const Node* n) const {
     std::vector<int> in;
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const sdk::OutPort p = n->input(i);
-      in.push_back(p.valid() ? slot_of.at({p.node, p.index}) : -1);
+      in.push_back(p.valid() ? slot(p.node, p.index) : -1);
     }
     return in;
   }
@@ -146,8 +154,11 @@ struct Runtime::Impl {
   Status plan_segment(const Graph& g, const std::vector<Node*>& order, size_t* k, const EngineLookup& engines,
                       Slots* slots);
   Status plan_results(const Graph& g, const Node* net_output, Slots* slots);
+  bool whole_graph(const Graph& g, size_t members, std::vector<const Node*>* inputs) const;
+  Status copy_segment(const Graph& g, const std::vector<Node*>& members, Slots* slots,
+                      std::unique_ptr<Graph>* out);
   Status build_segment(const Graph& g, const std::vector<Node*>& members, const std::string& engine_name,
-                       sdk::Engine* engine, Segment** out);
+                       sdk::Engine* engine, Slots* slots, bool whole, Segment** out);
   Status run_plan(const GraphPlan& plan, const std::vector<const Tensor*>& parent_inputs,
                   std::vector<Tensor>* results);
   Status run_step(const Step& step, std::vector<Tensor>& values);

@@ -115,30 +115,92 @@ const Node* constant_source(sdk::OutPort p) {
 
 using namespace runtime_detail;
 
-Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& members,
-                                    const std::string& engine_name, sdk::Engine* engine, Segment** out) {
-  auto seg = std::make_unique<Segment>();
-  seg->graph = Graph::create(g.name() + "/" + members.front()->name());
-  Graph& sg = *seg->graph;
+int Slots::add(const Node* n, int output) {
+  const int s = static_cast<int>(plan->num_slots++);
+  auto& [first, count] = node_slots[n->id()];
+  if (count == 0) first = s;
+  if (count != output || first + output != s)
+    throw std::logic_error("runtime plan: output slots out of order");
+  ++count;
+  return s;
+}
+
+int Slots::slot(const Node* n, int index) const {
+  const bool here = n->owner() == plan->graph;
+  const auto [first, count] = here ? node_slots[n->id()] : std::pair<int, int>{-1, 0};
+  if (index < 0 || index >= count)
+    throw std::out_of_range("node '" + n->name() + "' output " + std::to_string(index) +
+                            " has no value slot");
+  return first + index;
+}
+
+// Whether the members are every operator of the graph, which holds nothing else but Data, Consts and one
+// NetOutput fed by the members; `inputs` then gets the Data in `index` order, which must be 0..k-1 (the
+// root's are, checked at create; a partition's subgraph's are its call's input positions). The engine then
+// compiles the graph as it is: the standalone copy costs about 400 bytes and a microsecond a node, which a
+// static model (one segment, however large) and every partition of one engine paid for nothing. A subgraph
+// whose Data carries a constant from outside is copied, so that the weights become the segment's own
+// (copy_segment).
+bool Runtime::Impl::whole_graph(const Graph& g, size_t members, std::vector<const Node*>* inputs) const {
+  if (g.is_root() && shape_data) return false;
+  size_t operators = 0;
+  const Node* net = nullptr;
+  std::vector<Node*> data;
+  for (Node* n : g.nodes()) {
+    const std::string& type = n->type();
+    if (type == sdk::op::kConst) continue;
+    if (type == sdk::op::kData) {
+      data.push_back(n);
+    } else if (type == sdk::op::kNetOutput) {
+      if (net) return false;
+      net = n;
+    } else {
+      ++operators;
+    }
+  }
+  if (!net || operators != members) return false;
+  const bool from_members =
+      std::all_of(net->inputs().begin(), net->inputs().end(), [](const sdk::OutPort& p) {
+        return p.valid() && p.node->type() != sdk::op::kData && p.node->type() != sdk::op::kConst;
+      });
+  if (!from_members) return false;
+  inputs->assign(data.size(), nullptr);
+  for (Node* d : data) {
+    const int64_t index = d->attrs().get_int(sdk::attr::kIndex, -1);
+    if (index < 0 || static_cast<size_t>(index) >= data.size() || (*inputs)[index]) return false;
+    if (!g.is_root() && constant_source({d, 0})) return false;
+    (*inputs)[index] = d;
+  }
+  return true;
+}
+
+// The members as a standalone graph: Data for the values they read from outside (index in order of first
+// use), Consts for the weights, and a NetOutput of what leaves. slots->inside marks the members.
+Status Runtime::Impl::copy_segment(const Graph& g, const std::vector<Node*>& members, Slots* slots,
+                                   std::unique_ptr<Graph>* out) {
+  *out = Graph::create(g.name() + "/" + members.front()->name());
+  Graph& sg = **out;
   if (const sdk::AttrValue* v = root->attrs().get(sdk::attr::kOnnxOpsetImport))
     sg.attrs().set(sdk::attr::kOnnxOpsetImport, *v);
-  std::unordered_map<const Node*, Node*> copy;
-  std::set<const Node*> inside(members.begin(), members.end());
+  sg.reserve_nodes(members.size() + 2);
+  std::vector<Node*>& copy = slots->copy_of;
+  copy.resize(g.id_bound());
+  const std::vector<char>& inside = slots->inside;
   std::map<std::pair<const Node*, int>, Node*> boundary;  // external producer -> Data or Const copy
   int64_t next_index = 0;
   for (Node* n : members) {
     Node* c = sg.add_node(n->name(), n->type(), n->num_inputs(), 0);
     c->attrs() = n->attrs();
     for (size_t o = 0; o < n->num_outputs(); ++o) c->add_output(n->output_desc(o), n->output_name(o));
-    copy[n] = c;
+    copy[n->id()] = c;
   }
   for (Node* n : members) {
     for (size_t i = 0; i < n->num_inputs(); ++i) {
       const sdk::OutPort p = n->input(i);
       if (!p.valid()) continue;
       sdk::OutPort src;
-      if (inside.count(p.node)) {
-        src = {copy.at(p.node), p.index};
+      if (inside[p.node->id()]) {
+        src = {copy[p.node->id()], p.index};
       } else {
         Node*& b = boundary[{p.node, p.index}];
         if (!b) {
@@ -155,7 +217,7 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
         }
         src = {b, 0};
       }
-      GS_RETURN_IF_ERROR(sg.add_edge(src, {copy.at(n), static_cast<int32_t>(i)}));
+      GS_RETURN_IF_ERROR(sg.add_edge(src, {copy[n->id()], static_cast<int32_t>(i)}));
     }
   }
   std::vector<sdk::OutPort> results;
@@ -163,13 +225,23 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
     for (size_t o = 0; o < n->num_outputs(); ++o) {
       const auto& consumers = n->consumers(o);
       const bool leaves = std::any_of(consumers.begin(), consumers.end(),
-                                      [&](const sdk::InPort& c) { return !inside.count(c.node); });
-      if (leaves) results.push_back({copy.at(n), static_cast<int32_t>(o)});
+                                      [&](const sdk::InPort& c) { return !inside[c.node->id()]; });
+      if (leaves) results.push_back({copy[n->id()], static_cast<int32_t>(o)});
     }
   }
   Node* net_output = sg.add_node("segment_output", sdk::op::kNetOutput, results.size(), 0);
   for (size_t k = 0; k < results.size(); ++k)
     GS_RETURN_IF_ERROR(sg.add_edge(results[k], {net_output, static_cast<int32_t>(k)}));
+  return Status::ok();
+}
+
+// The segment compiled by its engine: the graph itself when `whole` (whole_graph), else a copy.
+Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& members,
+                                    const std::string& engine_name, sdk::Engine* engine, Slots* slots,
+                                    bool whole, Segment** out) {
+  auto seg = std::make_unique<Segment>();
+  if (!whole) GS_RETURN_IF_ERROR(copy_segment(g, members, slots, &seg->graph));
+  const Graph& sg = whole ? g : *seg->graph;
   Status s;
   try {
     s = engine->compile(sg, &seg->executable);
@@ -191,6 +263,7 @@ Status Runtime::Impl::build_segment(const Graph& g, const std::vector<Node*>& me
   st.nodes = members.size();
   st.arena_bytes = seg->executable->arena_bytes();
   st.static_shape = st.arena_bytes >= 0;
+  st.whole_graph = whole;
   seg->stats_index = stats.size();
   stats.push_back(st);
   *out = seg.get();
@@ -253,7 +326,7 @@ Status Runtime::Impl::plan_control(Node* n, const EngineLookup& engines, Slots* 
       (type == sdk::op::kIf && (!n->attrs().get("then_branch") || !n->attrs().get("else_branch"))))
     return Status::invalid_argument(source + ": " + describe(*n) + " lacks its subgraph" +
                                     (need > 1 ? "s" : ""));
-  slots->step_of[n] = static_cast<int>(slots->plan->steps.size());
+  slots->step_of[n->id()] = static_cast<int>(slots->plan->steps.size());
   slots->plan->steps.push_back(std::move(step));
   return Status::ok();
 }
@@ -275,30 +348,43 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
   while (*k < order.size() && !is_framework_op(order[*k]->type()) &&
          order[*k]->attrs().get_string(sdk::attr::kOpEngineName) == engine_name)
     members.push_back(order[(*k)++]);
+  std::vector<char>& inside = slots->inside;
+  inside.resize(g.id_bound(), 0);
+  for (const Node* m : members) inside[m->id()] = 1;
+  std::vector<const Node*> whole_inputs;
+  const bool whole = whole_graph(g, members.size(), &whole_inputs);
   Segment* seg = nullptr;
-  GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, &seg));
+  GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, slots, whole, &seg));
   Step step;
   step.segment = seg;
-  std::set<const Node*> inside(members.begin(), members.end());
-  std::set<std::pair<const Node*, int>> seen;
-  for (Node* m : members) {
-    for (size_t i = 0; i < m->num_inputs(); ++i) {
-      const sdk::OutPort p = m->input(i);
-      if (!p.valid() || inside.count(p.node) || constant_source(p)) continue;  // as build_segment
-      if (seen.insert({p.node, p.index}).second)
-        step.in_slots.push_back(slots->slot_of.at({p.node, p.index}));
+  if (whole) {
+    for (const Node* d : whole_inputs) step.in_slots.push_back(slots->slot(d, 0));
+  } else {
+    std::set<std::pair<const Node*, int>> seen;
+    for (Node* m : members) {
+      for (size_t i = 0; i < m->num_inputs(); ++i) {
+        const sdk::OutPort p = m->input(i);
+        if (!p.valid() || inside[p.node->id()] || constant_source(p)) continue;  // as copy_segment
+        if (seen.insert({p.node, p.index}).second) step.in_slots.push_back(slots->slot(p.node, p.index));
+      }
     }
   }
   for (Node* m : members) {
-    slots->step_of[m] = static_cast<int>(slots->plan->steps.size());
+    slots->step_of[m->id()] = static_cast<int>(slots->plan->steps.size());
     for (size_t o = 0; o < m->num_outputs(); ++o) {
       const int s = slots->add(m, static_cast<int>(o));
       const auto& consumers = m->consumers(o);
-      if (std::any_of(consumers.begin(), consumers.end(),
-                      [&](const sdk::InPort& c) { return !inside.count(c.node); }))
+      if (!whole && std::any_of(consumers.begin(), consumers.end(),
+                                [&](const sdk::InPort& c) { return !inside[c.node->id()]; }))
         step.out_slots.push_back(s);
     }
   }
+  if (whole) {
+    for (const Node* n : g.nodes())
+      if (n->type() == sdk::op::kNetOutput)
+        for (const sdk::OutPort& p : n->inputs()) step.out_slots.push_back(slots->slot(p.node, p.index));
+  }
+  for (const Node* m : members) inside[m->id()] = 0;
   slots->plan->steps.push_back(std::move(step));
   return Status::ok();
 }
@@ -311,7 +397,7 @@ Status Runtime::Impl::plan_results(const Graph& g, const Node* net_output, Slots
     if (!p.valid())
       return Status::invalid_argument(source + ": graph '" + g.name() +
                                       "': NetOutput has an unconnected input");
-    plan.results.push_back(slots->slot_of.at({p.node, p.index}));
+    plan.results.push_back(slots->slot(p.node, p.index));
   }
   std::vector<int> last(plan.num_slots, -1);
   for (size_t s = 0; s < plan.steps.size(); ++s)
@@ -330,7 +416,7 @@ Status Runtime::Impl::plan_graph(const Graph& g, const EngineLookup& engines) {
   std::vector<Node*> order;
   GS_RETURN_IF_ERROR(sdk::topological_order(g, sdk::TopoSortMode::kStableRDFS, &order));
   GS_RETURN_IF_ERROR(check_value_kinds(order));
-  Slots slots{plan.get(), {}, {}};
+  Slots slots(plan.get(), g);
   GS_RETURN_IF_ERROR(plan_inputs(g, &order, &slots));
   const Node* net_output = nullptr;
   for (size_t k = 0; k < order.size();) {

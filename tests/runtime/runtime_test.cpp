@@ -37,6 +37,12 @@ sdk::Node* add_input(sdk::Graph& g, const std::string& name, sdk::TensorDesc des
   return n;
 }
 
+void add_const(sdk::Graph& g, const std::string& name, const sdk::Tensor& t) {
+  sdk::Node* c = g.add_node(name, sdk::op::kConst, 0, 0);
+  c->add_output(t.desc(), name);
+  c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(t));
+}
+
 // The node, placed on `engine` as atc would have placed it.
 sdk::Node* placed(sdk::Node* n, const std::string& engine) {
   n->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String(engine));
@@ -195,6 +201,65 @@ TEST_F(RuntimeTest, SegmentsFollowEngineChanges) {
   ASSERT_TRUE(rt->run({floats({4}, {1, -2, 3, -4})}, &out).is_ok());
   EXPECT_EQ(values(out[0]), (std::vector<float>{1, 0, 3, 0}));
   EXPECT_EQ(rt->segment_stats()[1].calls, 1u);
+}
+
+// Inputs a, u (read by nothing) and b; d = Sub(b, a) and r = Relu(d), both outputs: one AI Core segment.
+std::unique_ptr<sdk::Graph> sub_relu() {
+  auto g = opset17_root();
+  const auto d = tensor_desc(sdk::DataType::kFloat, {3});
+  add_input(*g, "a", d, 0);
+  add_input(*g, "u", d, 1);
+  add_input(*g, "b", d, 2);
+  placed(add_op(*g, "d", "Sub", {"b", "a"}, d), "AIcoreEngine");
+  placed(add_op(*g, "r", "Relu", {"d"}, d), "AIcoreEngine");
+  return g;
+}
+
+// A root that is one segment is compiled as it is (no copy): its inputs go to the engine in Data index order,
+// the unread one included, and its outputs in NetOutput order. Roots that are more than one segment, or whose
+// outputs include an input, are copied, with the same results.
+TEST_F(RuntimeTest, ARootOfOneSegmentIsCompiledAsItIs) {
+  const std::vector<sdk::Tensor> in = {floats({3}, {1, 2, 3}), floats({3}, {7, 7, 7}),
+                                       floats({3}, {5, 1, 3})};
+  const std::vector<float> d = {4, -1, 0}, r = {4, 0, 0};
+  auto whole = sub_relu();
+  add_net_output(*whole, {"r", "d", "r"});
+  auto echo = sub_relu();
+  add_net_output(*echo, {"r", "d", "u"});
+  auto split = sub_relu();
+  split->find_node("r")->attrs().set(sdk::attr::kOpEngineName, sdk::AttrValue::String("DNN_VM_AICPU"));
+  add_net_output(*split, {"r", "d"});
+  std::unique_ptr<Runtime> a, b, c;
+  ASSERT_TRUE(open(std::move(whole), &a).is_ok());
+  ASSERT_TRUE(open(std::move(echo), &b).is_ok());
+  ASSERT_TRUE(open(std::move(split), &c).is_ok());
+  ASSERT_EQ(a->segment_stats().size(), 1u);
+  EXPECT_TRUE(a->segment_stats()[0].whole_graph);
+  EXPECT_EQ(a->segment_stats()[0].nodes, 2u);
+  ASSERT_EQ(b->segment_stats().size(), 1u);
+  EXPECT_FALSE(b->segment_stats()[0].whole_graph);
+  ASSERT_EQ(c->segment_stats().size(), 2u);
+  EXPECT_FALSE(c->segment_stats()[0].whole_graph);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<sdk::Tensor> out_a, out_b, out_c;
+    ASSERT_TRUE(a->run(in, &out_a).is_ok());
+    ASSERT_TRUE(b->run(in, &out_b).is_ok());
+    ASSERT_TRUE(c->run(in, &out_c).is_ok());
+    ASSERT_EQ(out_a.size(), 3u);
+    EXPECT_EQ(values(out_a[0]), r);
+    EXPECT_EQ(values(out_a[1]), d);
+    EXPECT_EQ(values(out_a[2]), r);
+    ASSERT_EQ(out_b.size(), 3u);
+    EXPECT_EQ(values(out_b[0]), r);
+    EXPECT_EQ(values(out_b[1]), d);
+    EXPECT_EQ(values(out_b[2]), (std::vector<float>{7, 7, 7}));
+    ASSERT_EQ(out_c.size(), 2u);
+    EXPECT_EQ(values(out_c[0]), r);
+    EXPECT_EQ(values(out_c[1]), d);
+  }
+  std::vector<sdk::Tensor> out;
+  const sdk::Status s = a->run({in[0], in[1]}, &out);
+  EXPECT_FALSE(s.is_ok());
 }
 
 // x -> Relu x 3 (AI Core) and x -> Relu x 3 (AI CPU) -> Add (AI Core), and idx -> Gather(x, idx) (AI CPU):
@@ -481,8 +546,57 @@ TEST_F(RuntimeTest, ExpandedAndCalledGiveTheSameResults) {
     ASSERT_TRUE(rt->run({floats({3}, {-1, 2, -3})}, &out).is_ok());
     EXPECT_EQ(values(out[0]), (std::vector<float>{0, -2, 0})) << expand;
     EXPECT_EQ(values(out[1]), (std::vector<float>{0, 2, 0})) << expand;
-    // Called: three segments (before, the call's body, after); expanded: one.
-    EXPECT_EQ(rt->segment_stats().size(), expand ? 1u : 3u);
+    // Called: three segments (before, the call's body, after), of which the body is compiled as it is and the
+    // root's two are copies; expanded: one.
+    ASSERT_EQ(rt->segment_stats().size(), expand ? 1u : 3u);
+    for (const SegmentStats& st : rt->segment_stats()) {
+      if (expand) continue;
+      EXPECT_EQ(st.whole_graph, st.graph == "f") << st.graph << " " << st.first_node;
+    }
+  }
+}
+
+// root: x, w -> call(f: Data 0 + Data 1 -> NetOutput) -> out; w a Const (a weight) or the root's input 1.
+std::unique_ptr<sdk::Graph> add_in_call(bool weight) {
+  auto g = opset17_root();
+  const auto d = tensor_desc(sdk::DataType::kFloat, {3});
+  add_input(*g, "x", d, 0);
+  if (weight)
+    add_const(*g, "w", floats({3}, {10, 20, 30}));
+  else
+    add_input(*g, "w", d, 1);
+  sdk::Node* call = g->add_node("call", sdk::op::kPartitionedCall, 2, 0);
+  call->add_output(d, "y");
+  EXPECT_TRUE(g->add_edge({g->find_node("x"), 0}, {call, 0}).is_ok());
+  EXPECT_TRUE(g->add_edge({g->find_node("w"), 0}, {call, 1}).is_ok());
+  sdk::Graph* f = g->add_subgraph("f", call);
+  call->attrs().set("f", sdk::AttrValue::OfGraph(f));
+  for (int i = 0; i < 2; ++i) {
+    sdk::Node* in = f->add_node("f_in" + std::to_string(i), sdk::op::kData, 0, 0);
+    in->add_output(d);
+    in->attrs().set(sdk::attr::kIndex, sdk::AttrValue::Int(i));
+    in->attrs().set(sdk::attr::kParentNodeIndex, sdk::AttrValue::Int(i));
+  }
+  placed(add_op(*f, "sum", "Sub", {"f_in1", "f_in0"}, d), "AIcoreEngine");
+  add_net_output(*f, {"sum"});
+  add_net_output(*g, {"call"});
+  return g;
+}
+
+// A partition's body of one engine is compiled as it is, its inputs in call order, unless a weight reaches it
+// through the call: the body is then copied, so that the weight is the segment's own constant.
+TEST_F(RuntimeTest, ABodyIsCompiledAsItIsUnlessAWeightComesThroughTheCall) {
+  for (bool weight : {false, true}) {
+    std::unique_ptr<Runtime> rt;
+    sdk::Status s = open(add_in_call(weight), &rt);
+    ASSERT_TRUE(s.is_ok()) << s.message();
+    ASSERT_EQ(rt->segment_stats().size(), 1u);
+    EXPECT_EQ(rt->segment_stats()[0].whole_graph, !weight);
+    std::vector<sdk::Tensor> in = {floats({3}, {1, 2, 3})};
+    if (!weight) in.push_back(floats({3}, {10, 20, 30}));
+    std::vector<sdk::Tensor> out;
+    ASSERT_TRUE(rt->run(in, &out).is_ok());
+    EXPECT_EQ(values(out[0]), (std::vector<float>{9, 18, 27})) << weight;
   }
 }
 
@@ -702,12 +816,6 @@ sdk::Tensor random_floats(std::vector<int64_t> dims, uint32_t seed) {
     f = static_cast<float>(seed >> 8) / static_cast<float>(1u << 24) * 2.0f - 1.0f;
   }
   return floats(std::move(dims), v);
-}
-
-void add_const(sdk::Graph& g, const std::string& name, const sdk::Tensor& t) {
-  sdk::Node* c = g.add_node(name, sdk::op::kConst, 0, 0);
-  c->add_output(t.desc(), name);
-  c->attrs().set(sdk::attr::kValue, sdk::AttrValue::OfTensor(t));
 }
 
 // Convolutions, elementwise operators with every kind of broadcast operand (per-channel and full constants, a
