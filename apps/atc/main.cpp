@@ -20,6 +20,7 @@
 #include "driver/compile.h"
 #include "graphsplit/sdk/gears.h"
 #include "graphsplit/sdk/ir/graph.h"
+#include "leak_at_exit.h"
 #include "model/om_io.h"
 #include "options.h"
 #include "pipeline/pipeline.h"
@@ -208,17 +209,6 @@ Status write_side_files(const std::vector<std::pair<std::string, std::string>>& 
   return Status::ok();
 }
 
-// The process is about to exit: freeing a graph of a million nodes node by node takes a second and gives
-// nothing back (compilers commonly skip it, e.g. clang's -disable-free). Sanitizer builds free, so that leak
-// checks stay meaningful.
-void leak_at_exit(Compilation&& c) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-  (void)c;
-#else
-  new Compilation(std::move(c));
-#endif
-}
-
 int convert(const AtcOptions& o) {
   if (o.model.empty()) return fail("--model is required with --mode=0 (e.g. --model=net.onnx --output=net)");
   if (o.output.empty()) return fail("--output is required with --mode=0 (writes OUTPUT.om)");
@@ -282,7 +272,7 @@ int convert(const AtcOptions& o) {
   for (const auto& [file, text] : side_files)
     std::printf("wrote:     %s (%zu bytes)\n", file.c_str(), text.size());
   if (!explanation.empty()) std::fputs(explanation.c_str(), stdout);
-  leak_at_exit(std::move(c));
+  apps::leak_at_exit(std::move(c));
   return 0;
 }
 

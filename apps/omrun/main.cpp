@@ -17,6 +17,7 @@
 #include "graphsplit/sdk/strings.h"
 #include "import/onnx_import.h"
 #include "jit/jit_session.h"
+#include "leak_at_exit.h"
 #include "model/om_io.h"
 #include "runtime/compare.h"
 #include "runtime/session.h"
@@ -301,7 +302,9 @@ int run(const Options& o) {
               rt.segment_stats().size());
   print_run_summary(times, rt.outputs(), outputs);
   if (o.timing) std::fputs(rt.timing_summary().c_str(), stdout);
-  return o.compare.empty() ? 0 : compare_outputs(o, rt.outputs(), outputs, expected);
+  const int rc = o.compare.empty() ? 0 : compare_outputs(o, rt.outputs(), outputs, expected);
+  apps::leak_at_exit(std::move(session));
+  return rc;
 }
 
 // The .om starts with its magic as protobuf field 1 (framework/model/om_io.cpp); an ONNX model with its IR
@@ -406,7 +409,9 @@ int run_jit(const Options& o) {
                   static_cast<unsigned long long>(s.compiles), static_cast<unsigned long long>(s.hits),
                   static_cast<unsigned long long>(s.runs), s.compile_ms, s.run_ms);
   }
-  return o.compare.empty() ? 0 : compare_outputs(o, session->outputs(), outputs, expected);
+  const int rc = o.compare.empty() ? 0 : compare_outputs(o, session->outputs(), outputs, expected);
+  apps::leak_at_exit(std::move(session));
+  return rc;
 }
 
 }  // namespace
