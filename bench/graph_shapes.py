@@ -12,11 +12,13 @@ a graph per node shows up as a row that grows 100x when the size grows 10x. Shap
                  weights' size
   expand         the random-10%-dynamic bench model's compiled .om, run by omrun with every
                  PartitionedCall expanded (the online mode does this with an .om)
+  load           (the atc_bench models, 100k and 1M nodes, when atc_bench has made them) omrun's load,
+                 compile and one run of each .om atc_bench wrote: the runtime's own cost per node
 Reported: wall time and peak memory of the atc (or omrun) process, and the slowest pipeline entry.
 --sizes gives the sizes to run (default 10000 50000); t(big)/t(small) near the size ratio is linear.
 
 Needs python3-onnx and python3-numpy (Debian) and a built tree. Not run by CI.
-Run: /usr/bin/python3 bench/graph_shapes.py [--build build] [--sizes 10000 50000]
+Run: /usr/bin/python3 bench/graph_shapes.py [--build build] [--sizes 10000 50000] [--only load]
 """
 import argparse
 import os
@@ -93,8 +95,13 @@ def main():
     parser.add_argument("--build", default="build")
     parser.add_argument("--sizes", type=int, nargs="+", default=[10000, 50000])
     parser.add_argument("--bench_dir", default="/tmp/graphsplit_atc_bench",
-                        help="where atc_bench left random10pct_100000.onnx (for the expand row)")
+                        help="where atc_bench left its models and .om files (for the expand and load rows)")
+    parser.add_argument("--only", choices=["load"], help="run only these rows")
     args = parser.parse_args()
+    if args.only == "load":
+        print(f"{'shape':<14} {'N':>7} {'wall s':>8} {'peak MiB':>9}  per node")
+        with tempfile.TemporaryDirectory() as tmp:
+            return load_rows(os.path.join(args.build, "bin", "omrun"), args.bench_dir, tmp)
     atc = os.path.join(args.build, "bin", "atc")
     omrun = os.path.join(args.build, "bin", "omrun")
     gears = ["--input_shape=x:-1,4", "--dynamic_batch_size=1,2"]
@@ -147,6 +154,32 @@ def main():
                 print(f"{label:<14} {100000:>7} {wall:>8.2f} {peak:>9.0f}  (omrun load of random10pct)")
         else:
             print(f"(no {source}: run atc_bench once to make the bench models, for the expand rows)")
+        failed |= load_rows(omrun, args.bench_dir, tmp) != 0
+    return 1 if failed else 0
+
+
+def load_rows(omrun, bench_dir, tmp):
+    """omrun on the .om files atc_bench wrote: the load (the .om read, planning, every segment compiled) and
+    one run, with the inputs the bench models' Reshapes need (n0 float32[64,64], dims = [64, 64])."""
+    x, dims = os.path.join(tmp, "n0.pb"), os.path.join(tmp, "dims.pb")
+    with open(x, "wb") as f:
+        f.write(numpy_helper.from_array(np.random.default_rng(0).random((64, 64), np.float32), "n0").SerializeToString())
+    with open(dims, "wb") as f:
+        f.write(numpy_helper.from_array(np.array([64, 64], np.int64), "dims").SerializeToString())
+    failed, found = False, False
+    for shape in ("chain", "layered", "random10pct", "transformer"):
+        for n in (100000, 1000000):
+            om = os.path.join(bench_dir, f"{shape}_{n}.om")
+            if not os.path.exists(om):
+                continue
+            found = True
+            wall, peak, _, ok = measure([omrun, f"--model={om}", f"--input={x},{dims}"])
+            failed |= not ok
+            label = "load " + shape[:9]
+            print(f"{label:<14} {n:>7} {wall:>8.2f} {peak:>9.0f}  {peak * 1024 * 1024 / n:.0f} bytes"
+                  f"{'' if ok else '  FAILED'}")
+    if not found:
+        print(f"(no .om in {bench_dir}: run atc_bench once, for the load rows)")
     return 1 if failed else 0
 
 

@@ -300,17 +300,19 @@ std::string Runtime::memory_summary() const {
 std::string Runtime::timing_summary() const {
   std::ostringstream os;
   char line[512];
-  std::snprintf(line, sizeof line, "%-28s %-18s %6s %8s %10s %10s %12s\n", "segment (graph/first node)",
-                "engine", "nodes", "calls", "total ms", "mean ms", "arena bytes");
+  // "compiled": the graph itself ("whole") or a copy of the segment (runtime_plan.cpp, whole_graph).
+  std::snprintf(line, sizeof line, "%-28s %-18s %6s %8s %10s %10s %12s %8s\n", "segment (graph/first node)",
+                "engine", "nodes", "calls", "total ms", "mean ms", "arena bytes", "compiled");
   os << line;
   std::map<std::string, std::pair<uint64_t, double>> per_engine;
   for (const SegmentStats& s : impl_->stats) {
     std::string label = (s.graph == impl_->root->name() ? "" : s.graph + "/") + s.first_node;
     if (label.size() > 28) label = label.substr(0, 25) + "...";
-    std::snprintf(line, sizeof line, "%-28s %-18s %6zu %8llu %10.3f %10.3f %12s\n", label.c_str(),
+    std::snprintf(line, sizeof line, "%-28s %-18s %6zu %8llu %10.3f %10.3f %12s %8s\n", label.c_str(),
                   s.engine.c_str(), s.nodes, static_cast<unsigned long long>(s.calls), s.milliseconds,
                   s.calls ? s.milliseconds / static_cast<double>(s.calls) : 0.0,
-                  s.static_shape ? std::to_string(s.arena_bytes).c_str() : "dynamic");
+                  s.static_shape ? std::to_string(s.arena_bytes).c_str() : "dynamic",
+                  s.whole_graph ? "whole" : "copy");
     os << line;
     auto& e = per_engine[s.engine];
     e.first += s.calls;

@@ -298,6 +298,7 @@ TEST_F(OmrunTest, LoopAndTimingSummary) {
   EXPECT_NE(r.out.find("per engine:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("per graph:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("1 segments static"), std::string::npos) << r.out;  // test_relu: one static segment
+  EXPECT_NE(r.out.find("   whole\n"), std::string::npos) << r.out;  // compiled as the root graph, not copied
   EXPECT_NE(r.out.find("5 calls"), std::string::npos) << r.out;
   // Memory: test_relu's one value is its result, 3x4x5 floats outside any arena.
   r = omrun("--model=" + path("relu.om") + " --random_input --loop=1 --timing");

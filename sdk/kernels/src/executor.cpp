@@ -620,6 +620,7 @@ class Compiler {
 
   Step fused_step(std::vector<Step>& steps, const std::vector<size_t>& chain) {
     auto program = std::make_shared<fused::Program>();
+    program->code.reserve(chain.size());
     Step step;
     auto input_index = [&](int slot) {
       auto it = std::find(step.in_slots.begin(), step.in_slots.end(), slot);

@@ -63,8 +63,11 @@ class GS_SDK_API Engine {
   // counts as optimising.
   bool optimizes() const { return optimizes_; }
 
-  // Compiles one standalone subgraph (Data nodes with `index`, Const, the engine's operators, one NetOutput)
-  // into something that runs. Called once per subgraph when a model is loaded. Default: not_implemented.
+  // Compiles one subgraph that holds Data nodes with `index` 0..k-1 (the executable's inputs in that order),
+  // Const, the engine's operators and one NetOutput (its outputs) into something that runs: a standalone copy
+  // of a segment, or, when the segment is a whole graph of the model, that graph itself (its Data may then
+  // carry other attributes, and it may be a registered subgraph). Called once per segment when a model is
+  // loaded. Default: not_implemented.
   virtual Status compile(const Graph& subgraph, std::unique_ptr<Executable>* out);
 
  protected:
