@@ -8,6 +8,8 @@ a graph per node shows up as a row that grows 100x when the size grows 10x. Shap
   inputs         a chain of Adds over N inputs of symbolic size N, the first set to -1 (also run online:
                  omrun --jit compiles and runs it in one process)
   hub            N Relus of one input, joined by one Concat
+  segments       a chain of N operators on two engines in turn (Relu; Abs, excluded from AI Core): omrun's load of
+                 N engine segments in one graph
   weights        (one size) 50 MatMuls over 200 MiB of float weights: atc's and omrun's peak against the
                  weights' size
   expand         the random-10%-dynamic bench model's compiled .om, run by omrun with every
@@ -61,6 +63,14 @@ def many_inputs(path, n):
         nodes.append(helper.make_node("Add", [prev, f"i{i}"], [f"s{i}"], name=f"add{i}"))
         prev = f"s{i}"
     save(path, nodes, [value(f"i{i}", ["N", 4]) for i in range(n)], [value(prev, ["N", 4])])
+
+
+def alternating(path, n):
+    nodes, prev = [], "x"
+    for i in range(n):
+        nodes.append(helper.make_node("Relu" if i % 2 == 0 else "Abs", [prev], [f"v{i}"], name=f"n{i}"))
+        prev = f"v{i}"
+    save(path, nodes, [value("x", [4])], [value(prev, [4])])
 
 
 def hub(path, n):
@@ -130,6 +140,20 @@ def main():
                                          "--input_shape=i0:-1,4"])
             failed |= not ok
             print(f"{'inputs online':<14} {n:>7} {wall:>8.2f} {peak:>9.0f}  (omrun --jit){'' if ok else '  FAILED'}")
+        # One graph cut into N engine segments: planning each must not walk the whole graph.
+        with open(os.path.join(args.build, "share", "graphsplit", "pipeline.toml")) as f:
+            text = f.read().replace("[engines.AIcoreEngine]\n", "[engines.AIcoreEngine]\nexclude_ops = [\"Abs\"]\n")
+        config = os.path.join(tmp, "two_engines.toml")
+        with open(config, "w") as f:
+            f.write(text)
+        for n in args.sizes:
+            model = os.path.join(tmp, f"segments_{n}.onnx")
+            alternating(model, n)
+            subprocess.run([atc, f"--model={model}", f"--output={model[:-5]}", f"--pipeline={config}"], check=True,
+                           capture_output=True)
+            wall, peak, _, ok = measure([omrun, f"--model={model[:-5]}.om", "--random_input", f"--pipeline={config}"])
+            failed |= not ok
+            print(f"{'segments':<14} {n:>7} {wall:>8.2f} {peak:>9.0f}  (omrun load and run){'' if ok else '  FAILED'}")
         # Weights, not nodes: 50 MatMuls with 4 MiB of float weights each (200 MiB). Peaks are compared with
         # the weights' size: each copy of them kept at once adds 1.0 to the ratio.
         model = os.path.join(tmp, "weights.onnx")

@@ -352,7 +352,9 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
   inside.resize(g.id_bound(), 0);
   for (const Node* m : members) inside[m->id()] = 1;
   std::vector<const Node*> whole_inputs;
-  const bool whole = whole_graph(g, members.size(), &whole_inputs);
+  // Only a segment that is all of `order` but its NetOutput can be the whole graph: the full check then runs at
+  // most once per graph, not once per segment (a graph of many segments would be quadratic).
+  const bool whole = members.size() + 1 >= order.size() && whole_graph(g, members.size(), &whole_inputs);
   Segment* seg = nullptr;
   GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, slots, whole, &seg));
   Step step;
