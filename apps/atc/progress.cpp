@@ -15,6 +15,12 @@ Progress::Progress(const std::string& log) {
     const double seconds = std::strtod(d, &end);
     if (end != d && seconds >= 0) delay_ = std::chrono::duration<double>(seconds);
   }
+  // No delay: the first line is drawn here, so that it cannot depend on the thread getting to run before a
+  // short compile ends (a loaded two-core machine once left it out).
+  if (delay_.count() <= 0) {
+    drawn_ = true;
+    draw();
+  }
   thread_ = std::thread([this] { loop(); });
 }
 
