@@ -331,6 +331,31 @@ Status Runtime::Impl::plan_control(Node* n, const EngineLookup& engines, Slots* 
   return Status::ok();
 }
 
+namespace {
+
+std::vector<int> slots_of(const std::vector<const Node*>& data, const Slots& slots) {
+  std::vector<int> in;
+  for (const Node* d : data) in.push_back(slots.slot(d, 0));
+  return in;
+}
+
+// The values a copied segment reads from outside, in the order copy_segment numbers its Data: first use, each
+// once, constants left out (they are copied in). slots.inside marks the members.
+std::vector<int> copied_segment_inputs(const std::vector<Node*>& members, const Slots& slots) {
+  std::vector<int> in;
+  std::set<std::pair<const Node*, int>> seen;
+  for (const Node* m : members) {
+    for (size_t i = 0; i < m->num_inputs(); ++i) {
+      const sdk::OutPort p = m->input(i);
+      if (!p.valid() || slots.inside[p.node->id()] || constant_source(p)) continue;
+      if (seen.insert({p.node, p.index}).second) in.push_back(slots.slot(p.node, p.index));
+    }
+  }
+  return in;
+}
+
+}  // namespace
+
 // An engine segment: order[*k] and the following operators of the same engine, compiled by that engine.
 // Segment inputs in Data index order, outputs in NetOutput order (build_segment's order).
 Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& order, size_t* k,
@@ -352,25 +377,14 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
   inside.resize(g.id_bound(), 0);
   for (const Node* m : members) inside[m->id()] = 1;
   std::vector<const Node*> whole_inputs;
-  // Only a segment that is all of `order` but its NetOutput can be the whole graph: the full check then runs at
-  // most once per graph, not once per segment (a graph of many segments would be quadratic).
+  // Only a segment that is all of `order` but its NetOutput can be the whole graph: the full check then runs
+  // at most once per graph, not once per segment (a graph of many segments would be quadratic).
   const bool whole = members.size() + 1 >= order.size() && whole_graph(g, members.size(), &whole_inputs);
   Segment* seg = nullptr;
   GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, slots, whole, &seg));
   Step step;
   step.segment = seg;
-  if (whole) {
-    for (const Node* d : whole_inputs) step.in_slots.push_back(slots->slot(d, 0));
-  } else {
-    std::set<std::pair<const Node*, int>> seen;
-    for (Node* m : members) {
-      for (size_t i = 0; i < m->num_inputs(); ++i) {
-        const sdk::OutPort p = m->input(i);
-        if (!p.valid() || inside[p.node->id()] || constant_source(p)) continue;  // as copy_segment
-        if (seen.insert({p.node, p.index}).second) step.in_slots.push_back(slots->slot(p.node, p.index));
-      }
-    }
-  }
+  step.in_slots = whole ? slots_of(whole_inputs, *slots) : copied_segment_inputs(members, *slots);
   for (Node* m : members) {
     slots->step_of[m->id()] = static_cast<int>(slots->plan->steps.size());
     for (size_t o = 0; o < m->num_outputs(); ++o) {
