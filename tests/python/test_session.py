@@ -54,6 +54,8 @@ def test_session_from_compiled_model_and_io(gs):
     y = s.run({"x": random_input((6, 3, 48, 192))})[0]
     assert np.allclose(y.sum(axis=1), 1.0, atol=1e-5)  # a softmax
     assert s.segment_stats and s.segment_stats[0]["calls"] == 1 and s.runs == 1
+    # A static model is one segment, compiled as the graph itself (no copy of it).
+    assert [st["whole_graph"] for st in s.segment_stats] == [True]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -338,6 +338,7 @@ py::list segment_stats(const Session& s) {
     d["nodes"] = st.nodes;
     d["static_shape"] = st.static_shape;
     d["arena_bytes"] = st.arena_bytes;
+    d["whole_graph"] = st.whole_graph;
     d["calls"] = st.calls;
     d["milliseconds"] = st.milliseconds;
     out.append(d);
