@@ -999,12 +999,14 @@ bool merge_field(std::string_view field, int recursion_limit, google::protobuf::
   return m->MergePartialFromCodedStream(&in) && in.ConsumedEntireMessage();
 }
 
-// Reads a serialised ModelProto into `model` except for its main graph's nodes, which are left in the bytes:
-// `nodes` gets each node's span, in order. Every other field is parsed as ParseFromArray would, at the same
-// depth. False when the bytes are not well formed (the caller then parses them whole, which reports them).
 // From this size up, an initializer's raw bytes are left in the model file (EmbeddedWeights).
 constexpr size_t kEmbeddedWeightBytes = size_t{64} << 10;
 
+// Reads a serialised ModelProto into `model` except for its main graph's nodes, which are left in the bytes:
+// `nodes` gets each node's span, in order. Every other field is parsed as ParseFromArray would, at the same
+// depth. With `embedded`, the main graph's large initializers are parsed without their raw_data, whose place
+// in `bytes` goes to `embedded->spans`. False when the bytes are not well formed (the caller then parses them
+// whole, which reports them).
 bool parse_without_main_nodes(std::string_view bytes, onnx::ModelProto* model,
                               std::vector<std::string_view>* nodes, onnx_detail::EmbeddedWeights* embedded) {
   using google::protobuf::internal::WireFormatLite;

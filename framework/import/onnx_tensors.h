@@ -109,11 +109,8 @@ class TensorReader {
     if (t.data_location() == onnx::TensorProto::EXTERNAL) {
       GS_RETURN_IF_ERROR(read_external(t, what, nbytes, &bytes));
     } else if (t.has_raw_data()) {
-      if (static_cast<int64_t>(t.raw_data().size()) != nbytes) {
-        return err(what + " has " + std::to_string(t.raw_data().size()) + " bytes of data but shape " +
-                   shape.to_string() + " of " + std::string(sdk::to_string(dtype)) + " needs " +
-                   std::to_string(nbytes));
-      }
+      if (static_cast<int64_t>(t.raw_data().size()) != nbytes)
+        return byte_count_error(what, static_cast<int64_t>(t.raw_data().size()), desc, nbytes);
       bytes = t.raw_data();
     } else {
       GS_RETURN_IF_ERROR(read_typed(t, what, dtype, *count, &bytes));
@@ -127,6 +124,13 @@ class TensorReader {
 
   Status count_error(const std::string& what, int64_t have, int64_t want) const {
     return err(what + " has " + std::to_string(have) + " values but its shape needs " + std::to_string(want));
+  }
+
+  // raw_data (parsed, or left in the model file) of another size than the shape and type need.
+  Status byte_count_error(const std::string& what, int64_t have, const sdk::TensorDesc& desc,
+                          int64_t want) const {
+    return err(what + " has " + std::to_string(have) + " bytes of data but shape " + desc.shape.to_string() +
+               " of " + std::string(sdk::to_string(desc.dtype)) + " needs " + std::to_string(want));
   }
 
   Status read_typed(const onnx::TensorProto& t, const std::string& what, sdk::DataType dtype, int64_t count,
@@ -233,11 +237,7 @@ class TensorReader {
 
   Status read_embedded(const EmbeddedWeights::Span& span, const std::string& what, sdk::TensorDesc desc,
                        int64_t nbytes, sdk::Tensor* out) const {
-    if (span.length != nbytes) {
-      return err(what + " has " + std::to_string(span.length) + " bytes of data but shape " +
-                 desc.shape.to_string() + " of " + std::string(sdk::to_string(desc.dtype)) + " needs " +
-                 std::to_string(nbytes));
-    }
+    if (span.length != nbytes) return byte_count_error(what, span.length, desc, nbytes);
     std::ifstream in(embedded_->file, std::ios::binary);
     in.seekg(span.offset);
     char* writable = nullptr;

@@ -154,7 +154,13 @@ struct Runtime::Impl {
   Status plan_segment(const Graph& g, const std::vector<Node*>& order, size_t* k, const EngineLookup& engines,
                       Slots* slots);
   Status plan_results(const Graph& g, const Node* net_output, Slots* slots);
-  bool whole_graph(const Graph& g, size_t members, std::vector<const Node*>* inputs) const;
+  // A graph compiled as it is: its Data in `index` order (the executable's inputs) and its NetOutput (whose
+  // inputs are the executable's outputs).
+  struct WholeGraph {
+    std::vector<const Node*> inputs;
+    const Node* net_output = nullptr;
+  };
+  bool whole_graph(const Graph& g, size_t members, WholeGraph* out) const;
   Status copy_segment(const Graph& g, const std::vector<Node*>& members, Slots* slots,
                       std::unique_ptr<Graph>* out);
   Status build_segment(const Graph& g, const std::vector<Node*>& members, const std::string& engine_name,

@@ -135,13 +135,13 @@ int Slots::slot(const Node* n, int index) const {
 }
 
 // Whether the members are every operator of the graph, which holds nothing else but Data, Consts and one
-// NetOutput fed by the members; `inputs` then gets the Data in `index` order, which must be 0..k-1 (the
+// NetOutput fed by the members; `out` then gets the Data in `index` order, which must be 0..k-1 (the
 // root's are, checked at create; a partition's subgraph's are its call's input positions). The engine then
 // compiles the graph as it is: the standalone copy costs about 400 bytes and a microsecond a node, which a
 // static model (one segment, however large) and every partition of one engine paid for nothing. A subgraph
 // whose Data carries a constant from outside is copied, so that the weights become the segment's own
 // (copy_segment).
-bool Runtime::Impl::whole_graph(const Graph& g, size_t members, std::vector<const Node*>* inputs) const {
+bool Runtime::Impl::whole_graph(const Graph& g, size_t members, WholeGraph* out) const {
   if (g.is_root() && shape_data) return false;
   size_t operators = 0;
   const Node* net = nullptr;
@@ -164,13 +164,15 @@ bool Runtime::Impl::whole_graph(const Graph& g, size_t members, std::vector<cons
         return p.valid() && p.node->type() != sdk::op::kData && p.node->type() != sdk::op::kConst;
       });
   if (!from_members) return false;
-  inputs->assign(data.size(), nullptr);
+  std::vector<const Node*>& inputs = out->inputs;
+  inputs.assign(data.size(), nullptr);
   for (Node* d : data) {
     const int64_t index = d->attrs().get_int(sdk::attr::kIndex, -1);
-    if (index < 0 || static_cast<size_t>(index) >= data.size() || (*inputs)[index]) return false;
+    if (index < 0 || static_cast<size_t>(index) >= data.size() || inputs[index]) return false;
     if (!g.is_root() && constant_source({d, 0})) return false;
-    (*inputs)[index] = d;
+    inputs[index] = d;
   }
+  out->net_output = net;
   return true;
 }
 
@@ -376,15 +378,15 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
   std::vector<char>& inside = slots->inside;
   inside.resize(g.id_bound(), 0);
   for (const Node* m : members) inside[m->id()] = 1;
-  std::vector<const Node*> whole_inputs;
+  WholeGraph whole_io;
   // Only a segment that is all of `order` but its NetOutput can be the whole graph: the full check then runs
   // at most once per graph, not once per segment (a graph of many segments would be quadratic).
-  const bool whole = members.size() + 1 >= order.size() && whole_graph(g, members.size(), &whole_inputs);
+  const bool whole = members.size() + 1 >= order.size() && whole_graph(g, members.size(), &whole_io);
   Segment* seg = nullptr;
   GS_RETURN_IF_ERROR(build_segment(g, members, engine_name, engine, slots, whole, &seg));
   Step step;
   step.segment = seg;
-  step.in_slots = whole ? slots_of(whole_inputs, *slots) : copied_segment_inputs(members, *slots);
+  step.in_slots = whole ? slots_of(whole_io.inputs, *slots) : copied_segment_inputs(members, *slots);
   for (Node* m : members) {
     slots->step_of[m->id()] = static_cast<int>(slots->plan->steps.size());
     for (size_t o = 0; o < m->num_outputs(); ++o) {
@@ -396,9 +398,8 @@ Status Runtime::Impl::plan_segment(const Graph& g, const std::vector<Node*>& ord
     }
   }
   if (whole) {
-    for (const Node* n : g.nodes())
-      if (n->type() == sdk::op::kNetOutput)
-        for (const sdk::OutPort& p : n->inputs()) step.out_slots.push_back(slots->slot(p.node, p.index));
+    for (const sdk::OutPort& p : whole_io.net_output->inputs())
+      step.out_slots.push_back(slots->slot(p.node, p.index));
   }
   for (const Node* m : members) inside[m->id()] = 0;
   slots->plan->steps.push_back(std::move(step));
