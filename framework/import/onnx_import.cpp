@@ -178,6 +178,39 @@ class NodeSource {
 
   int size() const { return graph_ ? graph_->node_size() : static_cast<int>(spans_->size()); }
 
+  // fn(name, is_output) for node k's name and its outputs' names, without parsing the node: read from its
+  // bytes (where the serialiser writes inputs, outputs and name first, the walk stops at the first later
+  // field). A hint for prefetching only; malformed bytes just end it.
+  template <class F>
+  void peek_names(int k, F&& fn) const {
+    if (graph_) {
+      const onnx::NodeProto& n = graph_->node(k);
+      fn(std::string_view(n.name()), false);
+      for (const std::string& o : n.output()) fn(std::string_view(o), true);
+      return;
+    }
+    const std::string_view b = (*spans_)[static_cast<size_t>(k)];
+    size_t p = 0;
+    const auto varint = [&](uint64_t* v) {
+      *v = 0;
+      for (int shift = 0; p < b.size() && shift < 64; shift += 7) {
+        const auto byte = static_cast<uint8_t>(b[p++]);
+        *v |= uint64_t{byte & 0x7fu} << shift;
+        if (!(byte & 0x80u)) return true;
+      }
+      return false;
+    };
+    for (uint64_t tag = 0, size = 0; p < b.size() && varint(&tag);) {
+      const uint64_t number = tag >> 3;
+      if ((tag & 7) != 2 || number > onnx::NodeProto::kNameFieldNumber || !varint(&size) ||
+          size > b.size() - p)
+        return;
+      if (number != onnx::NodeProto::kInputFieldNumber)
+        fn(b.substr(p, size), number == onnx::NodeProto::kOutputFieldNumber);
+      p += size;
+    }
+  }
+
   // fn(node, k) for each node from `from` on; the node is valid only during the call. Stops at the first
   // error.
   template <class F>
@@ -490,7 +523,19 @@ class Importer {
     created.reserve(nodes.size());
     int deferred_from = nodes.size();
     Status completion = Status::ok();
+    // A node's name and each output's name are each a cache miss in a million-entry table (the graph's name
+    // index, the value and type tables): they are asked for a few nodes ahead, so that the misses overlap.
+    constexpr int kAhead = 8;
+    const auto prefetch = [&](int k) {
+      nodes.peek_names(k, [&](std::string_view name, bool output) {
+        if (!output) return s->graph->prefetch_name(name);
+        s->values.prefetch(name);
+        s->types.prefetch(name);
+      });
+    };
+    for (int k = 0; k < std::min(kAhead, nodes.size()); ++k) prefetch(k);
     GS_RETURN_IF_ERROR(nodes.for_each([&](const onnx::NodeProto& n, int k) {
+      if (k + kAhead < nodes.size()) prefetch(k + kAhead);
       GS_RETURN_IF_ERROR(add_node_of(n, s, &created));
       if (k < deferred_from && !complete_now(n, s, created, k, &completion)) deferred_from = k;
       return Status::ok();

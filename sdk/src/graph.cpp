@@ -262,6 +262,11 @@ Node* Graph::find_node(std::string_view name) const {
   return i == SIZE_MAX ? nullptr : name_slots_[i].node;
 }
 
+void Graph::prefetch_name(std::string_view name) const {
+  if (name_slots_.empty()) return;
+  __builtin_prefetch(&name_slots_[name_hash(name) & (name_slots_.size() - 1)]);
+}
+
 std::vector<Node*> Graph::node_list() const {
   std::vector<Node*> out;
   out.reserve(live_nodes_);

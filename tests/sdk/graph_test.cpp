@@ -423,6 +423,27 @@ TEST(GraphTest, ReservedNodesResolveAsGrownOnes) {
   EXPECT_TRUE(sdk::verify(*g).is_ok());
 }
 
+// prefetch_name is a hint: on a graph with no index yet, for names present, absent or empty, and ahead of the
+// adds it is meant for, it changes nothing a caller can see.
+TEST(GraphTest, PrefetchedNamesChangeNothing) {
+  auto g = Graph::create("g");
+  g->prefetch_name("n0");
+  g->prefetch_name("");
+  EXPECT_EQ(g->num_nodes(), 0u);
+  EXPECT_EQ(g->find_node("n0"), nullptr);
+  g->reserve_nodes(100);
+  for (int i = 0; i < 100; ++i) {
+    if (i + 4 < 100) g->prefetch_name("n" + std::to_string(i + 4));
+    ASSERT_NE(g->add_node("n" + std::to_string(i), "Relu", 0, 1), nullptr) << i;
+  }
+  g->prefetch_name("n7");
+  g->prefetch_name("missing");
+  EXPECT_EQ(g->num_nodes(), 100u);
+  EXPECT_EQ(g->find_node("n7")->id(), 7);
+  EXPECT_EQ(g->find_node("missing"), nullptr);
+  EXPECT_EQ(g->add_node("n7", "Relu"), nullptr);
+  EXPECT_TRUE(sdk::verify(*g).is_ok());
+}
 // Keys and op types are interned: equal names share one string, from any thread, and a buffer reused for
 // another name (the per-thread cache is keyed by address) still gives the right one.
 TEST(GraphTest, InternedKeysAndTypesAreOneStringPerName) {
