@@ -36,7 +36,12 @@ class FlatNameMap {
   // A hint that `name` is about to be inserted or looked up: its first slot is fetched into the cache, so
   // that a caller knowing names a few steps ahead overlaps the miss with the steps between.
   void prefetch(std::string_view name) const {
-    if (!slots_.empty()) __builtin_prefetch(&slots_[hash(name) & mask()]);
+    if (slots_.empty()) return;
+    const uint64_t* slot = &slots_[hash(name) & mask()];
+    __builtin_prefetch(slot);
+    // GCC counts a prefetch as free of side effects: a function that only prefetches is found pure and calls to
+    // it are dropped (the importer's were, until this). The empty asm, which may read the slot, keeps them.
+    asm volatile("" : : "r"(slot));
   }
 
   // Inserts (name, value) unless the name is there; returns its entry and whether it was inserted. The
