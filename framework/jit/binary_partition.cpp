@@ -124,7 +124,15 @@ namespace {
 Status clone_nodes(const Graph& src, Graph& dst, std::vector<Node*>* twin) {
   twin->assign(src.id_bound(), nullptr);
   dst.reserve_nodes(src.num_nodes());
-  for (const Node* n : src.nodes()) {
+  // Each name's slot in the copy's index is asked for eight nodes ahead (a cache miss each on a large graph).
+  const sdk::NodeRange range = src.nodes();
+  auto ahead = range.begin();
+  for (int k = 0; k < 8 && ahead != range.end(); ++k, ++ahead) dst.prefetch_name((*ahead)->name());
+  for (const Node* n : range) {
+    if (ahead != range.end()) {
+      dst.prefetch_name((*ahead)->name());
+      ++ahead;
+    }
     Node* m = dst.add_node(n->name(), n->type(), n->num_inputs(), 0);
     if (!m) return Status::internal("copy of graph '" + src.name() + "': node '" + n->name() + "' twice");
     for (size_t o = 0; o < n->num_outputs(); ++o) m->add_output(n->output_desc(o), n->output_name(o));
@@ -164,7 +172,7 @@ void clone_attrs(const Graph& src, Graph& dst, const std::vector<Node*>& twin,
 
 }  // namespace
 
-Status copy_graph(const Graph& g, std::unique_ptr<Graph>* out) {
+Status copy_graph(const Graph& g, std::unique_ptr<Graph>* out, std::vector<Node*>* root_twins) {
   if (!g.is_root()) return Status::invalid_argument("copy of graph '" + g.name() + "': not a root graph");
   auto root = Graph::create(g.name());
   std::map<const Graph*, Graph*> graphs{{&g, root.get()}};
@@ -197,6 +205,7 @@ Status copy_graph(const Graph& g, std::unique_ptr<Graph>* out) {
   for (Graph* sg : g.subgraphs()) order.push_back(graphs.at(sg));
   GS_RETURN_IF_ERROR(root->reorder_subgraphs(order));
   for (const auto& [from, to] : graphs) clone_attrs(*from, *to, twins.at(from), graphs);
+  if (root_twins) *root_twins = std::move(twins.at(&g));
   *out = std::move(root);
   return Status::ok();
 }

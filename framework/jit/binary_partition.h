@@ -54,7 +54,9 @@ struct BinaryPartition {
 sdk::Status binary_partition(const sdk::Graph& g, const std::unordered_set<const sdk::Node*>& inferred,
                              BinaryPartition* out);
 
-// A deep copy of a root graph and all its subgraphs.
-sdk::Status copy_graph(const sdk::Graph& g, std::unique_ptr<sdk::Graph>* out);
+// A deep copy of a root graph and all its subgraphs. `root_twins`, when given, gets each root node's copy by
+// the original's Node::id().
+sdk::Status copy_graph(const sdk::Graph& g, std::unique_ptr<sdk::Graph>* out,
+                       std::vector<sdk::Node*>* root_twins = nullptr);
 
 }  // namespace graphsplit::jit

@@ -251,7 +251,19 @@ Status compute_inferred_set(const Graph& g, const std::vector<InputBinding>& inp
                             std::unique_ptr<Graph>* bound) {
   *out = InferredSet{};
   std::unique_ptr<Graph> copy;
-  GS_RETURN_IF_ERROR(copy_graph(g, &copy));
+  std::vector<Node*> twin;
+  GS_RETURN_IF_ERROR(copy_graph(g, &copy, &twin));
+  // Originals and copies by id, not by name (two lookups a node in million-name indexes). bind_inputs
+  // replaces bound Data with Consts of the same name and a new id: those are found by name.
+  std::vector<const Node*> original_of(copy->id_bound(), nullptr);
+  for (const Node* n : g.nodes()) original_of[twin[n->id()]->id()] = n;
+  const auto original = [&](const Node* c) {
+    const auto id = static_cast<size_t>(c->id());
+    return id < original_of.size() && original_of[id] ? original_of[id] : g.find_node(c->name());
+  };
+  const auto copy_of = [&](const Node* n) -> const Node* {
+    return sdk::is_data_like(n->type()) ? copy->find_node(n->name()) : twin[n->id()];
+  };
   GS_RETURN_IF_ERROR(bind_inputs(*copy, inputs));
   kernels::ShapeInferenceOptions options;
   options.fold_constants = false;
@@ -263,8 +275,8 @@ Status compute_inferred_set(const Graph& g, const std::vector<InputBinding>& inp
   for (const Node* n : order) c.visit(n);
   for (const Node* n : order) {
     if (c.waiting.count(n) || n->type() == sdk::op::kNetOutput) continue;
-    const Node* original = g.find_node(n->name());
-    if (only_feeds(n, c.waiting) && !(original && sdk::is_data_like(original->type()))) {
+    const Node* o = original(n);
+    if (only_feeds(n, c.waiting) && !(o && sdk::is_data_like(o->type()))) {
       c.waiting.insert(n);
       continue;
     }
@@ -276,8 +288,8 @@ Status compute_inferred_set(const Graph& g, const std::vector<InputBinding>& inp
       out->cuts.push_back(n->name());
   }
   for (const Node* n : g.nodes()) {
-    const Node* twin = copy->find_node(n->name());
-    if (n->type() != sdk::op::kNetOutput && twin && !c.waiting.count(twin)) out->nodes.insert(n);
+    const Node* t = copy_of(n);
+    if (n->type() != sdk::op::kNetOutput && t && !c.waiting.count(t)) out->nodes.insert(n);
   }
   out->waiting = c.waiting.size();
   if (bound) *bound = std::move(copy);

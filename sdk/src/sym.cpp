@@ -338,6 +338,9 @@ struct SymbolTable::Impl {
   std::unordered_map<const DimExpr::Node*, DimExpr> subst;     // unified symbol -> representative
   std::unordered_map<const DimExpr::Node*, DimExpr> resolved;  // cache, valid for `subst` as it is
   std::unordered_set<std::string> assumed;                     // assumptions_, for lookup
+  // Constants by value: shape inference asks for one per dimension of every value, and the general path
+  // builds and hashes a key string each time.
+  std::unordered_map<int64_t, const DimExpr::Node*> constants;
 };
 
 SymbolTable::SymbolTable() : impl_(std::make_unique<Impl>()) {}
@@ -366,11 +369,15 @@ DimExpr SymbolTable::intern(DimExpr::Node node) {
 }
 
 DimExpr SymbolTable::constant(int64_t value) {
+  const auto known = impl_->constants.find(value);
+  if (known != impl_->constants.end()) return DimExpr(known->second);
   DimExpr::Node n;
   n.kind = DimExpr::Kind::kConst;
   n.value = value;
   n.range = {value, value};
-  return intern(std::move(n));
+  const DimExpr made = intern(std::move(n));
+  impl_->constants.emplace(value, made.node());
+  return made;
 }
 
 DimExpr SymbolTable::symbol(std::string_view name, SymRange range) {
