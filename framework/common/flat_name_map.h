@@ -39,8 +39,9 @@ class FlatNameMap {
     if (slots_.empty()) return;
     const uint64_t* slot = &slots_[hash(name) & mask()];
     __builtin_prefetch(slot);
-    // GCC counts a prefetch as free of side effects: a function that only prefetches is found pure and calls to
-    // it are dropped (the importer's were, until this). The empty asm, which may read the slot, keeps them.
+    // GCC counts a prefetch as free of side effects: a function that only prefetches is found pure and calls
+    // to it are dropped (the importer's were, until this). The empty asm, which may read the slot, keeps
+    // them.
     asm volatile("" : : "r"(slot));
   }
 
