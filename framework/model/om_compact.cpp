@@ -10,6 +10,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "common/flat_name_map.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
 #include "model/om.pb.h"
@@ -901,7 +902,7 @@ class Reader {
     sdk::Graph* sub = root->add_subgraph(name, siblings[p.parent_node()]);
     if (!sub) return err("subgraph '" + name + "' cannot be registered (duplicate name)");
     state_[i].graph = sub;
-    by_name_[name] = sub;
+    by_name_.assign(sub->name(), sub);
     return create_nodes(i);
   }
 
@@ -1031,9 +1032,9 @@ class Reader {
 
   Status graph(uint32_t name, const std::string& owner, sdk::Graph** out) const {
     GS_RETURN_IF_ERROR(str(name, owner));
-    auto it = by_name_.find(s(name));
-    if (it == by_name_.end()) return err(owner + " references unknown subgraph '" + s(name) + "'");
-    *out = it->second;
+    sdk::Graph* const* found = by_name_.find(s(name));
+    if (!found) return err(owner + " references unknown subgraph '" + s(name) + "'");
+    *out = *found;
     return Status::ok();
   }
 
@@ -1059,7 +1060,7 @@ class Reader {
   Wiring wiring_;
   std::vector<sdk::TensorDesc> descs_;
   std::vector<sdk::AttrMap> attr_sets_;
-  std::unordered_map<std::string, sdk::Graph*> by_name_;
+  FlatNameMap<sdk::Graph*> by_name_;  // views of the graphs' own names
 };
 
 }  // namespace
