@@ -46,6 +46,33 @@ TEST(PruneUnusedTest, RemovesDeadChainsButKeepsInputsAndControlDependencies) {
   EXPECT_FALSE(changed);
 }
 
+// Liveness is settled from the back of the order when that order is topological; a graph whose readers come
+// before their producers (the output first, the input last) is walked instead, with the same result.
+TEST(PruneUnusedTest, AGraphOutOfOrderLosesTheSameNodes) {
+  auto g = Graph::create("g");
+  Node* out = g->add_node("out", "NetOutput", 1, 0);
+  Node* relu = g->add_node("relu", "Relu", 1, 1);
+  Node* dead2 = g->add_node("dead2", "Exp", 1, 1);
+  Node* dead1 = g->add_node("dead1", "Sigmoid", 1, 1);
+  Node* guard = g->add_node("guard", "NoOp", 1, 1);
+  Node* x = g->add_node("x", "Data", 0, 1);
+  for (auto [from, to] : {std::pair{x, relu}, {relu, out}, {x, dead1}, {dead1, dead2}, {x, guard}})
+    ASSERT_TRUE(g->add_edge({from, 0}, {to, 0}).is_ok());
+  ASSERT_TRUE(g->add_control_edge(guard, out).is_ok());
+  TestPluginContext pc("std.prune_unused");
+  PruneUnused pass(pc);
+  TestPassContext ctx;
+  bool changed = false;
+  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(g->find_node("dead1"), nullptr);
+  EXPECT_EQ(g->find_node("dead2"), nullptr);
+  EXPECT_NE(g->find_node("guard"), nullptr);
+  EXPECT_NE(g->find_node("relu"), nullptr);
+  EXPECT_EQ(g->num_nodes(), 4u);
+  EXPECT_TRUE(sdk::verify(*g).is_ok());
+}
+
 TEST(PruneUnusedTest, RemovesTheSubgraphsOfARemovedNode) {
   auto root = Graph::create("root");
   add(*root, "c", "Data");
