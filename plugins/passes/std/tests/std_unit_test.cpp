@@ -19,6 +19,26 @@ Node* add(Graph& g, const std::string& name, const std::string& type,
   return sdk::testing::add_plain(g, name, type, inputs);
 }
 
+// Runs std.prune_unused on a graph holding x -> relu -> out, a dead chain x -> dead1 -> dead2, and a guard on
+// x with a control edge into out: the dead chain goes and the rest stays, whatever the graph's order.
+void expect_dead_chain_pruned(Graph& g, size_t nodes_left) {
+  TestPluginContext pc("std.prune_unused");
+  PruneUnused pass(pc);
+  TestPassContext ctx;
+  bool changed = false;
+  ASSERT_TRUE(pass.run(g, ctx, &changed).is_ok());
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(g.find_node("dead1"), nullptr);
+  EXPECT_EQ(g.find_node("dead2"), nullptr);
+  EXPECT_NE(g.find_node("guard"), nullptr);  // reaches the output through a control edge
+  EXPECT_NE(g.find_node("relu"), nullptr);
+  EXPECT_EQ(g.num_nodes(), nodes_left);
+  EXPECT_EQ(ctx.messages, std::vector<std::string>{"removed 2 unused nodes"});
+  ASSERT_TRUE(pass.run(g, ctx, &changed).is_ok());
+  EXPECT_FALSE(changed);  // a second run has nothing left to do
+  EXPECT_TRUE(sdk::verify(g).is_ok());
+}
+
 TEST(PruneUnusedTest, RemovesDeadChainsButKeepsInputsAndControlDependencies) {
   auto g = Graph::create("g");
   add(*g, "x", "Data");
@@ -29,21 +49,8 @@ TEST(PruneUnusedTest, RemovesDeadChainsButKeepsInputsAndControlDependencies) {
   Node* guard = add(*g, "guard", "NoOp", {"x"});
   Node* out = add(*g, "out", "NetOutput", {"relu"});
   ASSERT_TRUE(g->add_control_edge(guard, out).is_ok());
-  TestPluginContext pc("std.prune_unused");
-  PruneUnused pass(pc);
-  TestPassContext ctx;
-  bool changed = false;
-  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
-  EXPECT_TRUE(changed);
-  EXPECT_EQ(g->find_node("dead1"), nullptr);
-  EXPECT_EQ(g->find_node("dead2"), nullptr);
-  EXPECT_NE(g->find_node("guard"), nullptr);         // reaches the output through a control edge
+  expect_dead_chain_pruned(*g, 5);
   EXPECT_NE(g->find_node("unused_input"), nullptr);  // the graph's signature stays
-  EXPECT_EQ(g->num_nodes(), 5u);
-  EXPECT_EQ(ctx.messages, std::vector<std::string>{"removed 2 unused nodes"});
-  // A second run has nothing left to do.
-  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
-  EXPECT_FALSE(changed);
 }
 
 // Liveness is settled from the back of the order when that order is topological; a graph whose readers come
@@ -59,18 +66,7 @@ TEST(PruneUnusedTest, AGraphOutOfOrderLosesTheSameNodes) {
   for (auto [from, to] : {std::pair{x, relu}, {relu, out}, {x, dead1}, {dead1, dead2}, {x, guard}})
     ASSERT_TRUE(g->add_edge({from, 0}, {to, 0}).is_ok());
   ASSERT_TRUE(g->add_control_edge(guard, out).is_ok());
-  TestPluginContext pc("std.prune_unused");
-  PruneUnused pass(pc);
-  TestPassContext ctx;
-  bool changed = false;
-  ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok());
-  EXPECT_TRUE(changed);
-  EXPECT_EQ(g->find_node("dead1"), nullptr);
-  EXPECT_EQ(g->find_node("dead2"), nullptr);
-  EXPECT_NE(g->find_node("guard"), nullptr);
-  EXPECT_NE(g->find_node("relu"), nullptr);
-  EXPECT_EQ(g->num_nodes(), 4u);
-  EXPECT_TRUE(sdk::verify(*g).is_ok());
+  expect_dead_chain_pruned(*g, 4);
 }
 
 TEST(PruneUnusedTest, RemovesTheSubgraphsOfARemovedNode) {
