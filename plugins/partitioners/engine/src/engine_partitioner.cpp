@@ -112,23 +112,31 @@ class Splitter {
                        int64_t* next_pair, int64_t* pairs, std::vector<std::string>* summary) {
     const std::vector<int> rank = ranks();
     const std::vector<size_t> by_rank = rank_order();
-    std::vector<std::vector<Node*>> members(parts_.size());
-    for (Node* n : nodes_) members[part(n)].push_back(n);
+    // The nodes by part in rank order, each part's in node order: counted, then placed (a list per part grew
+    // by doubling and was copied again into the order, for as many nodes as the graph has).
+    std::vector<size_t> count(parts_.size(), 0), begin(parts_.size(), 0);
+    for (Node* n : nodes_) ++count[part(n)];
+    size_t at = 0;
+    for (size_t p : by_rank) {
+      begin[p] = at;
+      at += count[p];
+    }
+    std::vector<size_t> next(begin);
+    std::vector<Node*> order(nodes_.size());
+    for (Node* n : nodes_) order[next[part(n)]++] = n;
     // Nothing was added since plan(), so in atomic mode inherit() has nothing to change: classify() required
     // every operator's engine, a part's label is its members' own, and the input part names no engine.
     const bool inherits = options_.mode != Mode::kAtomic;
     Graph& tree = *graph_.root();
-    std::vector<Node*> order;
-    order.reserve(nodes_.size());
     for (size_t p : by_rank) {
       const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p]));
       const sdk::EngineRef* ref = find_engine(engines, parts_[p].engine);
       if (inherits) {
-        for (Node* n : members[p]) inherit(n, parts_[p].engine, parts_[p].label, ref);
+        for (size_t k = begin[p]; k < begin[p] + count[p]; ++k)
+          inherit(order[k], parts_[p].engine, parts_[p].label, ref);
       }
       summary->push_back(name + "|" + parts_[p].engine + "|" + parts_[p].label + "|" +
-                         std::to_string(members[p].size()));
-      order.insert(order.end(), members[p].begin(), members[p].end());
+                         std::to_string(count[p]));
     }
     std::vector<sdk::InPort> cut;
     std::vector<std::pair<sdk::OutPort, sdk::InPort>> wires;
