@@ -37,6 +37,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "common/ask_ahead.h"
 #include "common/atomic_file.h"
 #include "common/flat_name_map.h"
 #include "graphsplit/kernels/shape_inference.h"
@@ -524,18 +525,16 @@ class Importer {
     int deferred_from = nodes.size();
     Status completion = Status::ok();
     // A node's name and each output's name are each a cache miss in a million-entry table (the graph's name
-    // index, the value and type tables): they are asked for a few nodes ahead, so that the misses overlap.
-    constexpr int kAhead = 8;
-    const auto prefetch = [&](int k) {
-      nodes.peek_names(k, [&](std::string_view name, bool output) {
+    // index, the value and type tables): they are asked for ahead, so that the misses overlap.
+    AskAhead ahead(static_cast<size_t>(nodes.size()), [&](size_t k) {
+      nodes.peek_names(static_cast<int>(k), [&](std::string_view name, bool output) {
         if (!output) return s->graph->prefetch_name(name);
         s->values.prefetch(name);
         s->types.prefetch(name);
       });
-    };
-    for (int k = 0; k < std::min(kAhead, nodes.size()); ++k) prefetch(k);
+    });
     GS_RETURN_IF_ERROR(nodes.for_each([&](const onnx::NodeProto& n, int k) {
-      if (k + kAhead < nodes.size()) prefetch(k + kAhead);
+      ahead.at(static_cast<size_t>(k));
       GS_RETURN_IF_ERROR(add_node_of(n, s, &created));
       if (k < deferred_from && !complete_now(n, s, created, k, &completion)) deferred_from = k;
       return Status::ok();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "common/ask_ahead.h"
 #include "graphsplit/sdk/ir/names.h"
 
 namespace graphsplit::jit {
@@ -124,15 +125,12 @@ namespace {
 Status clone_nodes(const Graph& src, Graph& dst, std::vector<Node*>* twin) {
   twin->assign(src.id_bound(), nullptr);
   dst.reserve_nodes(src.num_nodes());
-  // Each name's slot in the copy's index is asked for eight nodes ahead (a cache miss each on a large graph).
-  const sdk::NodeRange range = src.nodes();
-  auto ahead = range.begin();
-  for (int k = 0; k < 8 && ahead != range.end(); ++k, ++ahead) dst.prefetch_name((*ahead)->name());
-  for (const Node* n : range) {
-    if (ahead != range.end()) {
-      dst.prefetch_name((*ahead)->name());
-      ++ahead;
-    }
+  // Each name's slot in the copy's index is asked for ahead (a cache miss each on a large graph).
+  const std::vector<Node*> nodes = src.node_list();
+  AskAhead ahead(nodes.size(), [&](size_t k) { dst.prefetch_name(nodes[k]->name()); });
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    ahead.at(k);
+    const Node* n = nodes[k];
     Node* m = dst.add_node(n->name(), n->type(), n->num_inputs(), 0);
     if (!m) return Status::internal("copy of graph '" + src.name() + "': node '" + n->name() + "' twice");
     for (size_t o = 0; o < n->num_outputs(); ++o) m->add_output(n->output_desc(o), n->output_name(o));

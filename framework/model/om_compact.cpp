@@ -10,6 +10,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "common/ask_ahead.h"
 #include "common/flat_name_map.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
@@ -917,12 +918,11 @@ class Reader {
     st.nodes.reserve(nodes.size());
     st.attrs.reserve(nodes.size());
     wiring_.clear();
-    // Each name's place in the graph's name index is a cache miss in a large graph: it is asked for a few
-    // nodes ahead, so that the miss overlaps the nodes between.
-    constexpr size_t kAhead = 8;
-    for (size_t k = 0; k < std::min(kAhead, nodes.size()); ++k) st.graph->prefetch_name(peek_name(nodes[k]));
+    // Each name's place in the graph's name index is a cache miss in a large graph: it is asked for ahead, so
+    // that the misses overlap.
+    AskAhead ahead(nodes.size(), [&](size_t k) { st.graph->prefetch_name(peek_name(nodes[k])); });
     for (size_t k = 0; k < nodes.size(); ++k) {
-      if (k + kAhead < nodes.size()) st.graph->prefetch_name(peek_name(nodes[k + kAhead]));
+      ahead.at(k);
       if (!node_.decode(nodes[k])) return unparsable();
       GS_RETURN_IF_ERROR(create_node(st));
       wiring_.add(node_);

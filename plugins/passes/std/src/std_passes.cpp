@@ -9,15 +9,16 @@ namespace graphsplit::plugins::std_passes {
 
 namespace {
 
-// Marks every node from which the graph's NetOutput can be reached, from the back of the graph's order: each
-// node's readers come after it in a topological order (as imported or sorted) and are settled first, and they
-// sit close in memory. False when the order is not topological (a reader comes first): mark_live_by_walk
-// then.
-bool mark_live_in_order(const sdk::Graph& g, std::vector<char>* live) {
+// Marks every node from which a NetOutput can be reached, from the back of the graph's order: each node's
+// readers come after it in a topological order (as imported or sorted) and are settled first, and they sit
+// close in memory. False when the order is not topological (a reader comes first): mark_live_by_walk then.
+// `any_output`: whether the graph has a NetOutput.
+bool mark_live_in_order(const sdk::Graph& g, std::vector<char>* live, bool* any_output) {
   const std::vector<sdk::Node*> order = g.node_list();
   for (size_t k = order.size(); k-- > 0;) {
     const sdk::Node* n = order[k];
     bool reached = n->type() == sdk::op::kNetOutput, ordered = true;
+    *any_output = *any_output || reached;
     const auto reader = [&](const sdk::Node* c) {
       ordered &= c->id() > n->id();
       reached |= (*live)[c->id()] != 0;
@@ -34,8 +35,8 @@ bool mark_live_in_order(const sdk::Graph& g, std::vector<char>* live) {
   return true;
 }
 
-// The same by a walk back from the NetOutputs, for any order.
-void mark_live_by_walk(const sdk::Graph& g, std::vector<char>* live) {
+// The same by a walk back from the NetOutputs, for any order; false when there is none.
+bool mark_live_by_walk(const sdk::Graph& g, std::vector<char>* live) {
   live->assign(g.id_bound(), 0);
   std::vector<const sdk::Node*> stack;
   for (const sdk::Node* n : g.nodes()) {
@@ -44,6 +45,7 @@ void mark_live_by_walk(const sdk::Graph& g, std::vector<char>* live) {
       stack.push_back(n);
     }
   }
+  if (stack.empty()) return false;
   while (!stack.empty()) {
     const sdk::Node* n = stack.back();
     stack.pop_back();
@@ -56,17 +58,16 @@ void mark_live_by_walk(const sdk::Graph& g, std::vector<char>* live) {
     for (const sdk::OutPort& p : n->inputs()) visit(p.node);
     for (const sdk::Node* p : n->control_inputs()) visit(p);
   }
+  return true;
 }
 
 // Marks every node from which the graph's NetOutput can be reached; returns false if the graph has no
 // NetOutput (nothing is then known to be unused).
 bool mark_live(const sdk::Graph& g, std::vector<char>* live) {
-  bool any_output = false;
-  for (const sdk::Node* n : g.nodes()) any_output = any_output || n->type() == sdk::op::kNetOutput;
-  if (!any_output) return false;
   live->assign(g.id_bound(), 0);
-  if (!mark_live_in_order(g, live)) mark_live_by_walk(g, live);
-  return true;
+  bool any_output = false;
+  if (mark_live_in_order(g, live, &any_output)) return any_output;
+  return mark_live_by_walk(g, live);
 }
 
 }  // namespace

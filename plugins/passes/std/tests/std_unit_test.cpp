@@ -69,6 +69,24 @@ TEST(PruneUnusedTest, AGraphOutOfOrderLosesTheSameNodes) {
   expect_dead_chain_pruned(*g, 4);
 }
 
+// Without a NetOutput nothing is known to be unused: every node stays, in order or not.
+TEST(PruneUnusedTest, AGraphWithoutAnOutputKeepsEveryNode) {
+  for (bool in_order : {true, false}) {
+    auto g = Graph::create("g");
+    Node* x = in_order ? g->add_node("x", "Data", 0, 1) : nullptr;
+    Node* relu = g->add_node("relu", "Relu", 1, 1);
+    if (!in_order) x = g->add_node("x", "Data", 0, 1);
+    ASSERT_TRUE(g->add_edge({x, 0}, {relu, 0}).is_ok());
+    TestPluginContext pc("std.prune_unused");
+    PruneUnused pass(pc);
+    TestPassContext ctx;
+    bool changed = true;
+    ASSERT_TRUE(pass.run(*g, ctx, &changed).is_ok()) << in_order;
+    EXPECT_FALSE(changed) << in_order;
+    EXPECT_EQ(g->num_nodes(), 2u) << in_order;
+  }
+}
+
 TEST(PruneUnusedTest, RemovesTheSubgraphsOfARemovedNode) {
   auto root = Graph::create("root");
   add(*root, "c", "Data");
