@@ -232,6 +232,7 @@ Node* Graph::add_node(std::string name, std::string_view type, size_t num_inputs
   index_insert(raw, hash);
   slots_.push_back(std::move(node));
   ++live_nodes_;
+  touch();
   return raw;
 }
 
@@ -254,6 +255,7 @@ void Graph::unlink_all(Node* node) {
 
 void Graph::remove_node(Node* node) {
   if (!node || node->owner_ != this) return;
+  touch();
   unlink_all(node);
   erase_node(name_slots_, node, name_hash(node->name_));
   slots_[node->id_].reset();
@@ -309,6 +311,7 @@ Status Graph::reorder(const std::vector<Node*>& order) {
     }
     next[i] = std::move(slots_[n->id_]);
   }
+  touch();
   slots_ = std::move(next);
   for (size_t i = 0; i < slots_.size(); ++i) slots_[i]->id_ = static_cast<int64_t>(i);
   return Status::ok();
@@ -360,6 +363,8 @@ Status Graph::move_nodes_to(const std::vector<Node*>& nodes, Graph* dst) {
       if (moving[i]) ordered.push_back(slots_[i].get());
     }
   }
+  touch();
+  dst->touch();
   const bool steal = all && into_empty;
   // Most of the graph into an empty one (a partition that frames nearly everything): the index goes with the
   // nodes too, and only the few that stay leave it for a new one of their own.
@@ -460,6 +465,7 @@ Status Graph::add_edge(OutPort src, InPort dst) {
   }
   dst.node->inputs_[dst.index] = src;
   src.node->outputs_[src.index].consumers.push_back(dst);
+  touch();
   return Status::ok();
 }
 
@@ -475,6 +481,7 @@ Status Graph::remove_edge(OutPort src, InPort dst) {
 void Graph::disconnect_input(InPort dst) {
   OutPort& src = dst.node->inputs_[dst.index];
   if (!src.node) return;
+  touch();
   std::vector<InPort>& consumers = src.node->outputs_[src.index].consumers;
   if (consumers.size() <= kOrderedConsumers) {
     erase_first(consumers, dst);
@@ -522,6 +529,7 @@ void Graph::compact_consumers(std::vector<OutPort>& outputs) {
 }
 
 void Graph::disconnect_inputs(const std::vector<InPort>& dsts) {
+  touch();
   std::vector<OutPort> touched;
   for (const InPort& d : dsts) {
     if (!d.node || d.node->owner_ != this || d.index < 0 ||
@@ -536,6 +544,7 @@ void Graph::disconnect_inputs(const std::vector<InPort>& dsts) {
 }
 
 void Graph::remove_nodes(const std::vector<Node*>& nodes) {
+  touch();
   std::vector<char> doomed(slots_.size(), 0);
   std::vector<Node*> unique;
   for (Node* n : nodes) {
@@ -580,6 +589,7 @@ Status Graph::add_control_edge(Node* src, Node* dst) {
   }
   std::vector<Node*>& out = src->control().outputs;
   if (std::find(out.begin(), out.end(), dst) != out.end()) return Status::ok();
+  touch();
   out.push_back(dst);
   dst->control().inputs.push_back(src);
   return Status::ok();
@@ -589,6 +599,7 @@ Status Graph::remove_control_edge(Node* src, Node* dst) {
   if (!src || !dst || !src->control_ || !erase_first(src->control_->outputs, dst)) {
     return Status::not_found("remove_control_edge: no such edge in graph '" + name_ + "'");
   }
+  touch();
   erase_first(dst->control_->inputs, src);
   return Status::ok();
 }

@@ -50,6 +50,7 @@ struct KahnInput {
   std::vector<uint32_t> succ_begin;  // successors of id k: succ[succ_begin[k], succ_begin[k + 1])
   std::vector<uint32_t> succ;
   std::vector<uint32_t> seeds;
+  size_t data_seeds = 0;  // seeds[0, data_seeds) are the data-like sources
 };
 
 KahnInput kahn_input(const Graph& g) {
@@ -79,6 +80,7 @@ KahnInput kahn_input(const Graph& g) {
   for (const std::vector<Node*>* list : {&data, &other}) {
     for (const Node* n : *list) in.seeds.push_back(static_cast<uint32_t>(n->id()));
   }
+  in.data_seeds = data.size();
   return in;
 }
 
@@ -123,9 +125,14 @@ Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
                                   (path.empty() ? "" : ": " + path));
 }
 
-// Kahn's algorithm; `lifo` selects DFS (stack) over BFS (queue).
-Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order) {
+// Kahn's algorithm; `lifo` selects DFS (stack) over BFS (queue). `data`, if given, receives the data-like
+// sources in the order the sort puts them.
+Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order, std::vector<const Node*>* data = nullptr) {
   KahnInput in = kahn_input(g);
+  if (data) {
+    data->clear();
+    for (size_t i = 0; i < in.data_seeds; ++i) data->push_back(in.by_id[in.seeds[i]]);
+  }
   std::vector<uint32_t>& deg = in.deg;
   order->clear();
   order->reserve(g.num_nodes());
@@ -257,6 +264,29 @@ Status acyclic_by_kahn(const Graph& g) {
 
 }  // namespace
 
+// The order the last BFS or DFS sort left (Graph::sorted_mode_). Either sort of a graph it sorted leaves it
+// as it is: the sort emits its seeds in seed order (each seed waits under everything the ones before it
+// release), so the sources come out as the seeds were ordered, data ones by `index` (ties in node order) and
+// then the others in node order; seeded alike, with the same edges in the same consumer order, it emits the
+// same sequence. The seeds are ordered alike again unless a data source's `index` changed, which no graph
+// edit reports; so the memo holds only while those indexes still read in order.
+struct SortMemo {
+  static bool holds(const Graph& g, TopoSortMode mode) {
+    if (g.sorted_mode_ != static_cast<int>(mode)) return false;
+    int64_t last = std::numeric_limits<int64_t>::min();
+    for (const Node* n : g.sorted_data_) {
+      const int64_t index = n->attrs().get_int(attr::kIndex, std::numeric_limits<int64_t>::max());
+      if (index < last) return false;
+      last = index;
+    }
+    return true;
+  }
+  static void record(Graph& g, TopoSortMode mode, std::vector<const Node*> data) {
+    g.sorted_mode_ = static_cast<int>(mode);
+    g.sorted_data_ = std::move(data);
+  }
+};
+
 Status check_acyclic(const Graph& g) {
   return order_is_topological(g) ? Status::ok() : acyclic_by_kahn(g);
 }
@@ -284,6 +314,10 @@ std::string_view to_string(TopoSortMode mode) {
 }
 
 Status topological_order(const Graph& graph, TopoSortMode mode, std::vector<Node*>* order) {
+  if (SortMemo::holds(graph, mode)) {
+    *order = graph.node_list();
+    return Status::ok();
+  }
   switch (mode) {
     case TopoSortMode::kBFS:
       return kahn(graph, false, order);
@@ -318,9 +352,17 @@ Status topological_order(const Graph& graph, TopoSortMode mode, std::vector<Node
 }
 
 Status topological_sort(Graph& graph, TopoSortMode mode) {
+  if (SortMemo::holds(graph, mode)) return Status::ok();
   std::vector<Node*> order;
-  GS_RETURN_IF_ERROR(topological_order(graph, mode, &order));
-  return graph.reorder(order);
+  if (mode != TopoSortMode::kBFS && mode != TopoSortMode::kDFS) {
+    GS_RETURN_IF_ERROR(topological_order(graph, mode, &order));
+    return graph.reorder(order);
+  }
+  std::vector<const Node*> data;
+  GS_RETURN_IF_ERROR(kahn(graph, mode == TopoSortMode::kDFS, &order, &data));
+  GS_RETURN_IF_ERROR(graph.reorder(order));
+  SortMemo::record(graph, mode, std::move(data));
+  return Status::ok();
 }
 
 Status topological_sort_all(Graph& root, TopoSortMode mode) {

@@ -183,5 +183,127 @@ TEST(TopoSortTest, RandomDagsAllModes) {
   }
 }
 
+// A copy of `g` with its nodes created in `order` and every consumer and control list in g's order: the same
+// graph, stored in that order, with nothing remembered of a sort.
+std::unique_ptr<Graph> copy_in_order(const Graph& g, const std::vector<Node*>& order) {
+  auto copy = Graph::create("copy");
+  std::vector<Node*> twin(g.id_bound(), nullptr);
+  for (const Node* n : order) {
+    Node* t = copy->add_node(n->name(), n->type(), n->num_inputs(), n->num_outputs());
+    t->attrs() = n->attrs();
+    twin[n->id()] = t;
+  }
+  for (const Node* n : order) {
+    for (size_t o = 0; o < n->num_outputs(); ++o) {
+      for (const InPort& c : n->consumers(o)) {
+        EXPECT_TRUE(
+            copy->add_edge({twin[n->id()], static_cast<int32_t>(o)}, {twin[c.node->id()], c.index}).is_ok());
+      }
+    }
+    for (const Node* c : n->control_outputs()) {
+      EXPECT_TRUE(copy->add_control_edge(twin[n->id()], twin[c->id()]).is_ok());
+    }
+  }
+  return copy;
+}
+
+// A random DAG with data and control edges; some sources are Data nodes with shuffled `index` attributes.
+std::unique_ptr<Graph> random_dag(std::mt19937& rng) {
+  auto g = Graph::create("g");
+  const int n = 2 + static_cast<int>(rng() % 60);
+  std::vector<Node*> nodes;
+  for (int i = 0; i < n; ++i) {
+    const int fan_in = i == 0 ? 0 : static_cast<int>(rng() % 4);
+    Node* node = g->add_node("n" + std::to_string((i * 7919) % 1000) + "_" + std::to_string(i),
+                             fan_in ? "Op" : (rng() % 3 ? "Data" : "Const"), fan_in, 2);
+    if (!fan_in && rng() % 4)
+      node->attrs().set(attr::kIndex, AttrValue::Int(static_cast<int64_t>(rng() % 5)));
+    for (int k = 0; k < fan_in; ++k) {
+      Node* src = nodes[rng() % nodes.size()];
+      EXPECT_TRUE(g->add_edge({src, static_cast<int32_t>(rng() % 2)}, {node, k}).is_ok());
+    }
+    if (i > 0 && rng() % 5 == 0) {
+      EXPECT_TRUE(g->add_control_edge(nodes[rng() % nodes.size()], node).is_ok());
+    }
+    nodes.push_back(node);
+  }
+  std::shuffle(nodes.begin(), nodes.end(), rng);
+  EXPECT_TRUE(g->reorder(nodes).is_ok());
+  return g;
+}
+
+// The SDK skips a BFS or DFS sort of a graph that sort left unchanged. That rests on the sort finding the
+// same order in the graph it sorted, checked here on copies that remember nothing.
+TEST(TopoSortTest, ASortOfTheOrderItLeftFindsItAgain) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 150; ++trial) {
+    auto g = random_dag(rng);
+    for (auto mode : {TopoSortMode::kBFS, TopoSortMode::kDFS}) {
+      ASSERT_TRUE(topological_sort(*g, mode).is_ok());
+      const std::vector<Node*> sorted = g->node_list();
+      auto copy = copy_in_order(*g, sorted);
+      EXPECT_EQ(names(order_of(*copy, mode)), names(sorted)) << to_string(mode) << " trial " << trial;
+      EXPECT_EQ(names(order_of(*g, mode)), names(sorted));  // what the remembered order answers
+    }
+  }
+}
+
+// After any edit the next sort is a real one: its order is a copy's, which has nothing to remember.
+TEST(TopoSortTest, EveryEditForgetsTheSortedOrder) {
+  auto g = fan_out_graph();
+  const Names dfs{"d0", "x", "y", "z", "d1", "c"};
+  auto sort_matches_a_copy = [&](const char* edit) {
+    auto copy = copy_in_order(*g, g->node_list());
+    ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
+    EXPECT_EQ(names(g->node_list()), names(order_of(*copy, TopoSortMode::kDFS))) << "after " << edit;
+  };
+  ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
+  ASSERT_EQ(names(g->node_list()), dfs);
+  const auto by_name = [&](const Names& list) {
+    std::vector<Node*> order;
+    for (const std::string& n : list) order.push_back(g->find_node(n));
+    return order;
+  };
+  ASSERT_TRUE(g->reorder(by_name({"d1", "d0", "c", "z", "y", "x"})).is_ok());
+  sort_matches_a_copy("reorder");
+  EXPECT_EQ(names(g->node_list()), dfs);
+  Node* w = add(*g, "w", "Relu", {"c"});
+  sort_matches_a_copy("add_node and add_edge");
+  g->disconnect_input({w, 0});
+  sort_matches_a_copy("disconnect_input");
+  ASSERT_TRUE(g->add_edge({g->find_node("d1"), 0}, {w, 0}).is_ok());
+  sort_matches_a_copy("add_edge");
+  ASSERT_TRUE(g->add_control_edge(g->find_node("z"), g->find_node("c")).is_ok());
+  sort_matches_a_copy("add_control_edge");
+  ASSERT_TRUE(g->remove_control_edge(g->find_node("z"), g->find_node("c")).is_ok());
+  sort_matches_a_copy("remove_control_edge");
+  g->disconnect_inputs({{w, 0}});
+  sort_matches_a_copy("disconnect_inputs");
+  g->remove_node(g->find_node("x"));
+  sort_matches_a_copy("remove_node");
+  g->remove_nodes({g->find_node("y")});
+  sort_matches_a_copy("remove_nodes");
+  Graph* other = g->add_detached_subgraph("area");
+  ASSERT_TRUE(g->move_nodes_to({w}, other).is_ok());
+  sort_matches_a_copy("move_nodes_to (out)");
+  ASSERT_TRUE(other->move_nodes_to({w}, g.get()).is_ok());
+  sort_matches_a_copy("move_nodes_to (in)");
+  g->root()->remove_subgraph(other);
+}
+
+// A data source's index is an attribute, changed without the graph knowing: the seeds are ordered again.
+TEST(TopoSortTest, AnIndexChangedAfterASortOrdersTheSeedsAgain) {
+  auto g = fan_out_graph();
+  ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
+  ASSERT_EQ(names(g->node_list()), (Names{"d0", "x", "y", "z", "d1", "c"}));
+  g->find_node("d0")->attrs().set(attr::kIndex, AttrValue::Int(1));
+  g->find_node("d1")->attrs().set(attr::kIndex, AttrValue::Int(0));
+  EXPECT_EQ(names(order_of(*g, TopoSortMode::kDFS)), (Names{"d1", "d0", "x", "y", "z", "c"}));
+  ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
+  EXPECT_EQ(names(g->node_list()), (Names{"d1", "d0", "x", "y", "z", "c"}));
+  ASSERT_TRUE(topological_sort(*g, TopoSortMode::kBFS).is_ok());
+  EXPECT_EQ(names(g->node_list()), (Names{"d1", "d0", "c", "x", "y", "z"}));
+}
+
 }  // namespace
 }  // namespace graphsplit::sdk

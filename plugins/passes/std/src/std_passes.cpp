@@ -126,13 +126,12 @@ sdk::Status TopologicalSort::run(sdk::Graph& root, sdk::PassContext& ctx, bool* 
   *changed = false;
   std::vector<sdk::Graph*> graphs{&root};
   graphs.insert(graphs.end(), root.subgraphs().begin(), root.subgraphs().end());
+  // topological_sort, not topological_order and reorder: the SDK remembers the order a sort left, and a
+  // partitioner's sort of the graph that no pass changed since is then skipped.
   for (sdk::Graph* g : graphs) {
-    std::vector<sdk::Node*> order;
-    GS_RETURN_IF_ERROR(sdk::topological_order(*g, mode, &order));
-    if (order != g->node_list()) {
-      *changed = true;
-      GS_RETURN_IF_ERROR(g->reorder(order));
-    }
+    const std::vector<sdk::Node*> before = g->node_list();
+    GS_RETURN_IF_ERROR(sdk::topological_sort(*g, mode));
+    if (g->node_list() != before) *changed = true;
   }
   return sdk::Status::ok();
 }

@@ -277,6 +277,16 @@ class GS_SDK_API Graph final {
   std::unordered_map<std::string_view, Graph*> subgraph_by_name_;
   // Membership by address (verify asks for every node with subgraphs; a list search made that quadratic).
   std::unordered_set<const Graph*> subgraph_set_;
+
+  // The BFS or DFS order the last sort left (topo.cpp). Such a sort of a sorted graph leaves it as it is, so
+  // a partitioner's sort of a graph that no pass changed since the last one is skipped. Any change of nodes,
+  // edges or order forgets it (touch()); the data sources' `index` attributes, which order a sort's seeds and
+  // live outside the graph's view, are checked when it is used. Appended in SDK ABI 2.4: nothing outside the
+  // SDK creates or copies a Graph, and the members before keep their offsets.
+  friend struct SortMemo;
+  void touch() { sorted_mode_ = -1; }
+  int sorted_mode_ = -1;
+  std::vector<const Node*> sorted_data_;  // the data-like sources, in the order the sort put them
 };
 
 }  // namespace graphsplit::sdk
