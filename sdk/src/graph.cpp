@@ -543,6 +543,93 @@ void Graph::disconnect_inputs(const std::vector<InPort>& dsts) {
   compact_consumers(touched);
 }
 
+void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
+  // The listed inputs grouped by producer, each group in the order listed: counted by producer id and placed
+  // when they are many (an engine partition re-adds thousands of crossing edges), sorted when they are few.
+  std::vector<std::pair<OutPort, InPort>> moved;
+  moved.reserve(inputs.size());
+  for (const InPort& d : inputs) {
+    if (!d.node || d.node->owner_ != this || d.index < 0 ||
+        static_cast<size_t>(d.index) >= d.node->inputs_.size())
+      continue;
+    const OutPort src = d.node->inputs_[d.index];
+    if (src.node) moved.push_back({src, d});
+  }
+  if (moved.empty()) return;
+  if (moved.size() * 16 >= slots_.size()) {
+    std::vector<uint32_t> begin(slots_.size() + 1, 0);
+    for (const auto& m : moved) ++begin[static_cast<size_t>(m.first.node->id_) + 1];
+    for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
+    std::vector<std::pair<OutPort, InPort>> grouped(moved.size());
+    for (const auto& m : moved) grouped[begin[static_cast<size_t>(m.first.node->id_)]++] = m;
+    moved.swap(grouped);
+  } else {
+    std::stable_sort(moved.begin(), moved.end(),
+                     [](const auto& a, const auto& b) { return a.first.node->id_ < b.first.node->id_; });
+  }
+  bool changed = false;
+  std::vector<InPort> listed, sorted;
+  for (size_t g = 0; g < moved.size();) {
+    Node* producer = moved[g].first.node;
+    size_t end = g;
+    while (end < moved.size() && moved[end].first.node == producer) ++end;
+    // A producer's outputs one at a time (most have one).
+    for (size_t o = 0; o < producer->outputs_.size(); ++o) {
+      listed.clear();
+      for (size_t k = g; k < end; ++k) {
+        if (moved[k].first.index == static_cast<int32_t>(o)) listed.push_back(moved[k].second);
+      }
+      if (!listed.empty()) changed = move_last(producer->outputs_[o].consumers, listed, sorted) || changed;
+    }
+    g = end;
+  }
+  if (changed) touch();
+}
+
+bool Graph::move_last(std::vector<InPort>& consumers, std::vector<InPort>& listed,
+                      std::vector<InPort>& sorted) {
+  // Repeats keep their first place; then the listed entries are looked up in the list, linearly when they are
+  // few (the usual one or two per producer), by binary search in a sorted copy otherwise (a hub's readers).
+  constexpr size_t kFew = 8;
+  const auto less = [](const InPort& a, const InPort& b) {
+    return a.node != b.node ? std::less<const Node*>()(a.node, b.node) : a.index < b.index;
+  };
+  if (listed.size() <= kFew) {
+    size_t kept = 0;
+    for (size_t i = 0; i < listed.size(); ++i) {
+      if (std::find(listed.begin(), listed.begin() + static_cast<std::ptrdiff_t>(kept), listed[i]) ==
+          listed.begin() + static_cast<std::ptrdiff_t>(kept))
+        listed[kept++] = listed[i];
+    }
+    listed.resize(kept);
+  } else {
+    sorted = listed;
+    std::sort(sorted.begin(), sorted.end(), less);
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      sorted.erase(std::unique(sorted.begin(), sorted.end()), sorted.end());
+      std::vector<char> taken(sorted.size(), 0);
+      std::erase_if(listed, [&](const InPort& p) {
+        const auto at =
+            static_cast<size_t>(std::lower_bound(sorted.begin(), sorted.end(), p, less) - sorted.begin());
+        return taken[at]++ != 0;
+      });
+    }
+  }
+  if (listed.size() <= consumers.size() &&
+      std::equal(listed.begin(), listed.end(), consumers.end() - static_cast<std::ptrdiff_t>(listed.size())))
+    return false;
+  if (listed.size() <= kFew) {
+    std::erase_if(consumers, [&](const InPort& c) {
+      return std::find(listed.begin(), listed.end(), c) != listed.end();
+    });
+  } else {
+    std::erase_if(consumers,
+                  [&](const InPort& c) { return std::binary_search(sorted.begin(), sorted.end(), c, less); });
+  }
+  consumers.insert(consumers.end(), listed.begin(), listed.end());
+  return true;
+}
+
 void Graph::remove_nodes(const std::vector<Node*>& nodes) {
   touch();
   std::vector<char> doomed(slots_.size(), 0);

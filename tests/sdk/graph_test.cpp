@@ -264,6 +264,66 @@ TEST(GraphTest, DisconnectingFewOrManyInputsOfATwoOutputProducer) {
   }
 }
 
+// move_consumers_last leaves every list as disconnecting the inputs and adding their edges back in the order
+// listed would, on random graphs: producers with two outputs, a hub read by 40 nodes, inputs listed twice or
+// unconnected, few listed in a large graph (the sorting path) and many (the counting path).
+TEST(GraphTest, MovingConsumersLastMatchesCuttingAndReaddingThem) {
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int n = 20 + static_cast<int>(rng() % 200);
+    std::vector<std::unique_ptr<Graph>> twins;
+    std::vector<std::vector<Node*>> nodes(2);
+    for (int t = 0; t < 2; ++t) {
+      std::mt19937 same(static_cast<unsigned>(trial));
+      twins.push_back(Graph::create("g"));
+      Graph& g = *twins.back();
+      for (int i = 0; i < n; ++i) {
+        const int fan_in = i < 2 ? 0 : 1 + static_cast<int>(same() % 3);
+        Node* node = g.add_node("n" + std::to_string(i), "Op", fan_in, 2);
+        for (int k = 0; k < fan_in; ++k) {
+          if (same() % 7 == 0) continue;  // left unconnected
+          Node* src = same() % 4 == 0 ? nodes[t][0] : nodes[t][same() % nodes[t].size()];
+          ASSERT_TRUE(g.add_edge({src, static_cast<int32_t>(same() % 2)}, {node, k}).is_ok());
+        }
+        nodes[t].push_back(node);
+      }
+    }
+    const bool many = trial % 2 == 0;
+    std::vector<std::pair<int, int>> picks;  // (node, input)
+    for (int i = 2; i < n; ++i) {
+      for (size_t k = 0; k < nodes[0][i]->num_inputs(); ++k) {
+        if (many ? rng() % 2 : rng() % 40 == 0) picks.push_back({i, static_cast<int>(k)});
+      }
+    }
+    std::shuffle(picks.begin(), picks.end(), rng);
+    if (!picks.empty()) picks.push_back(picks[rng() % picks.size()]);  // one listed twice
+    auto listed = [&](int t) {
+      std::vector<InPort> v;
+      for (auto [i, k] : picks) v.push_back({nodes[t][i], k});
+      return v;
+    };
+    twins[0]->move_consumers_last(listed(0));
+    // The reference: cut them all, then add each one's edge back, first places only.
+    std::vector<std::pair<OutPort, InPort>> wires;
+    std::set<std::pair<int, int>> seen;
+    for (auto [i, k] : picks) {
+      const OutPort src = nodes[1][i]->input(k);
+      if (src.valid() && seen.insert({i, k}).second) wires.push_back({src, {nodes[1][i], k}});
+    }
+    twins[1]->disconnect_inputs(listed(1));
+    for (const auto& [src, dst] : wires) ASSERT_TRUE(twins[1]->add_edge(src, dst).is_ok());
+    for (int i = 0; i < n; ++i) {
+      for (int o = 0; o < 2; ++o) {
+        std::vector<std::pair<std::string, int32_t>> got, want;
+        for (const InPort& c : nodes[0][i]->consumers(o)) got.push_back({c.node->name(), c.index});
+        for (const InPort& c : nodes[1][i]->consumers(o)) want.push_back({c.node->name(), c.index});
+        ASSERT_EQ(got, want) << "trial " << trial << " node " << i << " output " << o;
+      }
+    }
+    EXPECT_TRUE(verify(*twins[0]).is_ok()) << verify(*twins[0]).message();
+  }
+}
+
 TEST(GraphTest, EdgesAreStoredInBothDirections) {
   auto g = Graph::create("g");
   Node* a = add(*g, "a", "Data");

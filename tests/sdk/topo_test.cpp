@@ -279,6 +279,9 @@ TEST(TopoSortTest, EveryEditForgetsTheSortedOrder) {
   sort_matches_a_copy("remove_control_edge");
   g->disconnect_inputs({{w, 0}});
   sort_matches_a_copy("disconnect_inputs");
+  g->move_consumers_last({{g->find_node("z"), 0}});  // d0's readers become y, x, z: z is popped first
+  sort_matches_a_copy("move_consumers_last");
+  EXPECT_EQ(names(g->node_list())[1], "z");
   g->remove_node(g->find_node("x"));
   sort_matches_a_copy("remove_node");
   g->remove_nodes({g->find_node("y")});

@@ -139,24 +139,20 @@ class Splitter {
                          std::to_string(count[p]));
     }
     std::vector<sdk::InPort> cut;
-    std::vector<std::pair<sdk::OutPort, sdk::InPort>> wires;
     Status control_status = Status::ok();
     int64_t control_pairs = 0;
-    for_each_crossing(
-        [&](sdk::OutPort src, sdk::InPort dst) {
-          cut.push_back(dst);
-          wires.push_back({src, dst});
-        },
-        [&](Node* producer, Node* consumer) {
-          ++control_pairs;
-          if (control_status.is_ok()) control_status = graph_.remove_control_edge(producer, consumer);
-          if (control_status.is_ok()) control_status = graph_.add_control_edge(producer, consumer);
-        });
+    for_each_crossing([&](sdk::OutPort, sdk::InPort dst) { cut.push_back(dst); },
+                      [&](Node* producer, Node* consumer) {
+                        ++control_pairs;
+                        if (control_status.is_ok())
+                          control_status = graph_.remove_control_edge(producer, consumer);
+                        if (control_status.is_ok())
+                          control_status = graph_.add_control_edge(producer, consumer);
+                      });
     GS_RETURN_IF_ERROR(control_status);
     *pairs = control_pairs + static_cast<int64_t>(cut.size());
     *next_pair += *pairs;
-    graph_.disconnect_inputs(cut);
-    for (const auto& [src, dst] : wires) GS_RETURN_IF_ERROR(graph_.add_edge(src, dst));
+    graph_.move_consumers_last(cut);  // as cutting them all and joining their pairs in order would
     return graph_.reorder(order);
   }
 

@@ -208,6 +208,12 @@ class GS_SDK_API Graph final {
   // Disconnects many inputs at once, each producer's consumer list compacted once and kept in order: one by
   // one, the consumers of a hub (a shape input read by 100k Reshapes) cost a search of the hub's list each.
   void disconnect_inputs(const std::vector<InPort>& dsts);
+  // Moves each listed input's entry to the end of its producer's consumer list, in the order listed: the
+  // lists disconnect_inputs(inputs) and then add_edge(producer, input) for each input in turn would leave,
+  // without reading the producers' other consumers. For a partitioner that keeps edges where a cut and a
+  // merge-back would have put them. Unconnected inputs and inputs of other graphs are skipped; an input
+  // listed twice keeps its first place. A list already ending that way is left as it is. SDK ABI 2.4.
+  void move_consumers_last(const std::vector<InPort>& inputs);
   // Adds src -> dst unless it already exists; both nodes must belong to this graph.
   Status add_control_edge(Node* src, Node* dst);
   Status remove_control_edge(Node* src, Node* dst);
@@ -251,6 +257,10 @@ class GS_SDK_API Graph final {
   GS_SDK_LOCAL void unlink_all(Node* node);
   // Drops the consumers of these outputs whose input no longer points back at them.
   GS_SDK_LOCAL static void compact_consumers(std::vector<OutPort>& outputs);
+  // move_consumers_last for one producer output and its listed inputs (in order); whether the list changed.
+  // `sorted` is scratch.
+  GS_SDK_LOCAL static bool move_last(std::vector<InPort>& consumers, std::vector<InPort>& listed,
+                                     std::vector<InPort>& sorted);
 
   // The name index: open addressing with linear probing over (hash, node) pairs, so that a lookup touches one
   // flat array and reads a node's name only when the full hash matches.
