@@ -556,7 +556,12 @@ void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
     if (src.node) moved.push_back({src, d});
   }
   if (moved.empty()) return;
-  if (moved.size() * 16 >= slots_.size()) {
+  const auto by_producer = [](const auto& a, const auto& b) { return a.first.node->id_ < b.first.node->id_; };
+  if (moved.size() <= 32) {  // the usual small subgraph: an insertion sort, stable, with no buffer
+    for (size_t i = 1; i < moved.size(); ++i) {
+      for (size_t j = i; j > 0 && by_producer(moved[j], moved[j - 1]); --j) std::swap(moved[j], moved[j - 1]);
+    }
+  } else if (moved.size() * 16 >= slots_.size()) {
     std::vector<uint32_t> begin(slots_.size() + 1, 0);
     for (const auto& m : moved) ++begin[static_cast<size_t>(m.first.node->id_) + 1];
     for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
@@ -564,8 +569,7 @@ void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
     for (const auto& m : moved) grouped[begin[static_cast<size_t>(m.first.node->id_)]++] = m;
     moved.swap(grouped);
   } else {
-    std::stable_sort(moved.begin(), moved.end(),
-                     [](const auto& a, const auto& b) { return a.first.node->id_ < b.first.node->id_; });
+    std::stable_sort(moved.begin(), moved.end(), by_producer);
   }
   bool changed = false;
   std::vector<InPort> listed, sorted;

@@ -266,11 +266,14 @@ TEST(GraphTest, DisconnectingFewOrManyInputsOfATwoOutputProducer) {
 
 // move_consumers_last leaves every list as disconnecting the inputs and adding their edges back in the order
 // listed would, on random graphs: producers with two outputs, a hub read by 40 nodes, inputs listed twice or
-// unconnected, few listed in a large graph (the sorting path) and many (the counting path).
+// unconnected; few listed (an insertion sort), a few dozen in a large graph (a stable sort) and many (a count
+// by producer).
 TEST(GraphTest, MovingConsumersLastMatchesCuttingAndReaddingThem) {
   std::mt19937 rng(77);
   for (int trial = 0; trial < 60; ++trial) {
-    const int n = 20 + static_cast<int>(rng() % 200);
+    // Every fourth trial: a larger graph with a few dozen listed (more than an insertion sort takes, too few
+    // to count by producer).
+    const int n = trial % 4 == 1 ? 1500 : 20 + static_cast<int>(rng() % 200);
     std::vector<std::unique_ptr<Graph>> twins;
     std::vector<std::vector<Node*>> nodes(2);
     for (int t = 0; t < 2; ++t) {
@@ -292,7 +295,7 @@ TEST(GraphTest, MovingConsumersLastMatchesCuttingAndReaddingThem) {
     std::vector<std::pair<int, int>> picks;  // (node, input)
     for (int i = 2; i < n; ++i) {
       for (size_t k = 0; k < nodes[0][i]->num_inputs(); ++k) {
-        if (many ? rng() % 2 : rng() % 40 == 0) picks.push_back({i, static_cast<int>(k)});
+        if (many ? rng() % 2 : rng() % (n > 1000 ? 60 : 40) == 0) picks.push_back({i, static_cast<int>(k)});
       }
     }
     std::shuffle(picks.begin(), picks.end(), rng);
