@@ -544,46 +544,54 @@ void Graph::disconnect_inputs(const std::vector<InPort>& dsts) {
 }
 
 void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
-  // The listed inputs grouped by producer, each group in the order listed: counted by producer id and placed
-  // when they are many (an engine partition re-adds thousands of crossing edges), sorted when they are few.
-  std::vector<std::pair<OutPort, InPort>> moved;
-  moved.reserve(inputs.size());
-  for (const InPort& d : inputs) {
-    if (!d.node || d.node->owner_ != this || d.index < 0 ||
-        static_cast<size_t>(d.index) >= d.node->inputs_.size())
-      continue;
-    const OutPort src = d.node->inputs_[d.index];
-    if (src.node) moved.push_back({src, d});
+  // The listed inputs' positions, grouped by producer, each group in the order listed: by an insertion sort
+  // when few (a small subgraph's crossings), counted by producer id when many for the graph (an engine
+  // partition's thousands), a stable sort otherwise. Positions, not copies of the ports: four bytes an entry,
+  // where the root of a graph cut into 60k subgraphs lists hundreds of thousands.
+  const auto source = [&](uint32_t i) { return inputs[i].node->inputs_[inputs[i].index]; };
+  std::vector<uint32_t> order;
+  order.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InPort& d = inputs[i];
+    if (d.node && d.node->owner_ == this && d.index >= 0 &&
+        static_cast<size_t>(d.index) < d.node->inputs_.size() && d.node->inputs_[d.index].node)
+      order.push_back(static_cast<uint32_t>(i));
   }
-  if (moved.empty()) return;
-  const auto by_producer = [](const auto& a, const auto& b) { return a.first.node->id_ < b.first.node->id_; };
-  if (moved.size() <= 32) {  // the usual small subgraph: an insertion sort, stable, with no buffer
-    for (size_t i = 1; i < moved.size(); ++i) {
-      for (size_t j = i; j > 0 && by_producer(moved[j], moved[j - 1]); --j) std::swap(moved[j], moved[j - 1]);
+  if (order.empty()) return;
+  const auto producer = [&](uint32_t i) { return static_cast<size_t>(source(i).node->id_); };
+  const auto by_producer = [&](uint32_t a, uint32_t b) { return producer(a) < producer(b); };
+  if (order.size() <= 32) {
+    for (size_t i = 1; i < order.size(); ++i) {
+      for (size_t j = i; j > 0 && by_producer(order[j], order[j - 1]); --j) std::swap(order[j], order[j - 1]);
     }
-  } else if (moved.size() * 16 >= slots_.size()) {
+  } else if (order.size() * 16 >= slots_.size()) {
     std::vector<uint32_t> begin(slots_.size() + 1, 0);
-    for (const auto& m : moved) ++begin[static_cast<size_t>(m.first.node->id_) + 1];
+    for (uint32_t i : order) ++begin[producer(i) + 1];
     for (size_t i = 1; i < begin.size(); ++i) begin[i] += begin[i - 1];
-    std::vector<std::pair<OutPort, InPort>> grouped(moved.size());
-    for (const auto& m : moved) grouped[begin[static_cast<size_t>(m.first.node->id_)]++] = m;
-    moved.swap(grouped);
+    std::vector<uint32_t> grouped(order.size());
+    for (uint32_t i : order) grouped[begin[producer(i)]++] = i;
+    order.swap(grouped);
   } else {
-    std::stable_sort(moved.begin(), moved.end(), by_producer);
+    std::stable_sort(order.begin(), order.end(), by_producer);
   }
   bool changed = false;
   std::vector<InPort> listed, sorted;
-  for (size_t g = 0; g < moved.size();) {
-    Node* producer = moved[g].first.node;
+  for (size_t g = 0; g < order.size();) {
+    Node* from = source(order[g]).node;
     size_t end = g;
-    while (end < moved.size() && moved[end].first.node == producer) ++end;
-    // A producer's outputs one at a time (most have one).
-    for (size_t o = 0; o < producer->outputs_.size(); ++o) {
+    while (end < order.size() && source(order[end]).node == from) ++end;
+    // A producer's outputs one at a time, its entries ordered by output first (stably: each output's stay in
+    // the order listed). Most producers have one output; a call node can have hundreds.
+    if (from->outputs_.size() > 1) {
+      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(g),
+                       order.begin() + static_cast<std::ptrdiff_t>(end),
+                       [&](uint32_t a, uint32_t b) { return source(a).index < source(b).index; });
+    }
+    for (size_t k = g; k < end;) {
+      const int32_t output = source(order[k]).index;
       listed.clear();
-      for (size_t k = g; k < end; ++k) {
-        if (moved[k].first.index == static_cast<int32_t>(o)) listed.push_back(moved[k].second);
-      }
-      if (!listed.empty()) changed = move_last(producer->outputs_[o].consumers, listed, sorted) || changed;
+      for (; k < end && source(order[k]).index == output; ++k) listed.push_back(inputs[order[k]]);
+      changed = move_last(from->outputs_[output].consumers, listed, sorted) || changed;
     }
     g = end;
   }

@@ -50,7 +50,7 @@ struct KahnInput {
   std::vector<uint32_t> succ_begin;  // successors of id k: succ[succ_begin[k], succ_begin[k + 1])
   std::vector<uint32_t> succ;
   std::vector<uint32_t> seeds;
-  size_t data_seeds = 0;  // seeds[0, data_seeds) are the data-like sources
+  std::vector<Node*> data;  // the data-like sources, in seed order (seeds[0, data.size()))
 };
 
 KahnInput kahn_input(const Graph& g) {
@@ -60,7 +60,8 @@ KahnInput kahn_input(const Graph& g) {
   in.by_id.assign(bound, nullptr);
   in.succ_begin.assign(bound + 1, 0);
   in.succ.reserve(g.num_nodes() * 2);
-  std::vector<Node*> data, other;
+  std::vector<Node*>& data = in.data;
+  std::vector<Node*> other;
   size_t next_id = 0;  // ids of removed nodes get empty successor ranges
   for (Node* n : g.nodes()) {
     const auto id = static_cast<size_t>(n->id());
@@ -80,7 +81,6 @@ KahnInput kahn_input(const Graph& g) {
   for (const std::vector<Node*>* list : {&data, &other}) {
     for (const Node* n : *list) in.seeds.push_back(static_cast<uint32_t>(n->id()));
   }
-  in.data_seeds = data.size();
   return in;
 }
 
@@ -127,12 +127,9 @@ Status cycle_error(const Graph& g, const std::vector<uint32_t>& remaining_deg) {
 
 // Kahn's algorithm; `lifo` selects DFS (stack) over BFS (queue). `data`, if given, receives the data-like
 // sources in the order the sort puts them.
-Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order, std::vector<const Node*>* data = nullptr) {
+Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order, std::vector<Node*>* data = nullptr) {
   KahnInput in = kahn_input(g);
-  if (data) {
-    data->clear();
-    for (size_t i = 0; i < in.data_seeds; ++i) data->push_back(in.by_id[in.seeds[i]]);
-  }
+  if (data) data->swap(in.data);
   std::vector<uint32_t>& deg = in.deg;
   order->clear();
   order->reserve(g.num_nodes());
@@ -281,7 +278,7 @@ struct SortMemo {
     }
     return true;
   }
-  static void record(Graph& g, TopoSortMode mode, std::vector<const Node*> data) {
+  static void record(Graph& g, TopoSortMode mode, std::vector<Node*> data) {
     g.sorted_mode_ = static_cast<int>(mode);
     g.sorted_data_ = std::move(data);
   }
@@ -358,7 +355,7 @@ Status topological_sort(Graph& graph, TopoSortMode mode) {
     GS_RETURN_IF_ERROR(topological_order(graph, mode, &order));
     return graph.reorder(order);
   }
-  std::vector<const Node*> data;
+  std::vector<Node*> data;
   GS_RETURN_IF_ERROR(kahn(graph, mode == TopoSortMode::kDFS, &order, &data));
   GS_RETURN_IF_ERROR(graph.reorder(order));
   SortMemo::record(graph, mode, std::move(data));

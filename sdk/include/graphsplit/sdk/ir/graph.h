@@ -296,7 +296,7 @@ class GS_SDK_API Graph final {
   friend struct SortMemo;
   void touch() { sorted_mode_ = -1; }
   int sorted_mode_ = -1;
-  std::vector<const Node*> sorted_data_;  // the data-like sources, in the order the sort put them
+  std::vector<Node*> sorted_data_;  // the data-like sources, in the order the sort put them
 };
 
 }  // namespace graphsplit::sdk
