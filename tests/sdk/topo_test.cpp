@@ -147,42 +147,6 @@ TEST(TopoSortTest, ParsesTheGeOption) {
   EXPECT_EQ(parse_topo_sorting_mode("dfs"), std::nullopt);
 }
 
-// Random DAGs with data and control edges: every mode yields a complete topological order, the same one on a
-// second run, and StableRDFS leaves an already sorted graph unchanged.
-TEST(TopoSortTest, RandomDagsAllModes) {
-  std::mt19937 rng(12345);
-  for (int trial = 0; trial < 150; ++trial) {
-    auto g = Graph::create("g");
-    const int n = 2 + static_cast<int>(rng() % 60);
-    std::vector<Node*> nodes;
-    for (int i = 0; i < n; ++i) {
-      const int fan_in = i == 0 ? 0 : static_cast<int>(rng() % 4);
-      Node* node = g->add_node("n" + std::to_string((i * 7919) % 1000) + "_" + std::to_string(i),
-                               fan_in ? "Op" : "Data", fan_in, 2);
-      for (int k = 0; k < fan_in; ++k) {
-        Node* src = nodes[rng() % nodes.size()];
-        ASSERT_TRUE(g->add_edge({src, static_cast<int32_t>(rng() % 2)}, {node, k}).is_ok());
-      }
-      if (i > 0 && rng() % 5 == 0) {
-        ASSERT_TRUE(g->add_control_edge(nodes[rng() % nodes.size()], node).is_ok());
-      }
-      nodes.push_back(node);
-    }
-    // Shuffle the stored order so that the sorts have work to do.
-    std::vector<Node*> shuffled = nodes;
-    std::shuffle(shuffled.begin(), shuffled.end(), rng);
-    ASSERT_TRUE(g->reorder(shuffled).is_ok());
-    for (auto mode :
-         {TopoSortMode::kBFS, TopoSortMode::kDFS, TopoSortMode::kRDFS, TopoSortMode::kStableRDFS}) {
-      auto first = order_of(*g, mode);
-      ASSERT_TRUE(is_topological(*g, first)) << "mode " << to_string(mode) << " trial " << trial;
-      EXPECT_EQ(first, order_of(*g, mode));
-    }
-    ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
-    EXPECT_EQ(order_of(*g, TopoSortMode::kStableRDFS), g->node_list());
-  }
-}
-
 // A copy of `g` with its nodes created in `order` and every consumer and control list in g's order: the same
 // graph, stored in that order, with nothing remembered of a sort.
 std::unique_ptr<Graph> copy_in_order(const Graph& g, const std::vector<Node*>& order) {
@@ -230,6 +194,23 @@ std::unique_ptr<Graph> random_dag(std::mt19937& rng) {
   std::shuffle(nodes.begin(), nodes.end(), rng);
   EXPECT_TRUE(g->reorder(nodes).is_ok());
   return g;
+}
+
+// Random DAGs with data and control edges: every mode yields a complete topological order, the same one on a
+// second run, and StableRDFS leaves an already sorted graph unchanged.
+TEST(TopoSortTest, RandomDagsAllModes) {
+  std::mt19937 rng(12345);
+  for (int trial = 0; trial < 150; ++trial) {
+    auto g = random_dag(rng);
+    for (auto mode :
+         {TopoSortMode::kBFS, TopoSortMode::kDFS, TopoSortMode::kRDFS, TopoSortMode::kStableRDFS}) {
+      auto first = order_of(*g, mode);
+      ASSERT_TRUE(is_topological(*g, first)) << "mode " << to_string(mode) << " trial " << trial;
+      EXPECT_EQ(first, order_of(*g, mode));
+    }
+    ASSERT_TRUE(topological_sort(*g, TopoSortMode::kDFS).is_ok());
+    EXPECT_EQ(order_of(*g, TopoSortMode::kStableRDFS), g->node_list());
+  }
 }
 
 // The SDK skips a BFS or DFS sort of a graph that sort left unchanged. That rests on the sort finding the
