@@ -40,6 +40,7 @@
 #include "common/ask_ahead.h"
 #include "common/atomic_file.h"
 #include "common/flat_name_map.h"
+#include "common/proto_fields.h"
 #include "graphsplit/kernels/shape_inference.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/strings.h"
@@ -190,25 +191,13 @@ class NodeSource {
       for (const std::string& o : n.output()) fn(std::string_view(o), true);
       return;
     }
-    const std::string_view b = (*spans_)[static_cast<size_t>(k)];
-    size_t p = 0;
-    const auto varint = [&](uint64_t* v) {
-      *v = 0;
-      for (int shift = 0; p < b.size() && shift < 64; shift += 7) {
-        const auto byte = static_cast<uint8_t>(b[p++]);
-        *v |= uint64_t{byte & 0x7fu} << shift;
-        if (!(byte & 0x80u)) return true;
-      }
-      return false;
-    };
-    for (uint64_t tag = 0, size = 0; p < b.size() && varint(&tag);) {
-      const uint64_t number = tag >> 3;
-      if ((tag & 7) != 2 || number > onnx::NodeProto::kNameFieldNumber || !varint(&size) ||
-          size > b.size() - p)
+    proto_fields::FieldReader reader((*spans_)[static_cast<size_t>(k)]);
+    for (proto_fields::Field f; reader.next(&f);) {
+      if (f.wire != proto_fields::WireFormatLite::WIRETYPE_LENGTH_DELIMITED ||
+          f.number > onnx::NodeProto::kNameFieldNumber)
         return;
-      if (number != onnx::NodeProto::kInputFieldNumber)
-        fn(b.substr(p, size), number == onnx::NodeProto::kOutputFieldNumber);
-      p += size;
+      if (f.number != onnx::NodeProto::kInputFieldNumber)
+        fn(f.bytes, f.number == onnx::NodeProto::kOutputFieldNumber);
     }
   }
 

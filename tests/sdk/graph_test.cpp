@@ -327,6 +327,27 @@ TEST(GraphTest, MovingConsumersLastMatchesCuttingAndReaddingThem) {
   }
 }
 
+// What move_consumers_last cannot move it skips, as disconnect_inputs does: a null node, a node of another
+// graph, an index out of range either way, an unconnected input. The one movable entry still moves.
+TEST(GraphTest, MovingConsumersLastSkipsWhatItCannotMove) {
+  auto g = Graph::create("g");
+  Node* x = add(*g, "x", "Data");
+  Node* a = add(*g, "a", "Relu", {"x"});
+  Node* b = add(*g, "b", "Relu", {"x"});
+  Node* c = g->add_node("c", "Add", 2, 1);
+  ASSERT_TRUE(g->add_edge({x, 0}, {c, 0}).is_ok());
+  auto other = Graph::create("other");
+  Node* y = add(*other, "y", "Data");
+  Node* stranger = add(*other, "x", "Relu", {"y"});  // connected: only its graph makes it unmovable here
+  Node* z = add(*other, "z", "Relu", {"y"});
+  g->move_consumers_last({{nullptr, 0}, {stranger, 0}, {b, -1}, {b, 1}, {c, 1}, {a, 0}});
+  EXPECT_EQ(x->consumers(0), (std::vector<InPort>{{b, 0}, {c, 0}, {a, 0}}));
+  EXPECT_EQ(a->input(0), (OutPort{x, 0}));
+  EXPECT_FALSE(c->input(1).valid());
+  EXPECT_EQ(y->consumers(0), (std::vector<InPort>{{stranger, 0}, {z, 0}}));  // the other graph is left alone
+  EXPECT_TRUE(verify(*g).is_ok()) << verify(*g).message();
+}
+
 TEST(GraphTest, EdgesAreStoredInBothDirections) {
   auto g = Graph::create("g");
   Node* a = add(*g, "a", "Data");
