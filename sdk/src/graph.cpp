@@ -547,18 +547,23 @@ void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
   // The listed inputs' positions, grouped by producer, each group in the order listed: by an insertion sort
   // when few (a small subgraph's crossings), counted by producer id when many for the graph (an engine
   // partition's thousands), a stable sort otherwise. Positions, not copies of the ports: four bytes an entry,
-  // where the root of a graph cut into 60k subgraphs lists hundreds of thousands.
+  // where the root of a graph cut into 60k subgraphs lists hundreds of thousands. Each producer's id is read
+  // once, into producer_of: the grouping reads it several times an entry, through the consumer's inputs.
   const auto source = [&](uint32_t i) { return inputs[i].node->inputs_[inputs[i].index]; };
-  std::vector<uint32_t> order;
+  std::vector<uint32_t> order, producer_of(inputs.size());
   order.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const InPort& d = inputs[i];
-    if (d.node && d.node->owner_ == this && d.index >= 0 &&
-        static_cast<size_t>(d.index) < d.node->inputs_.size() && d.node->inputs_[d.index].node)
+    if (!d.node || d.node->owner_ != this || d.index < 0 ||
+        static_cast<size_t>(d.index) >= d.node->inputs_.size())
+      continue;
+    if (const Node* from = d.node->inputs_[d.index].node) {
       order.push_back(static_cast<uint32_t>(i));
+      producer_of[i] = static_cast<uint32_t>(from->id_);
+    }
   }
   if (order.empty()) return;
-  const auto producer = [&](uint32_t i) { return static_cast<size_t>(source(i).node->id_); };
+  const auto producer = [&](uint32_t i) { return static_cast<size_t>(producer_of[i]); };
   const auto by_producer = [&](uint32_t a, uint32_t b) { return producer(a) < producer(b); };
   if (order.size() <= 32) {
     for (size_t i = 1; i < order.size(); ++i) {
@@ -579,14 +584,19 @@ void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
   for (size_t g = 0; g < order.size();) {
     Node* from = source(order[g]).node;
     size_t end = g;
-    while (end < order.size() && source(order[end]).node == from) ++end;
-    // A producer's outputs one at a time, its entries ordered by output first (stably: each output's stay in
-    // the order listed). Most producers have one output; a call node can have hundreds.
-    if (from->outputs_.size() > 1) {
-      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(g),
-                       order.begin() + static_cast<std::ptrdiff_t>(end),
-                       [&](uint32_t a, uint32_t b) { return source(a).index < source(b).index; });
+    while (end < order.size() && producer_of[order[end]] == producer_of[order[g]]) ++end;
+    if (from->outputs_.size() == 1) {  // the usual producer: every entry reads output 0
+      listed.clear();
+      for (size_t k = g; k < end; ++k) listed.push_back(inputs[order[k]]);
+      changed = move_last(from->outputs_[0].consumers, listed, sorted) || changed;
+      g = end;
+      continue;
     }
+    // A producer's outputs one at a time, its entries ordered by output first (stably: each output's stay in
+    // the order listed). A call node can have hundreds.
+    std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(g),
+                     order.begin() + static_cast<std::ptrdiff_t>(end),
+                     [&](uint32_t a, uint32_t b) { return source(a).index < source(b).index; });
     for (size_t k = g; k < end;) {
       const int32_t output = source(order[k]).index;
       listed.clear();
