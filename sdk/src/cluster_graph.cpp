@@ -14,6 +14,20 @@ using Id = ClusterGraph::Id;
 
 namespace {
 
+// std::lower_bound over [d, d + n), without a branch per step: the cluster engine's lists are mostly short or
+// hot, and a mispredicted step cost more than the whole search (a count of the ids below x, four at a time,
+// was slower still).
+template <class P>
+P seek(P d, size_t n, Id x) {
+  if (n == 0) return d;
+  while (n > 1) {
+    const size_t half = n / 2;
+    d += half & (size_t{0} - static_cast<size_t>(d[half - 1] < x));  // a mask, not a ternary: GCC branched
+    n -= half;
+  }
+  return d + (*d < x);
+}
+
 // A cluster's neighbours, sorted. Most clusters start as one node with one or two neighbours each way: two
 // ids are kept inline (a std::vector was 24 bytes and a heap block per list, two lists per node), more in one
 // heap block. A list longer than kFlatMax (a hub: a graph input that every node reads) is kept in chunks of
@@ -106,14 +120,17 @@ class IdList {
   }
 
   bool contains(Id x) const {
-    if (!chunked()) return std::binary_search(flat(), flat() + size_, x);
+    if (!chunked()) {
+      const Id* it = seek(flat(), size_, x);
+      return it != flat() + size_ && *it == x;
+    }
     const Chunk* c = chunk_holding(x);
     return c && std::binary_search(c->begin(), c->end(), x);
   }
   void insert_sorted(Id x) {
     if (chunked()) return chunk_insert(x);
     Id* d = flat();
-    const Id* it = std::lower_bound(d, d + size_, x);
+    const Id* it = seek(d, size_, x);
     if (it != d + size_ && *it == x) return;
     const auto at = static_cast<size_t>(it - d);
     grow(size_ + 1);
@@ -126,7 +143,7 @@ class IdList {
   void erase_sorted(Id x) {
     if (chunked()) return chunk_erase(x);
     Id* d = flat();
-    Id* it = std::lower_bound(d, d + size_, x);
+    Id* it = seek(d, size_, x);
     if (it == d + size_ || *it != x) return;
     std::memmove(it, it + 1, static_cast<size_t>(d + size_ - it - 1) * sizeof(Id));
     --size_;
@@ -134,15 +151,16 @@ class IdList {
   // erase_sorted(from) then insert_sorted(to), moving only the entries between the two places: a hub's flat
   // list (a shape input feeding every Reshape) was shifted twice over its whole length per merge.
   void replace_sorted(Id from, Id to) {
+    if (size_ <= 2 && !chunked() && replace_in_two(from, to)) return;
     if (chunked()) {  // from's absence changes nothing here: the flat path inserts `to` either way too
       chunk_erase(from);
       return chunk_insert(to);
     }
     Id* d = flat();
     Id* end = d + size_;
-    Id* f = std::lower_bound(d, end, from);
+    Id* f = seek(d, size_, from);
     if (f == end || *f != from) return insert_sorted(to);
-    Id* t = std::lower_bound(d, end, to);
+    Id* t = seek(d, size_, to);
     if (t != end && *t == to) {
       std::memmove(f, f + 1, static_cast<size_t>(end - f - 1) * sizeof(Id));
       --size_;
@@ -153,6 +171,25 @@ class IdList {
       std::memmove(t + 1, t, static_cast<size_t>(f - t) * sizeof(Id));
       *t = to;
     }
+  }
+  // replace_sorted() for a list of one or two ids holding `from` (most lists: a node's one or two
+  // neighbours), without the searches; false when `from` is absent.
+  bool replace_in_two(Id from, Id to) {
+    Id* d = flat();
+    if (size_ == 0 || (d[0] != from && (size_ == 1 || d[1] != from))) return false;
+    if (size_ == 1) {
+      d[0] = to;
+      return true;
+    }
+    const Id other = d[0] == from ? d[1] : d[0];
+    if (other == to) {
+      d[0] = to;
+      size_ = 1;
+    } else {
+      d[0] = std::min(other, to);
+      d[1] = std::max(other, to);
+    }
+    return true;
   }
   // The list becomes [first, last), which is sorted and has no repeats.
   void assign_sorted(const Id* first, const Id* last) {
@@ -171,10 +208,24 @@ class IdList {
     grow(size_ + 1);
     flat()[size_++] = x;
   }
+  // A list built sorted by push_back: kept in chunks if long.
+  void seal() {
+    if (size_ > kFlatMax) to_chunks();
+  }
+  Id back() const {
+    assert(!chunked() && size_ > 0);
+    return flat()[size_ - 1];
+  }
   void sort_unique() {
     assert(!chunked());
     Id* d = flat();
-    std::sort(d, d + size_);
+    if (size_ <= 8) {  // a node's few inputs: std::sort's call and setup cost more than the sort
+      for (uint32_t i = 1; i < size_; ++i) {
+        for (uint32_t j = i; j > 0 && d[j] < d[j - 1]; --j) std::swap(d[j], d[j - 1]);
+      }
+    } else {
+      std::sort(d, d + size_);
+    }
     size_ = static_cast<uint32_t>(std::unique(d, d + size_) - d);
     if (size_ > kFlatMax) to_chunks();
   }
@@ -597,12 +648,17 @@ struct ClusterGraph::Impl {
     std::vector<Id>& new_out = scratch_out;
     new_in.clear();
     new_out.clear();
+    // Whether the survivor's own lists name a member (an edge between it and an absorbed cluster, seen from
+    // the other end): when not, nothing needs taking out of them.
+    bool in_has_member = false, out_has_member = false;
     for (Id c : set) {
       if (c == survivor) continue;
       in[c].visit([&](Id p) {
         if (mark2[p] != em) {
           out[p].replace_sorted(c, survivor);
           new_in.push_back(p);
+        } else {
+          out_has_member = out_has_member || p == survivor;
         }
         return true;
       });
@@ -610,6 +666,8 @@ struct ClusterGraph::Impl {
         if (mark2[q] != em) {
           in[q].replace_sorted(c, survivor);
           new_out.push_back(q);
+        } else {
+          in_has_member = in_has_member || q == survivor;
         }
         return true;
       });
@@ -624,28 +682,34 @@ struct ClusterGraph::Impl {
       count[c] = 0;
       first[survivor] = std::min(first[survivor], first[c]);
     }
-    rebuild_edges(set, survivor, in[survivor], new_in, em);
-    rebuild_edges(set, survivor, out[survivor], new_out, em);
+    rebuild_edges(set, survivor, in[survivor], new_in, in_has_member, em);
+    rebuild_edges(set, survivor, out[survivor], new_out, out_has_member, em);
   }
 
   // The survivor's list without the members, joined with `added` (no members, sorted per absorbed cluster).
   // A few additions to a long list (a hub) go in one by one; otherwise one merge pass into scratch, which
   // allocates nothing once the scratch has grown (std::inplace_merge took a buffer per call).
   void rebuild_edges(const std::vector<Id>& set, Id survivor, IdList& own, std::vector<Id>& added,
-                     uint32_t em) {
+                     bool has_member, uint32_t em) {
     if (set.size() > 2) std::sort(added.begin(), added.end());  // one absorbed cluster's list is sorted
+    if (added.empty() && !has_member) return;
     if (added.size() * 4 < own.size()) {
       for (Id c : set) {
-        if (c != survivor) own.erase_sorted(c);
+        if (has_member && c != survivor) own.erase_sorted(c);
       }
       for (Id x : added) own.insert_sorted(x);
       return;
     }
     merged.clear();
-    if (own.chunked())
+    if (own.chunked()) {
       merge_lists(own.begin(), own.end(), added, em);
-    else
-      merge_lists(own.flat_ids(), own.flat_ids() + own.size(), added, em);
+    } else {
+      const Id* a = own.flat_ids();
+      merged.resize(own.size() + added.size());
+      const size_t n = has_member ? merge_flat<true>(a, a + own.size(), added, em)
+                                  : merge_flat<false>(a, a + own.size(), added, em);
+      merged.resize(n);
+    }
     own.assign_sorted(merged.data(), merged.data() + merged.size());
   }
   // `merged` = the survivor's list [a, a_end) without the members, joined with `added`.
@@ -663,6 +727,33 @@ struct ClusterGraph::Impl {
       }
       if (merged.empty() || merged.back() != x) merged.push_back(x);
     }
+  }
+  // merge_lists() for a flat list into merged's first n ids (n returned), without a data-dependent branch:
+  // which list an id comes from, whether it repeats and whether it is a member are counted, not tested. The
+  // branches of the plain merge were the cluster engine's most mispredicted ones.
+  template <bool kHasMember>
+  size_t merge_flat(const Id* a, const Id* a_end, const std::vector<Id>& added, uint32_t em) {
+    const Id *b = added.data(), *b_end = b + added.size();
+    Id* w = merged.data();
+    size_t k = 0;
+    Id last = kNone;  // never an id
+    auto put = [&](Id v) {
+      w[k] = v;
+      bool keep = v != last;
+      if constexpr (kHasMember) keep = keep & (mark2[v] != em);
+      k += keep;
+      last = v;
+    };
+    while (a != a_end && b != b_end) {
+      const Id x = *a, y = *b;
+      const bool from_a = x <= y;
+      a += from_a;
+      b += !from_a;
+      put(std::min(x, y));
+    }
+    for (; a != a_end; ++a) put(*a);
+    for (; b != b_end; ++b) put(*b);
+    return k;
   }
 
   std::vector<Id> scratch_in, scratch_out, merged;
@@ -694,10 +785,13 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
   for (size_t i = 0; i < n; ++i) {
     m->head[i] = m->tail[i] = static_cast<uint32_t>(i);
     const Node* node = m->nodes[i];
+    // Successor lists grow in node order, so they come out sorted; a repeat can only follow itself.
+    IdList& in = m->in[i];
     auto link = [&](const Node* src) {
       const Id s = m->position[src->id()];
-      m->out[s].push_back(static_cast<Id>(i));
-      m->in[i].push_back(s);
+      IdList& succ = m->out[s];
+      if (succ.empty() || succ.back() != i) succ.push_back(static_cast<Id>(i));
+      in.push_back(s);
     };
     for (const OutPort& p : node->inputs()) {
       if (p.node) link(p.node);
@@ -705,12 +799,9 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
     if (node->any_control_edges()) {
       for (const Node* c : node->control_inputs()) link(c);
     }
+    if (in.size() >= 2) in.sort_unique();
   }
-  for (size_t i = 0; i < n; ++i) {
-    for (IdList* v : {&m->out[i], &m->in[i]}) {
-      if (v->size() >= 2) v->sort_unique();  // most lists: a call per list was most of build()
-    }
-  }
+  for (IdList& succ : m->out) succ.seal();
   // Ranks: the node order when it is topological (the usual case: partitioners sort first), else a
   // topological order of the graph.
   bool ordered = true;
