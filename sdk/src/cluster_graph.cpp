@@ -700,17 +700,21 @@ struct ClusterGraph::Impl {
       for (Id x : added) own.insert_sorted(x);
       return;
     }
-    merged.clear();
     if (own.chunked()) {
+      merged.clear();
       merge_lists(own.begin(), own.end(), added, em);
-    } else {
-      const Id* a = own.flat_ids();
-      merged.resize(own.size() + added.size());
-      const size_t n = has_member ? merge_flat<true>(a, a + own.size(), added, em)
-                                  : merge_flat<false>(a, a + own.size(), added, em);
-      merged.resize(n);
+      own.assign_sorted(merged.data(), merged.data() + merged.size());
+      return;
     }
-    own.assign_sorted(merged.data(), merged.data() + merged.size());
+    const size_t need = own.size() + added.size();
+    if (flat_merge_cap < need) {  // grown, never value-initialised: a resize per merge zeroed it each time
+      flat_merge_cap = std::max(need, 2 * flat_merge_cap);
+      flat_merge.reset(new Id[flat_merge_cap]);
+    }
+    const Id* a = own.flat_ids();
+    const size_t n = has_member ? merge_flat<true>(a, a + own.size(), added, em)
+                                : merge_flat<false>(a, a + own.size(), added, em);
+    own.assign_sorted(flat_merge.get(), flat_merge.get() + n);
   }
   // `merged` = the survivor's list [a, a_end) without the members, joined with `added`.
   template <class It>
@@ -728,13 +732,13 @@ struct ClusterGraph::Impl {
       if (merged.empty() || merged.back() != x) merged.push_back(x);
     }
   }
-  // merge_lists() for a flat list into merged's first n ids (n returned), without a data-dependent branch:
-  // which list an id comes from, whether it repeats and whether it is a member are counted, not tested. The
-  // branches of the plain merge were the cluster engine's most mispredicted ones.
+  // merge_lists() for a flat list into flat_merge's first n ids (n returned), without a data-dependent
+  // branch: which list an id comes from, whether it repeats and whether it is a member are counted, not
+  // tested. The branches of the plain merge were the cluster engine's most mispredicted ones.
   template <bool kHasMember>
   size_t merge_flat(const Id* a, const Id* a_end, const std::vector<Id>& added, uint32_t em) {
     const Id *b = added.data(), *b_end = b + added.size();
-    Id* w = merged.data();
+    Id* w = flat_merge.get();
     size_t k = 0;
     Id last = kNone;  // never an id
     auto put = [&](Id v) {
@@ -757,6 +761,8 @@ struct ClusterGraph::Impl {
   }
 
   std::vector<Id> scratch_in, scratch_out, merged;
+  std::unique_ptr<Id[]> flat_merge;
+  size_t flat_merge_cap = 0;
   std::vector<Id> pair;         // try_merge's set, kept to avoid an allocation per merge
   std::vector<uint32_t> first;  // per cluster: its first member's position
 };
