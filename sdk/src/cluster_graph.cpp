@@ -760,6 +760,21 @@ struct ClusterGraph::Impl {
     return k;
   }
 
+  // A neighbour list in rank order. Most lists hold one or two clusters: no std::sort call for them.
+  void in_rank_order(const IdList& list, std::vector<Id>* out) const {
+    out->clear();
+    list.visit([&](Id x) {
+      out->push_back(x);
+      return true;
+    });
+    const auto by_rank = [&](Id a, Id b) { return rank[a] < rank[b]; };
+    if (out->size() == 2) {
+      if (by_rank((*out)[1], (*out)[0])) std::swap((*out)[0], (*out)[1]);
+    } else if (out->size() > 2) {
+      std::sort(out->begin(), out->end(), by_rank);
+    }
+  }
+
   std::vector<Id> scratch_in, scratch_out, merged;
   std::unique_ptr<Id[]> flat_merge;
   size_t flat_merge_cap = 0;
@@ -886,15 +901,23 @@ std::vector<Node*> ClusterGraph::members(Id c) const {
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::successors(Id c) const {
-  std::vector<Id> v = impl_->out[c].to_vector();
-  std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
+  std::vector<Id> v;
+  successors(c, &v);
   return v;
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::predecessors(Id c) const {
-  std::vector<Id> v = impl_->in[c].to_vector();
-  std::sort(v.begin(), v.end(), [&](Id a, Id b) { return impl_->rank[a] < impl_->rank[b]; });
+  std::vector<Id> v;
+  predecessors(c, &v);
   return v;
+}
+
+void ClusterGraph::successors(Id c, std::vector<Id>* out) const {
+  impl_->in_rank_order(impl_->out[c], out);
+}
+
+void ClusterGraph::predecessors(Id c, std::vector<Id>* out) const {
+  impl_->in_rank_order(impl_->in[c], out);
 }
 
 std::vector<ClusterGraph::Id> ClusterGraph::topological_order() const {

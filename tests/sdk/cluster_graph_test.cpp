@@ -24,17 +24,22 @@ struct Oracle {
   std::vector<Node*> nodes;
   // reach[a][b]: a path of length >= 1 from cluster a to cluster b in the quotient graph.
   std::vector<std::vector<char>> reach;
+  std::vector<std::set<Id>> adj, radj;  // the quotient graph's edges out of and into each cluster
 
   Oracle(const Graph& graph, const ClusterGraph& c) : g(graph), cg(c), nodes(graph.node_list()) { refresh(); }
 
   void refresh() {
     const size_t n = nodes.size();
-    std::vector<std::set<Id>> adj(n);
+    adj.assign(n, {});
+    radj.assign(n, {});
     for (size_t i = 0; i < n; ++i) {
       const Id to = cg.cluster_of(nodes[i]);
       auto edge = [&](const Node* src) {
         const Id from = cg.cluster_of(src);
-        if (from != to) adj[from].insert(to);
+        if (from != to) {
+          adj[from].insert(to);
+          radj[to].insert(from);
+        }
       };
       for (const OutPort& p : nodes[i]->inputs()) {
         if (p.node) edge(p.node);
@@ -52,6 +57,31 @@ struct Oracle {
         stack.insert(stack.end(), adj[x].begin(), adj[x].end());
       }
     }
+  }
+
+  // Every live cluster's neighbours as the engine lists them (both forms of successors() and predecessors(),
+  // the counts, has_edge) against the edges of the nodes: an edge lost on both sides would pass
+  // check_invariants().
+  ::testing::AssertionResult adjacency_matches() const {
+    std::vector<Id> buffer{999, 998, 997};  // the overloads must replace what it holds
+    for (Id c = 0; c < nodes.size(); ++c) {
+      if (!cg.is_live(c)) continue;
+      for (const bool out : {true, false}) {
+        const std::set<Id>& want_set = out ? adj[c] : radj[c];
+        std::vector<Id> want(want_set.begin(), want_set.end());
+        std::sort(want.begin(), want.end(), [&](Id x, Id y) { return cg.rank(x) < cg.rank(y); });
+        const std::vector<Id> got = out ? cg.successors(c) : cg.predecessors(c);
+        out ? cg.successors(c, &buffer) : cg.predecessors(c, &buffer);
+        if (got != want || buffer != want ||
+            (out ? cg.num_successors(c) : cg.num_predecessors(c)) != want.size())
+          return ::testing::AssertionFailure() << "cluster " << c << (out ? " successors" : " predecessors");
+        for (Id x : want) {
+          if (!(out ? cg.has_edge(c, x) : cg.has_edge(x, c)))
+            return ::testing::AssertionFailure() << "has_edge misses " << c << " / " << x;
+        }
+      }
+    }
+    return ::testing::AssertionSuccess();
   }
 
   bool merge_would_cycle(Id a, Id b) const {
@@ -113,6 +143,7 @@ TEST(ClusterGraphTest, RandomMergesMatchTheBruteForceOracle) {
       }
       ASSERT_TRUE(cg->check_invariants().is_ok()) << cg->check_invariants().message();
       oracle.refresh();
+      ASSERT_TRUE(oracle.adjacency_matches()) << "trial " << trial << " step " << step;
     }
     size_t total = 0;
     for (Id c : live_clusters(*cg, n)) total += cg->members(c).size();
@@ -120,6 +151,56 @@ TEST(ClusterGraphTest, RandomMergesMatchTheBruteForceOracle) {
   }
   EXPECT_GT(refused, 100u);  // the oracle exercised both outcomes
   EXPECT_GT(merged, 1000u);
+}
+
+// Larger graphs with wide fan-in, merged the way the engine partitioner merges (each cluster absorbs its
+// predecessors): clusters grow long neighbour lists, so every path of a fold's list upkeep runs (one id
+// inserted into a long list, a merge of two lists, a survivor holding an absorbed member or not).
+TEST(ClusterGraphTest, ParentMergesKeepLongNeighbourListsExact) {
+  std::mt19937 rng(77);
+  for (int trial = 0; trial < 12; ++trial) {
+    const int n = 150 + static_cast<int>(rng() % 100);
+    auto g = Graph::create("g");
+    std::vector<Node*> nodes;
+    for (int i = 0; i < n; ++i) {
+      const int fan_in = i == 0 ? 0 : 1 + static_cast<int>(rng() % 6);
+      Node* node = g->add_node("n" + std::to_string(i), "Op", fan_in, 1);
+      for (int k = 0; k < fan_in; ++k) {
+        const int back = 1 + static_cast<int>(rng() % std::min(i, 40));  // mostly recent producers
+        (void)g->add_edge({nodes[static_cast<size_t>(i - back)], 0}, {node, k});
+      }
+      nodes.push_back(node);
+    }
+    std::unique_ptr<ClusterGraph> cg;
+    ASSERT_TRUE(ClusterGraph::build(*g, &cg).is_ok());
+    Oracle oracle(*g, *cg);
+    size_t merged = 0, refused = 0, longest = 0;
+    std::vector<Id> parents;
+    for (Id c : cg->topological_order()) {
+      if (!cg->is_live(c)) continue;
+      cg->predecessors(c, &parents);
+      Id cur = c;
+      for (Id p : parents) {
+        if (!cg->is_live(p) || rng() % 4 == 0) continue;  // some stay apart, so that lists grow long
+        const bool cycle = oracle.merge_would_cycle(p, cur);
+        const Id m = cg->try_merge(p, cur);
+        ASSERT_EQ(m == ClusterGraph::kNone, cycle) << "trial " << trial;
+        if (m == ClusterGraph::kNone) {
+          ++refused;
+          continue;
+        }
+        ++merged;
+        cur = m;
+        longest = std::max({longest, cg->num_successors(cur), cg->num_predecessors(cur)});
+        oracle.refresh();
+        ASSERT_TRUE(oracle.adjacency_matches()) << "trial " << trial << " merge " << merged;
+      }
+    }
+    ASSERT_TRUE(cg->check_invariants().is_ok()) << cg->check_invariants().message();
+    EXPECT_GT(merged, 20u);
+    EXPECT_GT(refused, 0u);
+    EXPECT_GE(longest, 12u) << "trial " << trial;  // lists long enough for the one-by-one insert path
+  }
 }
 
 TEST(ClusterGraphTest, MergeAllPathsTakesExactlyTheClustersOnThePaths) {

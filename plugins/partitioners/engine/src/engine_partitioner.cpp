@@ -286,9 +286,10 @@ class Splitter {
   // GE's rule: each cluster, in order, absorbs its input clusters, those with the fewest consumers first, as
   // long as engine and stream label agree and no second path joins them.
   void merge_normal() {
+    std::vector<ClusterGraph::Id> parents;
     for (ClusterGraph::Id c : clusters_->topological_order()) {
       if (!clusters_->is_live(c) || data_cluster(c)) continue;
-      std::vector<ClusterGraph::Id> parents = clusters_->predecessors(c);
+      clusters_->predecessors(c, &parents);
       // Only parents that may join are sorted: their keys do not change while c absorbs the others (a merge
       // gives the merged cluster c's key), so mergeable() below refuses the rest whatever the order. A
       // NetOutput reading 100k clusters of other engines sorted them all for nothing.
@@ -298,10 +299,12 @@ class Splitter {
                     parents.end());
       // Fewest consumers first, then in order (predecessors() come in rank order, and ranks are unique):
       // stable_sort's order without its buffer per cluster.
-      std::sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
-        const size_t sa = clusters_->num_successors(a), sb = clusters_->num_successors(b);
-        return sa != sb ? sa < sb : clusters_->rank(a) < clusters_->rank(b);
-      });
+      if (parents.size() > 1) {
+        std::sort(parents.begin(), parents.end(), [&](ClusterGraph::Id a, ClusterGraph::Id b) {
+          const size_t sa = clusters_->num_successors(a), sb = clusters_->num_successors(b);
+          return sa != sb ? sa < sb : clusters_->rank(a) < clusters_->rank(b);
+        });
+      }
       ClusterGraph::Id cur = c;
       for (ClusterGraph::Id p : parents) {
         if (!clusters_->is_live(p) || !mergeable(p, cur)) continue;
@@ -328,7 +331,8 @@ class Splitter {
 
   // Each successor of `c`, in order, absorbs the later ones it may merge with; true if any merged.
   bool merge_children(ClusterGraph::Id c) {
-    std::vector<ClusterGraph::Id> children = clusters_->successors(c);
+    std::vector<ClusterGraph::Id>& children = children_;
+    clusters_->successors(c, &children);
     bool merged = false;
     for (size_t i = 0; i < children.size(); ++i) {
       for (size_t j = i + 1; j < children.size() && clusters_->is_live(children[i]); ++j) {
@@ -562,6 +566,7 @@ class Splitter {
   Graph& graph_;
   const Options& options_;
   std::vector<Node*> nodes_;
+  std::vector<ClusterGraph::Id> children_;                 // merge_children()'s, reused
   std::vector<int> key_;                                   // per cluster (a cluster keeps its first node's)
   std::vector<int> node_key_;                              // per node position
   std::vector<std::pair<std::string, std::string>> keys_;  // engine and stream label of each key

@@ -46,6 +46,10 @@ class GS_SDK_API ClusterGraph final {
   // Neighbouring clusters, in topological (rank) order.
   std::vector<Id> successors(Id c) const;
   std::vector<Id> predecessors(Id c) const;
+  // The same into *out (replacing what it held), reusing its capacity: a loop over every cluster allocated a
+  // vector per call.
+  void successors(Id c, std::vector<Id>* out) const;
+  void predecessors(Id c, std::vector<Id>* out) const;
   bool has_edge(Id from, Id to) const;
   size_t num_successors(Id c) const;
   size_t num_predecessors(Id c) const;
