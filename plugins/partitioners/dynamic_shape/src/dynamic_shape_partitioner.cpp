@@ -619,12 +619,14 @@ class Partition {
 
   template <class VisitFilter, class InputFilter>
   void try_merge_pass(VisitFilter visit, InputFilter input) {
+    std::vector<ClusterGraph::Id> inputs;  // one buffer for every cluster's inputs
     for (ClusterGraph::Id c : clusters_->topological_order()) {
       if (!clusters_->is_live(c)) continue;
       if (merge_ref_variable(c)) continue;
       if (!visit(kind(c))) continue;
       ClusterGraph::Id cur = c;
-      for (ClusterGraph::Id i : clusters_->predecessors(cur)) {
+      clusters_->predecessors(cur, &inputs);
+      for (ClusterGraph::Id i : inputs) {
         if (!clusters_->is_live(i) || !input(kind(i))) continue;
         const Kind merged =
             (kind(cur) == Kind::kUnknown || kind(i) == Kind::kUnknown) ? Kind::kUnknown : kind(cur);
@@ -673,10 +675,12 @@ class Partition {
 
   void normal_merge() {
     // Path absorption: an unknown cluster absorbs every cluster on a path from an adjacent unknown input.
+    std::vector<ClusterGraph::Id> inputs;
     for (ClusterGraph::Id c : clusters_->topological_order()) {
       if (!clusters_->is_live(c) || kind(c) != Kind::kUnknown) continue;
       ClusterGraph::Id cur = c;
-      for (ClusterGraph::Id i : clusters_->predecessors(cur)) {
+      clusters_->predecessors(cur, &inputs);
+      for (ClusterGraph::Id i : inputs) {
         if (!clusters_->is_live(i) || kind(i) != Kind::kUnknown) continue;
         const ClusterGraph::Id m = clusters_->merge_all_paths(i, cur);
         set_merged(m, Kind::kUnknown);
