@@ -208,13 +208,13 @@ class IdList {
     grow(size_ + 1);
     flat()[size_++] = x;
   }
-  // A list built sorted by push_back: kept in chunks if long.
+  // A list built sorted by push_back, repeats included: without them, and in chunks if long.
   void seal() {
+    assert(!chunked());
+    if (size_ < 2) return;
+    Id* d = flat();
+    size_ = static_cast<uint32_t>(std::unique(d, d + size_) - d);
     if (size_ > kFlatMax) to_chunks();
-  }
-  Id back() const {
-    assert(!chunked() && size_ > 0);
-    return flat()[size_ - 1];
   }
   void sort_unique() {
     assert(!chunked());
@@ -806,12 +806,12 @@ Status ClusterGraph::build(const Graph& graph, std::unique_ptr<ClusterGraph>* ou
   for (size_t i = 0; i < n; ++i) {
     m->head[i] = m->tail[i] = static_cast<uint32_t>(i);
     const Node* node = m->nodes[i];
-    // Successor lists grow in node order, so they come out sorted; a repeat can only follow itself.
+    // Successor lists grow in node order, so they come out sorted; a repeat can only follow itself, and
+    // seal() drops it (a test here per edge was a mispredicted branch per producer).
     IdList& in = m->in[i];
     auto link = [&](const Node* src) {
       const Id s = m->position[src->id()];
-      IdList& succ = m->out[s];
-      if (succ.empty() || succ.back() != i) succ.push_back(static_cast<Id>(i));
+      m->out[s].push_back(static_cast<Id>(i));
       in.push_back(s);
     };
     for (const OutPort& p : node->inputs()) {

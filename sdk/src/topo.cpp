@@ -149,13 +149,19 @@ Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order, std::vector<No
       queue.insert(queue.end(), ready.begin(), ready.end());
     }
   } else {
-    std::vector<uint32_t> stack(in.seeds.rbegin(), in.seeds.rend());
-    while (!stack.empty()) {
-      const uint32_t n = stack.back();
-      stack.pop_back();
+    // The stack is sized for every node at once (each is pushed once), so a successor is written to the top
+    // and the top moves by whether its last input came in: no branch on the in-degree, which was the sort's
+    // most mispredicted one.
+    std::vector<uint32_t> stack(g.num_nodes() + 1);
+    size_t top = 0;
+    for (auto it = in.seeds.rbegin(); it != in.seeds.rend(); ++it) stack[top++] = *it;
+    while (top > 0) {
+      const uint32_t n = stack[--top];
       order->push_back(in.by_id[n]);
       for (uint32_t e = in.succ_begin[n]; e < in.succ_begin[n + 1]; ++e) {
-        if (--deg[in.succ[e]] == 0) stack.push_back(in.succ[e]);
+        const uint32_t s = in.succ[e];
+        stack[top] = s;
+        top += --deg[s] == 0;
       }
     }
   }
