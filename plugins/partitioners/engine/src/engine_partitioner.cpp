@@ -136,12 +136,15 @@ class Splitter {
         for (size_t k = begin[p]; k < begin[p] + count[p]; ++k)
           inherit(order[k], parts_[p].engine, parts_[p].label, ref);
       }
-      // One string, sized once: the chain of operator+ built four temporaries per part.
+      // One string, sized exactly once (the entries stay on the graph): the chain of operator+ built four
+      // temporaries per part.
+      char digits[24];
+      const char* digits_end = std::to_chars(digits, digits + sizeof digits, count[p]).ptr;
       std::string& entry = summary->emplace_back();
-      entry.reserve(name.size() + parts_[p].engine.size() + parts_[p].label.size() + 24);
+      entry.reserve(name.size() + parts_[p].engine.size() + parts_[p].label.size() + 3 +
+                    static_cast<size_t>(digits_end - digits));
       entry.append(name).append(1, '|').append(parts_[p].engine).append(1, '|').append(parts_[p].label);
-      entry += '|';
-      append_number(&entry, static_cast<int64_t>(count[p]));
+      entry.append(1, '|').append(digits, static_cast<size_t>(digits_end - digits));
     }
     std::vector<sdk::InPort> cut;
     Status control_status = Status::ok();
