@@ -128,7 +128,6 @@ class Splitter {
     // every operator's engine, a part's label is its members' own, and the input part names no engine.
     const bool inherits = options_.mode != Mode::kAtomic;
     Graph& tree = *graph_.root();
-    summary->reserve(summary->size() + by_rank.size());
     for (size_t p : by_rank) {
       const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p]));
       const sdk::EngineRef* ref = find_engine(engines, parts_[p].engine);
@@ -136,15 +135,8 @@ class Splitter {
         for (size_t k = begin[p]; k < begin[p] + count[p]; ++k)
           inherit(order[k], parts_[p].engine, parts_[p].label, ref);
       }
-      // One string, sized exactly once (the entries stay on the graph): the chain of operator+ built four
-      // temporaries per part.
-      char digits[24];
-      const char* digits_end = std::to_chars(digits, digits + sizeof digits, count[p]).ptr;
-      std::string& entry = summary->emplace_back();
-      entry.reserve(name.size() + parts_[p].engine.size() + parts_[p].label.size() + 3 +
-                    static_cast<size_t>(digits_end - digits));
-      entry.append(name).append(1, '|').append(parts_[p].engine).append(1, '|').append(parts_[p].label);
-      entry.append(1, '|').append(digits, static_cast<size_t>(digits_end - digits));
+      summary->push_back(name + "|" + parts_[p].engine + "|" + parts_[p].label + "|" +
+                         std::to_string(count[p]));
     }
     std::vector<sdk::InPort> cut;
     Status control_status = Status::ok();
