@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <limits>
+#include <memory>
 
 #include "topo_internal.h"
 
@@ -152,7 +153,7 @@ Status kahn(const Graph& g, bool lifo, std::vector<Node*>* order, std::vector<No
     // The stack is sized for every node at once (each is pushed once), so a successor is written to the top
     // and the top moves by whether its last input came in: no branch on the in-degree, which was the sort's
     // most mispredicted one.
-    std::vector<uint32_t> stack(g.num_nodes() + 1);
+    const std::unique_ptr<uint32_t[]> stack(new uint32_t[g.num_nodes() + 1]);  // not zeroed: written first
     size_t top = 0;
     for (auto it = in.seeds.rbegin(); it != in.seeds.rend(); ++it) stack[top++] = *it;
     while (top > 0) {
