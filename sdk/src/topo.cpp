@@ -369,6 +369,10 @@ Status topological_sort(Graph& graph, TopoSortMode mode) {
   return Status::ok();
 }
 
+bool is_topologically_sorted(const Graph& graph, TopoSortMode mode) {
+  return SortMemo::holds(graph, mode);
+}
+
 Status topological_sort_all(Graph& root, TopoSortMode mode) {
   GS_RETURN_IF_ERROR(topological_sort(root, mode));
   for (Graph* g : root.subgraphs()) GS_RETURN_IF_ERROR(topological_sort(*g, mode));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "test_graphs.h"
@@ -227,6 +228,49 @@ TEST(TopoSortTest, ASortOfTheOrderItLeftFindsItAgain) {
       EXPECT_EQ(names(order_of(*g, mode)), names(sorted));  // what the remembered order answers
     }
   }
+}
+
+// A BFS or DFS order is a function of the edges and of the sources' order: a copy stored in any order that
+// keeps the data-like sources' order and the other sources' order sorts back to the same order. The engine
+// partitioner leaves a graph in place on this (is_topologically_sorted). Swapping two sources of a class is
+// the control: it must change some orders, or the property would be vacuous here.
+TEST(TopoSortTest, AnyStoreOrderKeepingTheSourcesOrderSortsBackToTheSameOrder) {
+  std::mt19937 rng(99);
+  size_t changed_by_a_swap = 0;
+  for (int trial = 0; trial < 150; ++trial) {
+    auto g = random_dag(rng);
+    for (auto mode : {TopoSortMode::kBFS, TopoSortMode::kDFS}) {
+      ASSERT_TRUE(topological_sort(*g, mode).is_ok());
+      EXPECT_TRUE(is_topologically_sorted(*g, mode));
+      EXPECT_FALSE(
+          is_topologically_sorted(*g, mode == TopoSortMode::kBFS ? TopoSortMode::kDFS : TopoSortMode::kBFS));
+      const std::vector<Node*> sorted = g->node_list();
+      // Sources in their class's order, the other nodes shuffled among them.
+      std::vector<Node*> data, other, rest;
+      for (Node* n : sorted) {
+        const bool source = std::none_of(n->inputs().begin(), n->inputs().end(),
+                                         [](const OutPort& p) { return p.node != nullptr; }) &&
+                            n->control_inputs().empty();
+        (!source ? rest : is_data_like(n->type()) ? data : other).push_back(n);
+      }
+      std::vector<int> slot_class(sorted.size());
+      for (size_t i = 0; i < sorted.size(); ++i)
+        slot_class[i] = i < data.size() ? 0 : i < data.size() + other.size() ? 1 : 2;
+      std::shuffle(slot_class.begin(), slot_class.end(), rng);
+      std::shuffle(rest.begin(), rest.end(), rng);
+      std::vector<Node*> store;
+      size_t d = 0, o = 0, r = 0;
+      for (int c : slot_class) store.push_back(c == 0 ? data[d++] : c == 1 ? other[o++] : rest[r++]);
+      auto copy = copy_in_order(*g, store);
+      EXPECT_EQ(names(order_of(*copy, mode)), names(sorted)) << to_string(mode) << " trial " << trial;
+      if (other.size() >= 2) {
+        std::swap(*std::find(store.begin(), store.end(), other[0]),
+                  *std::find(store.begin(), store.end(), other[1]));
+        changed_by_a_swap += names(order_of(*copy_in_order(*g, store), mode)) != names(sorted);
+      }
+    }
+  }
+  EXPECT_GT(changed_by_a_swap, 10u);
 }
 
 // After any edit the next sort is a real one: its order is a copy's, which has nothing to remember.

@@ -109,7 +109,8 @@ class Splitter {
   // (last in its producer's and consumer's lists, in pair order), merge_back's attributes, the same pair
   // count.
   Status join_in_place(int64_t partition_index, const std::vector<sdk::EngineRef>& engines,
-                       int64_t* next_pair, int64_t* pairs, std::vector<std::string>* summary) {
+                       sdk::TopoSortMode sort_mode, int64_t* next_pair, int64_t* pairs,
+                       std::vector<std::string>* summary) {
     const std::vector<int> rank = ranks();
     const std::vector<size_t> by_rank = rank_order();
     // The nodes by part in rank order, each part's in node order: counted, then placed (a list per part grew
@@ -153,10 +154,34 @@ class Splitter {
     *pairs = control_pairs + static_cast<int64_t>(cut.size());
     *next_pair += *pairs;
     graph_.move_consumers_last(cut);  // as cutting them all and joining their pairs in order would
+    // The caller sorts next. A BFS or DFS sort depends on the edges and on the sources' order alone: if the
+    // graph is still in the order such a sort left (the cut moved no consumer and re-added no control edge)
+    // and the parts' order keeps the sources' relative order, that sort would put every node back where it is
+    // now. So nothing moves, and the sort finds the order it remembers (a chain of a million nodes spent a
+    // fifth of its engine partition moving its nodes to part order and a third sorting them back).
+    if (sdk::is_topologically_sorted(graph_, sort_mode) && sources_keep_order(rank)) return Status::ok();
     return graph_.reorder(order);
   }
 
  private:
+  // Whether grouping the nodes by part rank keeps the sources' relative order, the data-like ones and the
+  // others apart (a sort seeds them so: the data-like ones first, by their index attribute, then the others).
+  // A source is a node without a connected input or a control input.
+  bool sources_keep_order(const std::vector<int>& rank) const {
+    int last_data = 0, last_other = 0;  // ranks are 0 (the input graph) or more
+    for (const Node* n : nodes_) {
+      if (n->any_control_edges() && !n->control_inputs().empty()) continue;
+      const auto& inputs = n->inputs();
+      if (std::any_of(inputs.begin(), inputs.end(), [](const sdk::OutPort& p) { return p.node != nullptr; }))
+        continue;
+      int& last = sdk::is_data_like(n->type()) ? last_data : last_other;
+      const int r = rank[static_cast<size_t>(part(n))];
+      if (r < last) return false;
+      last = r;
+    }
+    return true;
+  }
+
   // Each node's (engine, stream label) as a small key id; the strings are kept once per key.
   Status classify() {
     key_.resize(nodes_.size());
@@ -841,7 +866,8 @@ Status partition_one(Graph& graph, const Options& options, sdk::TopoSortMode sor
   if (!options.cut_always && !splitter.any_part_optimised(engines)) {
     std::vector<std::string> summary;
     int64_t pairs = 0;
-    GS_RETURN_IF_ERROR(splitter.join_in_place(partition_index, engines, next_pair, &pairs, &summary));
+    GS_RETURN_IF_ERROR(
+        splitter.join_in_place(partition_index, engines, sort_mode, next_pair, &pairs, &summary));
     counts->subgraphs += summary.size();
     counts->pairs += static_cast<size_t>(pairs);
     graph.attrs().set(sdk::attr::kEnginePartitions, AttrValue::Strings(std::move(summary)));

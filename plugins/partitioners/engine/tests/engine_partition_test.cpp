@@ -8,6 +8,7 @@
 #include <set>
 
 #include "engine_partitioner.h"
+#include "graphsplit/sdk/ir/topo.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "graphsplit/sdk/plugin.h"
 #include "pipeline_testing.h"
@@ -577,6 +578,50 @@ TEST(EnginePartitionPluginTest, AGraphNoEngineOptimisesIsLeftExactlyAsCuttingAnd
     ASSERT_EQ(exact_dump(*joined), exact_dump(*cut)) << "trial " << trial << ", mode " << mode;
     EXPECT_FALSE(summary(*joined).empty());
     EXPECT_TRUE(joined->subgraphs().empty());
+  }
+}
+
+// Graphs the partitioner can leave where its entry sort put them (a BFS or DFS sort would put them back): one
+// main engine, sources of every kind scattered through the order (Data, Const, input-less ops of either
+// engine, so that grouping by part sometimes reorders them), a few crossing edges and, in some trials,
+// control edges. Leaving the graph in place must give exactly what cutting and merging back gives.
+TEST(EnginePartitionPluginTest, AGraphASortWouldPutBackIsLeftInPlaceExactlyAsCuttingAndMergingBackLeavesIt) {
+  std::mt19937 rng(23);
+  for (int trial = 0; trial < 160; ++trial) {
+    auto make = [&](std::mt19937 r) {
+      auto g = testing::opset17_root("r");
+      const int n = 3 + static_cast<int>(r() % 50);
+      int64_t next_index = 0;
+      for (int k = 0; k < n; ++k) {
+        const std::string name = "n" + std::to_string(k);
+        const unsigned kind = k == 0 ? 0 : r() % 12;
+        const char* engine = r() % 10 == 0 ? kAiCpu : kAiCore;
+        if (kind == 0) {
+          op(*g, name, "Data", {}, kGeLocal)->attrs().set(sdk::attr::kIndex, AttrValue::Int(next_index++));
+        } else if (kind == 1) {
+          op(*g, name, "Const", {}, kGeLocal);
+        } else if (kind == 2) {
+          op(*g, name, "RandomNormal", {}, engine);
+        } else {
+          std::vector<std::string> in{"n" + std::to_string(r() % k)};
+          if (r() % 2) in.push_back("n" + std::to_string(r() % k));
+          Node* node = op(*g, name, in.size() == 2 ? "Add" : "Relu", in, engine);
+          if (trial % 4 == 3 && r() % 6 == 0) (void)g->add_control_edge(g->find_node(in[0]), node);
+        }
+      }
+      net_output(*g, {"n" + std::to_string(n - 1)});
+      return g;
+    };
+    const std::mt19937 seed(rng());
+    auto joined = make(seed), cut = make(seed);
+    const std::string mode = std::to_string(trial % 2);  // BFS, DFS: the sorts a graph remembers
+    ASSERT_TRUE(
+        run_engine_partitioner(*joined, "", "cut_always = false", {{"ge.topoSortingMode", mode}}).is_ok());
+    ASSERT_TRUE(
+        run_engine_partitioner(*cut, "", "cut_always = true", {{"ge.topoSortingMode", mode}}).is_ok());
+    ASSERT_EQ(exact_dump(*joined), exact_dump(*cut)) << "trial " << trial << ", mode " << mode;
+    EXPECT_TRUE(
+        sdk::is_topologically_sorted(*joined, trial % 2 ? sdk::TopoSortMode::kDFS : sdk::TopoSortMode::kBFS));
   }
 }
 

@@ -32,5 +32,10 @@ GS_SDK_API Status topological_order(const Graph& graph, TopoSortMode mode, std::
 GS_SDK_API Status topological_sort(Graph& graph, TopoSortMode mode);
 // topological_sort on the root and every subgraph.
 GS_SDK_API Status topological_sort_all(Graph& root, TopoSortMode mode);
+// Whether the graph is known to be in the order topological_sort(graph, mode) leaves, without sorting: the
+// last BFS or DFS sort in `mode` left it and nothing has changed since (SDK ABI 2.5). False says only that it
+// is not known. A BFS or DFS order depends on the edges (in each list's order) and on the sources' order
+// alone, so a caller about to move nodes without changing either can tell that a sort would move them back.
+GS_SDK_API bool is_topologically_sorted(const Graph& graph, TopoSortMode mode);
 
 }  // namespace graphsplit::sdk
