@@ -122,12 +122,17 @@ class Splitter {
       begin[p] = at;
       at += count[p];
     }
-    std::vector<size_t> next(begin);
-    std::vector<Node*> order(nodes_.size());
-    for (Node* n : nodes_) order[next[part(n)]++] = n;
+    // Built only when used: a graph left in place below needs no copy of a million pointers.
+    std::vector<Node*> order;
+    const auto place_in_part_order = [&] {
+      std::vector<size_t> next(begin);
+      order.resize(nodes_.size());
+      for (Node* n : nodes_) order[next[static_cast<size_t>(part(n))]++] = n;
+    };
     // Nothing was added since plan(), so in atomic mode inherit() has nothing to change: classify() required
     // every operator's engine, a part's label is its members' own, and the input part names no engine.
     const bool inherits = options_.mode != Mode::kAtomic;
+    if (inherits) place_in_part_order();
     Graph& tree = *graph_.root();
     for (size_t p : by_rank) {
       const std::string name = tree.unique_subgraph_name(subgraph_base(partition_index, p, rank[p]));
@@ -160,6 +165,7 @@ class Splitter {
     // now. So nothing moves, and the sort finds the order it remembers (a chain of a million nodes spent a
     // fifth of its engine partition moving its nodes to part order and a third sorting them back).
     if (sdk::is_topologically_sorted(graph_, sort_mode) && sources_keep_order(rank)) return Status::ok();
+    if (order.empty()) place_in_part_order();
     return graph_.reorder(order);
   }
 
