@@ -226,8 +226,7 @@ class IdList {
     } else {
       std::sort(d, d + size_);
     }
-    size_ = static_cast<uint32_t>(std::unique(d, d + size_) - d);
-    if (size_ > kFlatMax) to_chunks();
+    seal();
   }
   // Empties the list and gives its blocks back.
   void release() {
@@ -700,41 +699,22 @@ struct ClusterGraph::Impl {
       for (Id x : added) own.insert_sorted(x);
       return;
     }
-    if (own.chunked()) {
-      merged.clear();
-      merge_lists(own.begin(), own.end(), added, em);
-      own.assign_sorted(merged.data(), merged.data() + merged.size());
-      return;
-    }
     const size_t need = own.size() + added.size();
     if (flat_merge_cap < need) {  // grown, never value-initialised: a resize per merge zeroed it each time
       flat_merge_cap = std::max(need, 2 * flat_merge_cap);
       flat_merge.reset(new Id[flat_merge_cap]);
     }
-    const Id* a = own.flat_ids();
+    // A hub's list in chunks merges from a flat copy: it gets here only with hundreds of additions.
+    const std::vector<Id> chunked = own.chunked() ? own.to_vector() : std::vector<Id>();
+    const Id* a = own.chunked() ? chunked.data() : own.flat_ids();
     const size_t n = has_member ? merge_flat<true>(a, a + own.size(), added, em)
                                 : merge_flat<false>(a, a + own.size(), added, em);
     own.assign_sorted(flat_merge.get(), flat_merge.get() + n);
   }
-  // `merged` = the survivor's list [a, a_end) without the members, joined with `added`.
-  template <class It>
-  void merge_lists(It a, It a_end, const std::vector<Id>& added, uint32_t em) {
-    const Id *b = added.data(), *b_end = added.data() + added.size();
-    while (a != a_end || b != b_end) {
-      Id x;
-      if (b == b_end || (a != a_end && *a <= *b)) {
-        x = *a;
-        ++a;
-        if (mark2[x] == em) continue;  // a member: the edge is now inside the survivor
-      } else {
-        x = *b++;
-      }
-      if (merged.empty() || merged.back() != x) merged.push_back(x);
-    }
-  }
-  // merge_lists() for a flat list into flat_merge's first n ids (n returned), without a data-dependent
-  // branch: which list an id comes from, whether it repeats and whether it is a member are counted, not
-  // tested. The branches of the plain merge were the cluster engine's most mispredicted ones.
+  // The survivor's list [a, a_end) without the members, joined with `added`, into flat_merge's first n ids (n
+  // returned), without a data-dependent branch: which list an id comes from, whether it repeats and whether
+  // it is a member are counted, not tested. The branches of a plain merge were the cluster engine's most
+  // mispredicted ones.
   template <bool kHasMember>
   size_t merge_flat(const Id* a, const Id* a_end, const std::vector<Id>& added, uint32_t em) {
     const Id *b = added.data(), *b_end = b + added.size();
@@ -775,7 +755,7 @@ struct ClusterGraph::Impl {
     }
   }
 
-  std::vector<Id> scratch_in, scratch_out, merged;
+  std::vector<Id> scratch_in, scratch_out;
   std::unique_ptr<Id[]> flat_merge;
   size_t flat_merge_cap = 0;
   std::vector<Id> pair;         // try_merge's set, kept to avoid an allocation per merge

@@ -585,22 +585,20 @@ void Graph::move_consumers_last(const std::vector<InPort>& inputs) {
     Node* from = source(order[g]).node;
     size_t end = g;
     while (end < order.size() && producer_of[order[end]] == producer_of[order[g]]) ++end;
-    if (from->outputs_.size() == 1) {  // the usual producer: every entry reads output 0
-      listed.clear();
-      for (size_t k = g; k < end; ++k) listed.push_back(inputs[order[k]]);
-      changed = move_last(from->outputs_[0].consumers, listed, sorted) || changed;
-      g = end;
-      continue;
-    }
     // A producer's outputs one at a time, its entries ordered by output first (stably: each output's stay in
-    // the order listed). A call node can have hundreds.
-    std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(g),
-                     order.begin() + static_cast<std::ptrdiff_t>(end),
-                     [&](uint32_t a, uint32_t b) { return source(a).index < source(b).index; });
+    // the order listed). A call node can have hundreds; the usual producer has one, and its entries are not
+    // read again for their output.
+    const bool outputs = from->outputs_.size() > 1;
+    if (outputs) {
+      std::stable_sort(order.begin() + static_cast<std::ptrdiff_t>(g),
+                       order.begin() + static_cast<std::ptrdiff_t>(end),
+                       [&](uint32_t a, uint32_t b) { return source(a).index < source(b).index; });
+    }
     for (size_t k = g; k < end;) {
-      const int32_t output = source(order[k]).index;
+      const int32_t output = outputs ? source(order[k]).index : 0;
       listed.clear();
-      for (; k < end && source(order[k]).index == output; ++k) listed.push_back(inputs[order[k]]);
+      for (; k < end && (!outputs || source(order[k]).index == output); ++k)
+        listed.push_back(inputs[order[k]]);
       changed = move_last(from->outputs_[output].consumers, listed, sorted) || changed;
     }
     g = end;

@@ -312,6 +312,50 @@ TEST(ClusterGraphTest, RepeatedMovesIntoOneGapRelabelTheNeighbourhood) {
   }
 }
 
+// A hub whose list is kept in chunks absorbing a cluster with hundreds of neighbours of its own: the
+// survivor's list is then merged whole (the one-by-one inserts are for a few additions), with the absorbed
+// cluster taken out of it when an edge joined them. Some of the other cluster's readers also read the hub, so
+// the merge must drop repeats too.
+TEST(ClusterGraphTest, AHubInChunksAbsorbsAClusterWithHundredsOfNeighbours) {
+  for (const bool joined : {false, true}) {
+    auto g = Graph::create("g");
+    Node* hub = g->add_node("hub", "Op", 0, 1);
+    Node* other = g->add_node("other", "Op", joined ? 1 : 0, 1);
+    if (joined) {
+      ASSERT_TRUE(g->add_edge({hub, 0}, {other, 0}).is_ok());
+    }
+    std::vector<Node*> readers;
+    for (int i = 0; i < 3000; ++i) {  // the hub's list passes the flat limit (2,048 ids)
+      Node* r = g->add_node("h" + std::to_string(i), "Op", 1, 1);
+      ASSERT_TRUE(g->add_edge({hub, 0}, {r, 0}).is_ok());
+      readers.push_back(r);
+    }
+    for (int i = 0; i < 1000;
+         ++i) {  // 1,000 more: a quarter of the hub's list or more, so no one-by-one path
+      Node* r = g->add_node("o" + std::to_string(i), "Op", 1, 1);
+      ASSERT_TRUE(g->add_edge({other, 0}, {r, 0}).is_ok());
+      readers.push_back(r);
+    }
+    for (int i = 0; i < 3000; i += 10) {  // readers of both
+      Node* r = readers[static_cast<size_t>(i)];
+      r->add_input();
+      ASSERT_TRUE(g->add_edge({other, 0}, {r, 1}).is_ok());
+    }
+    std::unique_ptr<ClusterGraph> cg;
+    ASSERT_TRUE(ClusterGraph::build(*g, &cg).is_ok());
+    const Id h = cg->cluster_of(hub), o = cg->cluster_of(other);
+    const Id m = cg->try_merge(h, o);
+    ASSERT_EQ(m, h) << "joined " << joined;  // the cluster with more edges survives
+    ASSERT_TRUE(cg->check_invariants().is_ok()) << cg->check_invariants().message();
+    std::vector<Id> want;
+    for (Node* r : readers) want.push_back(cg->cluster_of(r));
+    std::sort(want.begin(), want.end(), [&](Id x, Id y) { return cg->rank(x) < cg->rank(y); });
+    EXPECT_EQ(cg->successors(m), want) << "joined " << joined;
+    EXPECT_EQ(cg->num_successors(m), readers.size());
+    EXPECT_FALSE(cg->has_edge(m, m));
+  }
+}
+
 // Hubs: a source every node reads and a sink that reads half of them have neighbour lists longer than the
 // flat limit, which the cluster engine keeps in chunks. Through hundreds of merges (of neighbours, of
 // unrelated clusters, of whole path sets) every list must stay exactly the quotient graph's edges, in order,
