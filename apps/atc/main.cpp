@@ -13,6 +13,7 @@
 #include "common/atomic_file.h"
 #include "common/install_paths.h"
 #include "common/log.h"
+#include "common/process_memory.h"
 #include "config/config.h"
 #ifdef GRAPHSPLIT_HUGE_HEAP
 #include "huge_heap.h"
@@ -264,9 +265,12 @@ int convert(const AtcOptions& o) {
   progress.finish();
   if (o.timing) {
     std::printf(
-        "atc: plugins %.1f ms, import %.1f ms, pipeline %.1f ms, .om serialised and written %.1f ms\n",
-        c.plugins_ms, c.import_ms, c.pipeline_ms,
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - written_from).count());
+        "atc: plugins %.1f ms, import %.1f ms (rss %.0f MB), pipeline %.1f ms, .om serialised and written "
+        "%.1f "
+        "ms; peak %.0f MB\n",
+        c.plugins_ms, c.import_ms, static_cast<double>(c.import_resident_kb) / 1024.0, c.pipeline_ms,
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - written_from).count(),
+        static_cast<double>(process_memory().peak_kb) / 1024.0);
   }
   print_summary(o, *c.root, path, om_size);
   for (const auto& [file, text] : side_files)
@@ -326,7 +330,7 @@ int main(int argc, char** argv) {
   // given back when freed. Only glibc reads it (-DGRAPHSPLIT_TCMALLOC=OFF); tcmalloc ignores it.
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 #ifdef GRAPHSPLIT_HUGE_HEAP
-  graphsplit::apps::use_huge_pages_for_heap();
+  const graphsplit::apps::HugeHeapChoice heap = graphsplit::apps::use_huge_pages_for_heap();
 #endif
   CLI::App app{"atc: convert a model into a graphsplit .om model (GE-style options)", "atc"};
   AtcOptions options;
@@ -349,6 +353,9 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (auto s = graphsplit::init_logging(options.log); !s) return fail(s.message());
+#ifdef GRAPHSPLIT_HUGE_HEAP
+  graphsplit::log_debug(std::string("heap: huge pages ") + (heap.use ? "on" : "off") + " (" + heap.why + ")");
+#endif
   try {
     if (options.list_plugins) return list_plugins_command(options);
     if (!options.validate_pipeline.empty()) return validate_command(options);

@@ -6,6 +6,10 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
 
 namespace graphsplit::apps {
 namespace {
@@ -62,16 +66,48 @@ class HugePageAllocator : public SysAllocator {
   uintptr_t end_ = 0;
 };
 
+// Bit 5 of a virtio device's feature string (VIRTIO_BALLOON_F_REPORTING): free page reporting.
+constexpr size_t kBalloonReportingBit = 5;
+
+// Which balloon device, if any, reports free pages to the host. Runs before the heap is set up, so it
+// allocates only what the standard library needs for a few short paths and lines.
+std::string reporting_balloon(const std::string& virtio_root) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(virtio_root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("virtio", 0) != 0) continue;
+    std::ifstream in(entry.path() / "features");
+    std::string bits;
+    if (std::getline(in, bits) && bits.size() > kBalloonReportingBit && bits[kBalloonReportingBit] == '1')
+      return name;
+  }
+  return {};
+}
+
 }  // namespace
 
-void use_huge_pages_for_heap() {
-  if (std::getenv("GRAPHSPLIT_NO_HUGE_HEAP")) return;
+HugeHeapChoice choose_huge_heap(const char* huge_env, const char* no_huge_env,
+                                const std::string& virtio_root) {
+  if (huge_env && std::string_view(huge_env) == "1") return {true, "GRAPHSPLIT_HUGE_HEAP=1"};
+  if (huge_env && std::string_view(huge_env) == "0") return {false, "GRAPHSPLIT_HUGE_HEAP=0"};
+  if (no_huge_env) return {false, "GRAPHSPLIT_NO_HUGE_HEAP is set"};
+  if (const std::string balloon = reporting_balloon(virtio_root); !balloon.empty())
+    return {false, "the virtio balloon " + balloon + " reports free pages to the host"};
+  return {true, "no free page reporting"};
+}
+
+HugeHeapChoice use_huge_pages_for_heap() {
+  HugeHeapChoice choice =
+      choose_huge_heap(std::getenv("GRAPHSPLIT_HUGE_HEAP"), std::getenv("GRAPHSPLIT_NO_HUGE_HEAP"),
+                       "/sys/bus/virtio/drivers/virtio_balloon");
+  if (!choice.use) return choice;
   MallocExtension* ext = MallocExtension::instance();
   SysAllocator* fallback = ext->GetSystemAllocator();
-  if (!fallback) return;
+  if (!fallback) return {false, "tcmalloc has no system allocator to wrap"};
   // Lives as long as the process: tcmalloc keeps calling it until exit.
   static HugePageAllocator allocator(fallback);
   ext->SetSystemAllocator(&allocator);
+  return choice;
 }
 
 }  // namespace graphsplit::apps

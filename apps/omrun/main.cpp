@@ -419,7 +419,7 @@ int run_jit(const Options& o) {
 
 int main(int argc, char** argv) {
 #ifdef GRAPHSPLIT_HUGE_HEAP
-  graphsplit::apps::use_huge_pages_for_heap();
+  const graphsplit::apps::HugeHeapChoice heap = graphsplit::apps::use_huge_pages_for_heap();
 #endif
   using graphsplit::omrun::Options;
   Options o;
@@ -492,6 +492,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   (void)graphsplit::init_logging(o.log);
+#ifdef GRAPHSPLIT_HUGE_HEAP
+  graphsplit::log_debug(std::string("heap: huge pages ") + (heap.use ? "on" : "off") + " (" + heap.why + ")");
+#endif
   if (graphsplit::sdk::Status s = graphsplit::omrun::check_options(o); !s)
     return graphsplit::omrun::fail(s.message());
   if (!o.jit && !graphsplit::omrun::is_om_file(o.model) &&

@@ -42,4 +42,8 @@ sdk::Status init_logging(std::string_view level) {
   return sdk::Status::ok();
 }
 
+void log_debug(std::string_view message) {
+  spdlog::debug("{}", message);
+}
+
 }  // namespace graphsplit

@@ -10,4 +10,7 @@ namespace graphsplit {
 // level: debug | info | warning | error | null (GE's --log values). Anything else is an invalid_argument.
 sdk::Status init_logging(std::string_view level);
 
+// A debug line through the host's logger, for the executables, which do not link spdlog themselves.
+void log_debug(std::string_view message);
+
 }  // namespace graphsplit

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "common/atomic_file.h"
+#include "common/process_memory.h"
 #include "config/ge_options.h"
 #include "graphsplit/sdk/ir/verify.h"
 #include "model/dot.h"
@@ -440,6 +441,11 @@ Status Pipeline::run(sdk::Graph& root) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     report.ran = true;
     report.changed = changed;
+    if (timing_) {
+      const ProcessMemory memory = process_memory();
+      report.resident_kb = memory.resident_kb;
+      report.peak_kb = memory.peak_kb;
+    }
     reports_.push_back(report);
     GS_RETURN_IF_ERROR(s);
     if (verify_each_) {
@@ -458,16 +464,20 @@ Status Pipeline::run(sdk::Graph& root) {
 std::string Pipeline::timing_table() const {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-3s %-40s %-18s %10s  %s\n", "#", "entry", "plugin", "ms", "changed");
+  std::snprintf(line, sizeof line, "%-3s %-40s %-18s %10s  %-7s %7s %7s\n", "#", "entry", "plugin", "ms",
+                "changed", "rss MB", "peak MB");
   out << line;
   double total = 0;
   for (size_t i = 0; i < reports_.size(); ++i) {
     const EntryReport& r = reports_[i];
-    std::snprintf(line, sizeof line, "%-3zu %-40s %-18s %10.3f  %s\n", i + 1, r.label.c_str(),
+    // A disabled entry ran nothing, so it has no memory to show.
+    const auto mb = [&](int64_t kb) { return r.ran ? std::to_string((kb + 512) / 1024) : std::string(); };
+    std::snprintf(line, sizeof line, "%-3zu %-40s %-18s %10.3f  %-7s %7s %7s\n", i + 1, r.label.c_str(),
                   r.plugin.c_str(), r.milliseconds,
                   !r.enabled  ? "disabled"
                   : r.changed ? "+"
-                              : "-");
+                              : "-",
+                  mb(r.resident_kb).c_str(), mb(r.peak_kb).c_str());
     out << line;
     total += r.milliseconds;
   }

@@ -25,6 +25,8 @@ struct EntryReport {
   bool ran = false;
   bool changed = false;
   double milliseconds = 0;
+  int64_t resident_kb = 0;  // the process's resident memory once the entry ended (--timing)
+  int64_t peak_kb = 0;      // and its high-water mark so far
 };
 
 struct PipelineSettings {
