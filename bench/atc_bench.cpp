@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "bench_graphs.h"
+#include "common/process_memory.h"
 #include "import/onnx_import.h"
 #include "model/om_io.h"
 
@@ -129,15 +130,6 @@ void BM_AtcEndToEnd(benchmark::State& state) {
   if (fs::exists(om)) state.counters["om_MB"] = static_cast<double>(fs::file_size(om)) / 1e6;
 }
 
-// This process's resident memory or its high-water mark (VmRSS / VmHWM), in kB.
-long status_kb(const char* field) {
-  std::ifstream in("/proc/self/status");
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::string_view(field).size()));
-  }
-  return 0;
-}
-
 // Lowers the high-water mark to the current resident size (Linux: "5" to clear_refs), so that the peak of
 // one step can be read after it.
 void reset_peak() {
@@ -166,14 +158,14 @@ void BM_OmWriteAndLoad(benchmark::State& state) {
     const auto t0 = std::chrono::steady_clock::now();
     if (!graphsplit::serialize_om(*root, &bytes).is_ok()) state.SkipWithError("write failed");
     reset_peak();
-    const long before_kb = status_kb("VmRSS:");
+    const long before_kb = graphsplit::process_memory().resident_kb;
     const auto t1 = std::chrono::steady_clock::now();
     std::unique_ptr<graphsplit::sdk::Graph> loaded;
     if (!graphsplit::parse_om(bytes, "bench.om", &loaded).is_ok()) state.SkipWithError("load failed");
     const auto t2 = std::chrono::steady_clock::now();
     write_s = std::chrono::duration<double>(t1 - t0).count();
     load_s = std::chrono::duration<double>(t2 - t1).count();
-    load_peak_kb = status_kb("VmHWM:") - before_kb;
+    load_peak_kb = graphsplit::process_memory().peak_kb - before_kb;
     state.SetIterationTime(write_s + load_s);
     state.PauseTiming();
     loaded.reset();

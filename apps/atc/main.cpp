@@ -354,7 +354,7 @@ int main(int argc, char** argv) {
   }
   if (auto s = graphsplit::init_logging(options.log); !s) return fail(s.message());
 #ifdef GRAPHSPLIT_HUGE_HEAP
-  graphsplit::log_debug(std::string("heap: huge pages ") + (heap.use ? "on" : "off") + " (" + heap.why + ")");
+  graphsplit::log_debug(heap.log_line());
 #endif
   try {
     if (options.list_plugins) return list_plugins_command(options);

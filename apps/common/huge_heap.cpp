@@ -88,12 +88,16 @@ std::string reporting_balloon(const std::string& virtio_root) {
 
 HugeHeapChoice choose_huge_heap(const char* huge_env, const char* no_huge_env,
                                 const std::string& virtio_root) {
-  if (huge_env && std::string_view(huge_env) == "1") return {true, "GRAPHSPLIT_HUGE_HEAP=1"};
-  if (huge_env && std::string_view(huge_env) == "0") return {false, "GRAPHSPLIT_HUGE_HEAP=0"};
-  if (no_huge_env) return {false, "GRAPHSPLIT_NO_HUGE_HEAP is set"};
+  const std::string_view huge = huge_env ? huge_env : "";
+  if (huge == "1") return {true, "GRAPHSPLIT_HUGE_HEAP=1"};
+  if (huge == "0") return {false, "GRAPHSPLIT_HUGE_HEAP=0"};
+  // A value that is neither is not an error worth stopping a compile for, but the log must not hide it.
+  const std::string ignored =
+      huge_env ? "; GRAPHSPLIT_HUGE_HEAP='" + std::string(huge) + "' ignored: it takes 0 or 1" : "";
+  if (no_huge_env) return {false, "GRAPHSPLIT_NO_HUGE_HEAP is set" + ignored};
   if (const std::string balloon = reporting_balloon(virtio_root); !balloon.empty())
-    return {false, "the virtio balloon " + balloon + " reports free pages to the host"};
-  return {true, "no free page reporting"};
+    return {false, "the virtio balloon " + balloon + " reports free pages to the host" + ignored};
+  return {true, "no free page reporting" + ignored};
 }
 
 HugeHeapChoice use_huge_pages_for_heap() {

@@ -17,11 +17,15 @@
 namespace graphsplit::apps {
 
 // Whether the heap should come from huge pages, and why (for the debug log). GRAPHSPLIT_HUGE_HEAP=1 or =0
-// decides; GRAPHSPLIT_NO_HUGE_HEAP (any value) means 0. Otherwise huge pages are used unless a virtio balloon
-// bound under `virtio_root` (normally /sys/bus/virtio/drivers/virtio_balloon) offers free page reporting.
+// decides (another value is ignored, and the reason says so); GRAPHSPLIT_NO_HUGE_HEAP (any value) means 0.
+// Otherwise huge pages are used unless a virtio balloon bound under `virtio_root` (normally
+// /sys/bus/virtio/drivers/virtio_balloon) offers free page reporting.
 struct HugeHeapChoice {
   bool use = false;
   std::string why;
+  std::string log_line() const {
+    return std::string("heap: huge pages ") + (use ? "on" : "off") + " (" + why + ")";
+  }
 };
 HugeHeapChoice choose_huge_heap(const char* huge_env, const char* no_huge_env,
                                 const std::string& virtio_root);

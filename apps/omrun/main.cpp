@@ -493,7 +493,7 @@ int main(int argc, char** argv) {
   }
   (void)graphsplit::init_logging(o.log);
 #ifdef GRAPHSPLIT_HUGE_HEAP
-  graphsplit::log_debug(std::string("heap: huge pages ") + (heap.use ? "on" : "off") + " (" + heap.why + ")");
+  graphsplit::log_debug(heap.log_line());
 #endif
   if (graphsplit::sdk::Status s = graphsplit::omrun::check_options(o); !s)
     return graphsplit::omrun::fail(s.message());

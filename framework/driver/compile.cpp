@@ -172,7 +172,7 @@ Status compile_model(const CompileRequest& r, Compilation* out) {
   // 1M-node graph that is a tenth of the compile.
   GS_RETURN_IF_ERROR(load_model(r, &out->root, !out->pipeline->begins_with_shape_inference()));
   out->import_ms = step(nullptr);
-  out->import_resident_kb = process_memory().resident_kb;
+  if (out->pipeline->timing_enabled()) out->import_resident_kb = process_memory().resident_kb;
   out->model = r.model_bytes.empty() || !r.model.empty() ? r.model : std::string("<bytes>");
   Status run = out->pipeline->run(*out->root);
   out->pipeline_ms = step(nullptr);

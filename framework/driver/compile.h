@@ -86,7 +86,7 @@ struct Compilation {
   std::string model;
   // Wall time of each phase of compile_model (atc --timing).
   double plugins_ms = 0, import_ms = 0, pipeline_ms = 0;
-  int64_t import_resident_kb = 0;  // the process's resident memory once the model was imported
+  int64_t import_resident_kb = 0;  // the process's resident memory once the model was imported (timing only)
 };
 
 // Builds the pipeline, loads the model and runs the pipeline on it. Nothing is written. An error of the

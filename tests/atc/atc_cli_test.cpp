@@ -117,6 +117,29 @@ TEST_F(AtcTest, OutputIsDeterministic) {
   }
 }
 
+// A disabled entry ran nothing: its timing line says so and shows no memory, while the entries around it do.
+TEST_F(AtcTest, TimingShowsNoMemoryForADisabledEntry) {
+  const std::string model = write_model("tiny.onnx", tiny_model());
+  std::string config = slurp(GRAPHSPLIT_DEFAULT_PIPELINE);
+  const std::string entry = "pass = \"fusion.conv_bn\"";
+  const size_t at = config.find(entry);
+  ASSERT_NE(at, std::string::npos);
+  config.insert(config.find('\n', at) + 1, "enabled = false\n");
+  std::ofstream(path("p.toml")) << config;
+  Result r = atc("--model=" + model + " --output=" + path("t") + " --timing --pipeline=" + path("p.toml"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto line_of = [&](const std::string& start) {
+    const size_t b = r.out.find(start);
+    return b == std::string::npos ? std::string() : r.out.substr(b, r.out.find('\n', b) - b);
+  };
+  const std::string disabled = line_of("2   pass fusion.conv_bn");
+  ASSERT_FALSE(disabled.empty()) << r.out;
+  EXPECT_EQ(disabled.substr(disabled.find_last_not_of(' ') - 7, 8), "disabled") << "'" << disabled << "'";
+  const std::string ran = line_of("3   pass fusion.conv_scale");
+  ASSERT_FALSE(ran.empty()) << r.out;
+  EXPECT_GT(std::stol(ran.substr(ran.find_last_of(' ') + 1)), 0) << ran;
+}
+
 // atc keeps the decision log only for the options that read it; the same graph comes out either way, and a
 // report asked of a compile that did not keep it is refused, not given without its decisions.
 TEST_F(AtcTest, DecisionsAreKeptOnlyWhenAReportNeedsThem) {

@@ -19,7 +19,10 @@ namespace {
 TEST(HugeHeap, SmallAndHugeBlocksAreUsableAndDisjoint) {
   // Forced on, whatever this machine's balloon does: the allocator itself is what is tested.
   setenv("GRAPHSPLIT_HUGE_HEAP", "1", 1);
-  ASSERT_TRUE(use_huge_pages_for_heap().use);
+  const HugeHeapChoice choice = use_huge_pages_for_heap();
+  unsetenv("GRAPHSPLIT_HUGE_HEAP");
+  ASSERT_TRUE(choice.use) << choice.why;
+  EXPECT_EQ(choice.log_line(), "heap: huge pages on (GRAPHSPLIT_HUGE_HEAP=1)");
   std::vector<std::unique_ptr<uint8_t[]>> blocks;
   std::vector<size_t> sizes;
   // Sizes from a few bytes to more than one 256 MiB region, so that every path of the allocator is taken:
@@ -78,6 +81,18 @@ TEST_F(HugeHeapChoiceTest, TheEnvironmentDecidesFirst) {
   EXPECT_TRUE(choose_huge_heap(nullptr, nullptr, (root_ / "none").string()).use);
   device("short/virtio1", "0110");
   EXPECT_TRUE(choose_huge_heap(nullptr, nullptr, (root_ / "short").string()).use);
+}
+
+TEST_F(HugeHeapChoiceTest, AValueOtherThanZeroOrOneIsIgnoredAndSaidSo) {
+  device("virtio0", "01100101");
+  const HugeHeapChoice c = choose_huge_heap("yes", nullptr, root_.string());
+  EXPECT_FALSE(c.use);  // the machine decides, as without the variable
+  EXPECT_NE(c.why.find("virtio0"), std::string::npos) << c.why;
+  EXPECT_NE(c.why.find("GRAPHSPLIT_HUGE_HEAP='yes' ignored"), std::string::npos) << c.why;
+  const HugeHeapChoice quiet = choose_huge_heap(nullptr, nullptr, root_.string());
+  EXPECT_EQ(quiet.why.find("ignored"), std::string::npos) << quiet.why;
+  EXPECT_EQ(quiet.log_line(),
+            "heap: huge pages off (the virtio balloon virtio0 reports free pages to the host)");
 }
 
 }  // namespace
