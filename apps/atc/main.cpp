@@ -65,17 +65,37 @@ std::string io_line(const sdk::Node* n, size_t out) {
   return n->output_name(out) + " " + std::string(sdk::to_string(d.dtype)) + "[" + dims + "]";
 }
 
+// A summary line of at most kShown entries: a model with thousands of outputs (every unread node of a
+// generated graph is one) printed them all on one line, tens of kilobytes.
+class Listing {
+ public:
+  static constexpr size_t kShown = 8;
+  explicit Listing(const char* noun) : noun_(noun) {}
+  template <class Describe>
+  void add(Describe describe) {
+    if (count_++ < kShown) text_ << (count_ > 1 ? ", " : "") << describe();
+  }
+  std::string str() const {
+    if (count_ <= kShown) return text_.str();
+    return text_.str() + ", ... (" + std::to_string(count_) + " " + noun_ + ")";
+  }
+
+ private:
+  const char* noun_;
+  size_t count_ = 0;
+  std::ostringstream text_;
+};
+
 void print_summary(const AtcOptions& o, const sdk::Graph& root, const std::string& om_path, size_t om_bytes) {
   std::map<std::string, size_t> ops;
-  size_t inputs_shown = 0;
-  std::ostringstream in, out;
+  Listing in("inputs"), out("outputs");
   for (const sdk::Node* n : root.nodes()) {
     if (n->type() == sdk::op::kData) {
-      in << (inputs_shown++ ? ", " : "") << io_line(n, 0);
+      in.add([&] { return io_line(n, 0); });
     } else if (n->type() == sdk::op::kNetOutput) {
       for (size_t i = 0; i < n->num_inputs(); ++i) {
         const sdk::OutPort p = n->input(i);
-        out << (i ? ", " : "") << (p.node ? io_line(p.node, p.index) : "?");
+        out.add([&] { return p.node ? io_line(p.node, p.index) : std::string("?"); });
       }
     }
   }

@@ -182,6 +182,24 @@ TEST_F(AtcTest, InputShapeFixesTheShapes) {
   EXPECT_NE(r.out.find("outputs:   y float32[2,4]"), std::string::npos) << r.out;
 }
 
+TEST_F(AtcTest, ManyOutputsAreSummarisedNotListed) {
+  onnx::ModelProto m = tiny_model();
+  onnx::GraphProto* g = m.mutable_graph();
+  g->clear_output();
+  for (int k = 0; k < 12; ++k) {
+    add_node(g, "Relu", {"y"}, {"o" + std::to_string(k)});
+    set_tensor_type(g->add_output(), "o" + std::to_string(k), onnx::TensorProto::FLOAT, {-1, 4});
+  }
+  Result r = atc("--model=" + write_model("wide.onnx", m) + " --output=" + path("t"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const size_t at = r.out.find("outputs:   ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string line = r.out.substr(at, r.out.find('\n', at) - at);
+  EXPECT_NE(line.find("o7 float32[N,4], ... (12 outputs)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("o8"), std::string::npos) << line;
+  EXPECT_NE(r.out.find("inputs:    x float32[N,4]\n"), std::string::npos) << r.out;  // short lists stay whole
+}
+
 TEST_F(AtcTest, HelpAndVersion) {
   Result r = atc("--help");
   EXPECT_EQ(r.code, 0);
