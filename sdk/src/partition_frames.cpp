@@ -32,7 +32,9 @@ struct Pending {
 class FrameBuilder {
  public:
   FrameBuilder(Graph& graph, const std::vector<FrameSpec>& specs, const FrameOptions& options)
-      : graph_(graph), specs_(specs), options_(options), pending_(specs.size()) {}
+      : graph_(graph), specs_(specs), options_(options), pending_(specs.size()) {
+    for (const std::string& name : options.copy_to_inner_data) copied_keys_.emplace_back(name);
+  }
 
   Status run(std::vector<Frame>* frames) {
     GS_RETURN_IF_ERROR(index_members());
@@ -210,11 +212,13 @@ class FrameBuilder {
     for (InputRecord& in : p.inputs) {
       Node* d = sub->add_node(sub->unique_node_name(prefix + std::to_string(in.call_input)), op::kData, 0, 0);
       d->add_output(std::move(in.desc));  // the record is not read again
-      d->attrs().reserve(2 + options_.copy_to_inner_data.size());
-      d->attrs().set(attr::kIndex, AttrValue::Int(in.call_input));
-      d->attrs().set(attr::kParentNodeIndex, AttrValue::Int(in.call_input));
-      for (const std::string& name : options_.copy_to_inner_data) {
-        if (const AttrValue* v = in.member->attrs().get(name)) d->attrs().set(name, *v);
+      d->attrs().reserve(2 + copied_keys_.size());
+      d->attrs().set(index_key_, AttrValue::Int(in.call_input));
+      d->attrs().set(parent_index_key_, AttrValue::Int(in.call_input));
+      for (const AttrKey& key : copied_keys_) {
+        for (const AttrMap::Entry& e : in.member->attrs().entries()) {
+          if (e.first == key) d->attrs().set(key, e.second);
+        }
       }
       GS_RETURN_IF_ERROR(sub->add_edge({d, 0}, {in.member, in.member_input}));
       order->push_back(d);
@@ -246,6 +250,9 @@ class FrameBuilder {
   std::vector<Pending> pending_;
   std::vector<std::vector<Node*>> sorted_;  // each frame's members by id in the graph they came from
   std::vector<InPort> outside_;             // rewire_outputs' consumers of one output in other frames
+  // The inner Data nodes' keys, interned once: by name, each of a frame's inputs looked them up again.
+  const AttrKey index_key_{attr::kIndex}, parent_index_key_{attr::kParentNodeIndex};
+  std::vector<AttrKey> copied_keys_;
 };
 
 }  // namespace

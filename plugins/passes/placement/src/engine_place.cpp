@@ -86,8 +86,19 @@ struct Seen {
 struct SeenKeys {
   sdk::AttrKey engine{sdk::attr::kOpEngineName}, lx_engine{sdk::attr::kLxfusionEngineName},
       lx_kernel{sdk::attr::kLxfusionOpKernelLibName}, spec_engine{sdk::attr::kSpecifiedEngineName},
-      spec_kernel{sdk::attr::kSpecifiedKernelLibName};
+      spec_kernel{sdk::attr::kSpecifiedKernelLibName}, kernel{sdk::attr::kOpKernelLibName};
 };
+
+// The string `key` holds in `attrs`: empty when absent or not a string.
+std::string_view string_at(const sdk::AttrMap& attrs, sdk::AttrKey key) {
+  for (const sdk::AttrMap::Entry& e : attrs.entries()) {
+    if (e.first == key) {
+      const std::string* v = e.second.as_string();
+      return v ? std::string_view(*v) : std::string_view();
+    }
+  }
+  return {};
+}
 
 Seen seen(const sdk::Node& n, const SeenKeys& k) {
   Seen s;
@@ -190,10 +201,16 @@ class Placer {
 
   Status assign(sdk::Node& n, const std::string& engine, const std::string& kernel, sdk::ReasonCode decision,
                 const std::vector<Verdict>& verdicts, bool* changed) {
-    // Both attributes at once: one allocation per node instead of a list grown twice.
-    if (!n.attrs().has(sdk::attr::kOpEngineName)) n.attrs().reserve(n.attrs().size() + 2);
-    n.attrs().set(sdk::attr::kOpEngineName, AttrValue::String(engine));
-    n.attrs().set(sdk::attr::kOpKernelLibName, AttrValue::String(kernel));
+    // Both attributes at once: one allocation per node instead of a list grown twice. The keys are the
+    // pass's interned ones: by name, each set looked the key up in the intern table and compared it as a
+    // string with every attribute of the node.
+    sdk::AttrMap& attrs = n.attrs();
+    const auto& entries = attrs.entries();
+    if (std::none_of(entries.begin(), entries.end(),
+                     [&](const auto& e) { return e.first == seen_keys_.engine; }))
+      attrs.reserve(attrs.size() + 2);
+    attrs.set(seen_keys_.engine, AttrValue::String(engine));
+    attrs.set(seen_keys_.kernel, AttrValue::String(kernel));
     *changed = true;
     if (!keep_) return Status::ok();
     if (record_) {
@@ -205,30 +222,33 @@ class Placer {
   }
 
   // A node with subgraphs takes the one engine its subgraphs' operators share; otherwise the host drives it.
+  // The engines seen are few (one or two): a list searched in place of a std::set, whose node and string copy
+  // per inner node were most of placing a PartitionedCall.
   Status place_composite(sdk::Node& n, bool* changed) {
-    std::set<std::string> engines;
+    std::vector<std::string_view> engines;
     size_t operators = 0;
     for (const sdk::Graph* g : n.subgraphs()) {
       for (const sdk::Node* inner : g->nodes()) {
-        const std::string e = inner->attrs().get_string(sdk::attr::kOpEngineName);
+        const std::string_view e = string_at(inner->attrs(), seen_keys_.engine);
         if (e == sdk::engine::kGeLocal && is_structural(inner->type())) continue;
         ++operators;
-        engines.insert(e);
+        if (std::find(engines.begin(), engines.end(), e) == engines.end()) engines.push_back(e);
       }
     }
-    if (engines.size() == 1 && !engines.begin()->empty()) {
-      const sdk::EngineRef* ref = find(*engines.begin());
+    std::sort(engines.begin(), engines.end());  // the order std::set gave the message below
+    if (engines.size() == 1 && !engines.front().empty()) {
+      const std::string engine(engines.front());
+      const sdk::EngineRef* ref = find(engine);
       const std::string kernel =
           ref && ref->table ? ref->table->kernel_lib() : std::string(sdk::engine::kGeLocalKernelLib);
-      return assign(n, *engines.begin(), kernel, sdk::ReasonCode::kComposite,
-                    {{"subgraphs", sdk::ReasonCode::kOk, "every operator runs on " + *engines.begin()}},
-                    changed);
+      return assign(n, engine, kernel, sdk::ReasonCode::kComposite,
+                    {{"subgraphs", sdk::ReasonCode::kOk, "every operator runs on " + engine}}, changed);
     }
     std::string why = operators == 0 ? std::string("the subgraphs hold no operator") : "the subgraphs use ";
     if (operators) {
       bool first = true;
-      for (const std::string& e : engines) {
-        why += (first ? "" : ", ") + (e.empty() ? std::string("(unplaced)") : e);
+      for (const std::string_view e : engines) {
+        why += (first ? "" : ", ") + (e.empty() ? std::string("(unplaced)") : std::string(e));
         first = false;
       }
     }
