@@ -462,18 +462,25 @@ Status Pipeline::run(sdk::Graph& root) {
 }
 
 std::string Pipeline::timing_table() const {
+  // Columns as wide as their longest cell: a fixed 18 for the plugin let "partition_dynamic_shape 0.1.0" push
+  // that row's numbers out of line with the others.
+  int entry_w = 5, plugin_w = 6;
+  for (const EntryReport& r : reports_) {
+    entry_w = std::max(entry_w, static_cast<int>(r.label.size()));
+    plugin_w = std::max(plugin_w, static_cast<int>(r.plugin.size()));
+  }
   std::ostringstream out;
-  char line[256];
-  std::snprintf(line, sizeof line, "%-3s %-40s %-18s %10s  %-7s %7s %7s\n", "#", "entry", "plugin", "ms",
-                "changed", "rss MB", "peak MB");
+  char line[512];
+  std::snprintf(line, sizeof line, "%-3s %-*s %-*s %10s  %-7s %7s %7s\n", "#", entry_w, "entry", plugin_w,
+                "plugin", "ms", "changed", "rss MB", "peak MB");
   out << line;
   double total = 0;
   for (size_t i = 0; i < reports_.size(); ++i) {
     const EntryReport& r = reports_[i];
     // A disabled entry ran nothing, so it has no memory to show.
     const auto mb = [&](int64_t kb) { return r.ran ? std::to_string((kb + 512) / 1024) : std::string(); };
-    std::snprintf(line, sizeof line, "%-3zu %-40s %-18s %10.3f  %-7s %7s %7s\n", i + 1, r.label.c_str(),
-                  r.plugin.c_str(), r.milliseconds,
+    std::snprintf(line, sizeof line, "%-3zu %-*s %-*s %10.3f  %-7s %7s %7s\n", i + 1, entry_w,
+                  r.label.c_str(), plugin_w, r.plugin.c_str(), r.milliseconds,
                   !r.enabled  ? "disabled"
                   : r.changed ? "+"
                               : "-",
@@ -481,7 +488,7 @@ std::string Pipeline::timing_table() const {
     out << line;
     total += r.milliseconds;
   }
-  std::snprintf(line, sizeof line, "%-3s %-40s %-18s %10.3f\n", "", "total", "", total);
+  std::snprintf(line, sizeof line, "%-3s %-*s %-*s %10.3f\n", "", entry_w, "total", plugin_w, "", total);
   out << line;
   return out.str();
 }
