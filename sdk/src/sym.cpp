@@ -334,7 +334,19 @@ uint64_t DimExpr::id() const {
 struct SymbolTable::Impl {
   std::deque<DimExpr::Node> nodes;  // stable addresses
   std::unordered_map<std::string, const DimExpr::Node*> by_key;
-  std::map<std::string, int> fresh_counter;
+  std::map<std::string, int, std::less<>> fresh_counter;  // found by a view: no string per fresh symbol
+  // Products already made, by their factors in the order they were given. A
+  // shape's element count is formed again for every node that reads it (batch * sequence in each
+  // attention reshape), and the polynomial route allocates and hashes each time; the nodes it caches never
+  // move (a deque) and a product depends on nothing but its factors.
+  struct FactorsHash {
+    size_t operator()(const std::pair<const DimExpr::Node*, const DimExpr::Node*>& p) const {
+      const auto x = reinterpret_cast<uintptr_t>(p.first), y = reinterpret_cast<uintptr_t>(p.second);
+      return std::hash<uintptr_t>()(x * 0x9E3779B97F4A7C15ull ^ y);
+    }
+  };
+  std::unordered_map<std::pair<const DimExpr::Node*, const DimExpr::Node*>, const DimExpr::Node*, FactorsHash>
+      products;
   std::unordered_map<const DimExpr::Node*, DimExpr> subst;     // unified symbol -> representative
   std::unordered_map<const DimExpr::Node*, DimExpr> resolved;  // cache, valid for `subst` as it is
   std::unordered_set<std::string> assumed;                     // assumptions_, for lookup
@@ -388,17 +400,27 @@ DimExpr SymbolTable::symbol(std::string_view name, SymRange range) {
   return intern(std::move(n));
 }
 
+// A name no symbol has yet, interned directly: its key is built and hashed once (looking it up and then
+// interning it built and hashed it twice more, a third of shape inference on a graph of dynamic reshapes).
 DimExpr SymbolTable::fresh_symbol(std::string_view prefix, SymRange range, bool unbacked) {
-  int& next = impl_->fresh_counter[std::string(prefix)];
+  auto counter = impl_->fresh_counter.find(prefix);
+  if (counter == impl_->fresh_counter.end())
+    counter = impl_->fresh_counter.emplace(std::string(prefix), 0).first;
+  int& next = counter->second;
   for (;; ++next) {
     DimExpr::Node probe;
     probe.kind = DimExpr::Kind::kSymbol;
     probe.name = std::string(prefix) + std::to_string(next);
-    if (impl_->by_key.count(key_of(probe))) continue;
+    auto [slot, fresh] = impl_->by_key.try_emplace(key_of(probe), nullptr);
+    if (!fresh) continue;
     probe.range = range;
     probe.unbacked = unbacked;
+    probe.tree_size = tree_size(probe);
+    probe.id = impl_->nodes.size();
+    impl_->nodes.push_back(std::move(probe));
+    slot->second = &impl_->nodes.back();
     ++next;
-    return intern(std::move(probe));
+    return DimExpr(slot->second);
   }
 }
 
@@ -441,7 +463,12 @@ DimExpr SymbolTable::mul(DimExpr a, DimExpr b) {
   if (b.is_const() && b.value() == 1) return a;
   if (int64_t v = 0; a.is_const() && b.is_const() && !__builtin_mul_overflow(a.value(), b.value(), &v))
     return constant(v);
-  return from_poly(poly_mul(poly_of(a.node()), poly_of(b.node())));
+  const auto factors = std::make_pair(a.node(), b.node());
+  if (const auto known = impl_->products.find(factors); known != impl_->products.end())
+    return DimExpr(known->second);
+  const DimExpr product = from_poly(poly_mul(poly_of(a.node()), poly_of(b.node())));
+  impl_->products.emplace(factors, product.node());
+  return product;
 }
 
 DimExpr SymbolTable::atom_op(DimExpr::Kind kind, DimExpr a, DimExpr b) {

@@ -128,6 +128,32 @@ TEST(DimExpr, EqualSizesAreTheSameHandle) {
   EXPECT_EQ(t.mod(t.mul(t.constant(4), s0), t.constant(2)), t.constant(0));
 }
 
+// A product is kept by its factors: made again it is the same handle, also after the table has grown, and it
+// is the expression the polynomial route gives (the other order and a sum that expands to it agree).
+TEST(DimExpr, AProductMadeAgainIsTheSameHandle) {
+  SymbolTable t;
+  const DimExpr b = t.symbol("B"), s = t.symbol("S");
+  const DimExpr bs = t.mul(b, s);
+  for (int i = 0; i < 1000; ++i) (void)t.symbol("x" + std::to_string(i));
+  EXPECT_EQ(t.mul(b, s), bs);
+  EXPECT_EQ(t.mul(s, b), bs);
+  EXPECT_EQ(t.sub(t.mul(t.add(b, t.constant(1)), s), s), bs);  // (B+1)*S - S
+  EXPECT_EQ(bs.to_string(), "B*S");
+  EXPECT_EQ(t.evaluate(t.mul(bs, t.constant(64)), {{"B", 2}, {"S", 3}}), 384);
+}
+
+// A fresh symbol never takes a name already in the table, whoever made it.
+TEST(DimExpr, AFreshSymbolSkipsTakenNames) {
+  SymbolTable t;
+  const DimExpr u0 = t.symbol("u0"), u1 = t.symbol("u1");
+  const DimExpr f = t.fresh_symbol("u");
+  EXPECT_NE(f, u0);
+  EXPECT_NE(f, u1);
+  EXPECT_EQ(f.to_string(), "u2");
+  EXPECT_EQ(t.fresh_symbol("u").to_string(), "u3");
+  EXPECT_EQ(t.fresh_symbol("n").to_string(), "n0");  // each prefix counts on its own
+}
+
 TEST(DimExpr, RangesDecideMaxMinAndModulo) {
   SymbolTable t;
   const DimExpr s = t.symbol("s");  // a size: [0, inf)
