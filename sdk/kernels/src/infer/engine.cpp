@@ -160,6 +160,16 @@ struct GraphState {
   const TypeFacts* last_facts = nullptr;
   // A node's input list, kept from node to node so that a visit allocates only what it keeps.
   std::vector<const SymValue*> inputs;
+  // The text of each symbolic dimension written into a descriptor, by its expression: a symbolic size reaches
+  // most values of a model (B, B*S), and printing it again for each was a sixth of inferring such a model.
+  // Expressions never change once made, so the text never goes stale.
+  std::unordered_map<const sdk::DimExpr::Node*, std::string> dim_text;
+
+  const std::string& text(const sdk::DimExpr& e) {
+    auto [it, fresh] = dim_text.try_emplace(e.node());
+    if (fresh) it->second = e.to_string();
+    return it->second;
+  }
 
   const TypeFacts& facts(const std::string& interned_type) {
     if (&interned_type != last_type) {
@@ -280,7 +290,7 @@ Status merge_output(sdk::Node* node, size_t o, SymValue& v, GraphState& st) {
       if (was_unknown) ++st.stats->refined_dims;
     } else {
       dims[i] = sdk::kUnknownDim;
-      names[i] = v.dims[i].to_string();
+      names[i] = st.text(v.dims[i]);
     }
   }
   // Unchanged descriptors are left alone: most values of a re-inferred graph are.
