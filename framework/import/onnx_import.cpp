@@ -1016,6 +1016,12 @@ Status check_header(const onnx::ModelProto& m, const std::string& source) {
 }
 }  // namespace onnx_detail
 
+std::jthread warm_up_onnx_schemas() {
+  // The registry fills itself on first use behind a function-local static, so a lookup here and the import's
+  // own lookups are safe together: whichever comes second waits for the first.
+  return std::jthread([] { (void)onnx::OpSchemaRegistry::Schema("Relu", 14, ""); });
+}
+
 int max_supported_onnx_opset() {
   const auto& ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = ranges.find("");
