@@ -45,6 +45,36 @@ Tensor float_tensor(const std::vector<int64_t>& dims, const std::vector<double>&
   return Tensor(d, std::move(bytes));
 }
 
+// A Conv's float weights with output channel c's `per` elements scaled by factor[c] (in double, then rounded
+// to float), as a new tensor of `dims`; unchanged when `factor` is null. One pass from bytes to bytes:
+// through vectors of float and double, each weight was copied four times (a fifth of compiling PP-OCRv4 det).
+Tensor scaled_weights(const Tensor& w, const std::vector<int64_t>& dims, int64_t m, int64_t per,
+                      const std::vector<double>* factor) {
+  sdk::TensorDesc d;
+  d.dtype = DataType::kFloat;
+  d.shape = sdk::Shape(dims);
+  if (!factor) {  // the same bytes, shared
+    Tensor same = w;
+    same.mutable_desc() = d;
+    return same;
+  }
+  char* out = nullptr;
+  Tensor t = Tensor::allocate(d, w.size_bytes(), &out);
+  const auto scaled = static_cast<size_t>(m * per) * 4;
+  for (int64_t c = 0; c < m; ++c) {
+    const double a = (*factor)[static_cast<size_t>(c)];
+    for (int64_t k = 0; k < per; ++k) {
+      const size_t at = static_cast<size_t>(c * per + k) * 4;
+      float f;
+      std::memcpy(&f, w.data() + at, 4);
+      f = static_cast<float>(static_cast<double>(f) * a);
+      std::memcpy(out + at, &f, 4);
+    }
+  }
+  if (w.size_bytes() > scaled) std::memcpy(out + scaled, w.data() + scaled, w.size_bytes() - scaled);
+  return t;
+}
+
 // Asked of every Add and Mul of a graph: the domain is read without a copy.
 bool is_onnx(const Node& n, std::string_view type) {
   if (n.type() != type) return false;
@@ -119,15 +149,15 @@ Status fold(Graph& g, Node* conv, Node* bn) {
                             var = values(*float_constant(bn->input(4).node));
   std::vector<double> bias(static_cast<size_t>(m), 0.0);
   if (conv->num_inputs() == 3 && conv->input(2).valid()) bias = values(*float_constant(conv->input(2).node));
-  std::vector<double> weights = values(w);
   const AttrValue* e = bn->attrs().get("epsilon");
   const double eps = e && e->as_float() ? *e->as_float() : 1e-5;
+  std::vector<double> factor(static_cast<size_t>(m));
   for (int64_t c = 0; c < m; ++c) {
     const double a = gamma[c] / std::sqrt(var[c] + eps);
-    for (int64_t k = 0; k < per_channel; ++k) weights[c * per_channel + k] *= a;
+    factor[c] = a;
     bias[c] = (bias[c] - mean[c]) * a + beta[c];
   }
-  return take_over(g, conv, bn, float_tensor(wdims, weights), float_tensor({m}, bias));
+  return take_over(g, conv, bn, scaled_weights(w, wdims, m, per_channel, &factor), float_tensor({m}, bias));
 }
 
 Status fold_graph(Graph& g, size_t* folded) {
@@ -200,19 +230,13 @@ Status fold_scale(Graph& g, Node* n, const ScaleFold& f) {
   const Tensor& w = *float_constant(f.conv->input(1).node);
   const std::vector<int64_t> wdims = w.desc().shape.dims();
   const int64_t m = wdims[0], per_out = static_cast<int64_t>(w.size_bytes() / 4) / std::max<int64_t>(1, m);
-  std::vector<double> weights = values(w), bias(static_cast<size_t>(m), 0.0);
+  std::vector<double> bias(static_cast<size_t>(m), 0.0);
   if (f.conv->num_inputs() == 3 && f.conv->input(2).valid())
     bias = values(*float_constant(f.conv->input(2).node));
   const bool mul = n->type() == "Mul";
-  for (int64_t c = 0; c < m; ++c) {
-    if (mul) {
-      for (int64_t k = 0; k < per_out; ++k) weights[c * per_out + k] *= f.values[c];
-      bias[c] *= f.values[c];
-    } else {
-      bias[c] += f.values[c];
-    }
-  }
-  return take_over(g, f.conv, n, float_tensor(wdims, weights), float_tensor({m}, bias));
+  for (int64_t c = 0; c < m; ++c) bias[c] = mul ? bias[c] * f.values[c] : bias[c] + f.values[c];
+  return take_over(g, f.conv, n, scaled_weights(w, wdims, m, per_out, mul ? &f.values : nullptr),
+                   float_tensor({m}, bias));
 }
 
 // Until nothing folds: a Conv's Mul then Add fold one after the other.
