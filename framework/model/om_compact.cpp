@@ -341,18 +341,108 @@ class Writer {
     return index;
   }
 
-  void serialize_attrs(const sdk::AttrMap& map, std::string* out) {
-    scratch_.Clear();
-    for (const auto& [k, v] : map.entries()) {
-      scratch_.add_names(intern(k));
-      value(v, scratch_.add_values());
+  // An attribute list's encoding (the bytes protobuf gives for its CAttrSet) as parts: encoded fields in
+  // `owned`, and each tensor's data as a view of the tensor's own bytes. A list of weights was copied into
+  // the message, then into its serialization (zero-filled first), and that twice, once to find it and once to
+  // write it: seven passes over every weight of a model.
+  struct Pieces {
+    struct Part {
+      size_t offset, length;  // in owned, unless external
+      const char* external;
+    };
+    std::string owned;
+    std::vector<Part> parts;
+    size_t size = 0;
+
+    void add_owned(std::string_view bytes) {
+      parts.push_back({owned.size(), bytes.size(), nullptr});
+      owned.append(bytes);
+      size += bytes.size();
     }
-    scratch_.SerializeToString(out);
+    void add_external(std::string_view bytes) {
+      parts.push_back({0, bytes.size(), bytes.data()});
+      size += bytes.size();
+    }
+    std::string_view view(const Part& p) const {
+      return p.external ? std::string_view(p.external, p.length)
+                        : std::string_view(owned).substr(p.offset, p.length);
+    }
+    void flatten(std::string* out) const {
+      out->clear();
+      out->reserve(size);
+      for (const Part& p : parts) out->append(view(p));
+    }
+    uint64_t hash() const {
+      uint64_t h = size;
+      for (const Part& p : parts) h = (h ^ sdk::name_hash(view(p))) * 0x9E3779B97F4A7C15ull;
+      return h;
+    }
+    bool same_bytes(const Pieces& other) const {
+      if (size != other.size) return false;
+      std::string a, b;
+      flatten(&a);
+      other.flatten(&b);
+      return a == b;
+    }
+  };
+
+  // CAttrSet's fields as protobuf writes them: the names packed (field 1), then one record per value (field
+  // 2). A tensor value is CValue{tensor = CTensor{desc, data}}: desc and data left out when 0 and empty, as
+  // proto3 leaves them; the others go through protobuf. Strings and descriptors are interned in the
+  // order protobuf's own encoding met them: each name, then its value (the tables' indices depend on it).
+  void encode_attrs(const sdk::AttrMap& map, Pieces* out) {
+    *out = Pieces();
+    std::string names, record, tensor_head;
+    std::vector<std::pair<std::string, const sdk::Tensor*>> values;  // encoded value, or a tensor to view
+    for (const auto& [k, v] : map.entries()) {
+      append_varint(&names, intern(k));
+      if (v.kind() == AttrValue::Kind::kTensor) {
+        const sdk::Tensor& t = *std::get<9>(v.storage()).tensor;
+        std::string ct;
+        if (const uint32_t d = desc(t.desc())) {
+          append_varint(&ct, (om::CTensor::kDescFieldNumber << 3) | 0);
+          append_varint(&ct, d);
+        }
+        if (t.size_bytes()) {
+          append_varint(&ct, (om::CTensor::kDataFieldNumber << 3) | 2);
+          append_varint(&ct, t.size_bytes());
+        }
+        values.emplace_back(std::move(ct), &t);
+      } else {
+        value_scratch_.Clear();
+        value(v, &value_scratch_);
+        values.emplace_back(value_scratch_.SerializeAsString(), nullptr);
+      }
+    }
+    if (!names.empty()) {
+      record.clear();
+      append_varint(&record, (om::CAttrSet::kNamesFieldNumber << 3) | 2);
+      append_varint(&record, names.size());
+      out->add_owned(record);
+      out->add_owned(names);
+    }
+    for (const auto& [encoded, tensor] : values) {
+      const size_t data = tensor ? tensor->size_bytes() : 0;
+      // A tensor's CValue: the oneof field 10, then CTensor (its head and data).
+      tensor_head.clear();
+      if (tensor) {
+        append_varint(&tensor_head, (om::CValue::kTensorFieldNumber << 3) | 2);
+        append_varint(&tensor_head, encoded.size() + data);
+      }
+      record.clear();
+      append_varint(&record, (om::CAttrSet::kValuesFieldNumber << 3) | 2);
+      append_varint(&record, tensor_head.size() + encoded.size() + data);
+      out->add_owned(record);
+      out->add_owned(tensor_head);
+      out->add_owned(encoded);
+      if (data) out->add_external(tensor->bytes());
+    }
   }
 
   uint32_t serialized_attrs(const sdk::AttrMap& map) {
-    serialize_attrs(map, &key_);
-    if (key_.size() >= kLargeAttrSet) return large_attrs(map);
+    encode_attrs(map, &pieces_);
+    if (pieces_.size >= kLargeAttrSet) return large_attrs(map);
+    pieces_.flatten(&key_);
     if (auto it = attr_sets_.find(std::string_view(key_)); it != attr_sets_.end()) return it->second;
     if (attr_chunks_.empty() || attr_chunks_.back().deferred) attr_chunks_.emplace_back();
     append_entry(&attr_chunks_.back().bytes, om::Compact::kAttrSetsFieldNumber, key_);
@@ -366,13 +456,13 @@ class Writer {
   // lookup key): atc on 200 MB of weights peaked at 785 MB. Found again by a hash of the bytes, confirmed by
   // writing the candidate again.
   uint32_t large_attrs(const sdk::AttrMap& map) {
-    const uint64_t hash = std::hash<std::string_view>()(key_);
+    const uint64_t hash = pieces_.hash();
     auto [first, last] = large_sets_.equal_range(hash);
     uint32_t index = 0;
     for (auto it = first; it != last && index == 0; ++it) {
-      std::string earlier;
-      serialize_attrs(*it->second.map, &earlier);
-      if (earlier == key_) index = it->second.index;
+      Pieces earlier;
+      encode_attrs(*it->second.map, &earlier);
+      if (earlier.same_bytes(pieces_)) index = it->second.index;
     }
     if (index == 0) {
       index = static_cast<uint32_t>(++attr_set_count_);
@@ -386,7 +476,8 @@ class Writer {
   // The encoding buffers give back a large list's bytes: kept, they held the largest weights until the end.
   void release_scratch() {
     std::string().swap(key_);
-    scratch_ = om::CAttrSet();
+    pieces_ = Pieces();
+    value_scratch_ = om::CValue();
   }
 
   // The attribute-set table in entry order: small lists as they were kept, large ones written again.
@@ -398,12 +489,12 @@ class Writer {
         std::string().swap(chunk.bytes);
         continue;
       }
-      serialize_attrs(*chunk.deferred, &key_);
+      encode_attrs(*chunk.deferred, &pieces_);
       head.clear();
       append_varint(&head, (om::Compact::kAttrSetsFieldNumber << 3) | 2);
-      append_varint(&head, key_.size());
+      append_varint(&head, pieces_.size);
       GS_RETURN_IF_ERROR(emit(root, head, sink));
-      GS_RETURN_IF_ERROR(emit(root, key_, sink));
+      for (const Pieces::Part& part : pieces_.parts) GS_RETURN_IF_ERROR(emit(root, pieces_.view(part), sink));
       release_scratch();
     }
     return Status::ok();
@@ -534,7 +625,8 @@ class Writer {
   std::unordered_map<const sdk::Node*, int32_t> parent_positions_;
   std::vector<int32_t> positions_;  // the graph being written: position by node id
   std::string key_;
-  om::CAttrSet scratch_;
+  om::CValue value_scratch_;
+  Pieces pieces_;
   std::unordered_map<const sdk::AttrMap*, uint32_t, ListHash, ListEqual> known_attrs_;
   std::unordered_map<const std::string*, uint32_t> types_;
   const sdk::TensorDesc* last_desc_ = nullptr;
