@@ -209,19 +209,40 @@ TEST(OmFormatTest, WeightsAreStoredOnceAndInEntryOrder) {
   constant(same);
   constant(other);
   small("third");
+  // A list of weights with other values around them, an empty tensor and a scalar one among them: the writer
+  // encodes such a list itself, and its bytes must be protobuf's.
+  sdk::Node* mixed = g->add_node("mixed", "Custom", 0, 0);
+  mixed->add_output(d);
+  sdk::TensorDesc empty_desc, scalar_desc;
+  empty_desc.dtype = sdk::DataType::kInt64;
+  empty_desc.shape = sdk::Shape({0});
+  scalar_desc.dtype = sdk::DataType::kInt32;
+  scalar_desc.shape = sdk::Shape(std::vector<int64_t>{});
+  mixed->attrs().set("axes", sdk::AttrValue::Ints({0, -1, 300}));
+  mixed->attrs().set("empty", sdk::AttrValue::OfTensor(sdk::Tensor(empty_desc, std::string())));
+  mixed->attrs().set("weights", sdk::AttrValue::OfTensor(sdk::Tensor(d, other)));
+  mixed->attrs().set("mode", sdk::AttrValue::String("fast"));
+  mixed->attrs().set("scalar", sdk::AttrValue::OfTensor(sdk::Tensor(scalar_desc, std::string(4, '\x07'))));
   std::string bytes;
   const om::Compact m = written(*g, &bytes);
   EXPECT_TRUE(m.SerializeAsString() == bytes);
-  // Three small lists and two of weights, in the order the nodes first use them.
-  ASSERT_EQ(m.attr_sets_size(), 5);
+  // Three small lists and three of weights, in the order the nodes first use them.
+  ASSERT_EQ(m.attr_sets_size(), 6);
+  EXPECT_EQ(m.attr_sets(5).values(2).tensor().data(), other);
+  EXPECT_EQ(m.attr_sets(5).values(1).tensor().data(), "");
   EXPECT_EQ(m.attr_sets(1).values(0).tensor().data(), same);
   EXPECT_EQ(m.attr_sets(3).values(0).tensor().data(), other);
-  EXPECT_LT(bytes.size(), 2 * same.size() + 4096);
+  EXPECT_LT(bytes.size(), 3 * same.size() + 4096);  // the mixed list holds its own copy of `other`
   std::unique_ptr<sdk::Graph> loaded;
   ASSERT_TRUE(parse_om(bytes, "w.om", &loaded).is_ok());
   EXPECT_EQ(loaded->find_node("w3")->attrs().get("value")->as_tensor()->bytes(), same);
   EXPECT_EQ(loaded->find_node("w4")->attrs().get("value")->as_tensor()->bytes(), other);
   EXPECT_EQ(loaded->find_node("s5")->attrs().get_string("tag"), "third");
+  const sdk::AttrMap& back = loaded->find_node("mixed")->attrs();
+  EXPECT_EQ(back.get("weights")->as_tensor()->bytes(), other);
+  EXPECT_EQ(back.get("empty")->as_tensor()->size_bytes(), 0u);
+  EXPECT_EQ(back.get("scalar")->as_tensor()->bytes(), std::string(4, '\x07'));
+  EXPECT_EQ(back.get_string("mode"), "fast");
   std::string again;
   ASSERT_TRUE(serialize_om(*loaded, &again).is_ok());
   EXPECT_TRUE(again == bytes);
