@@ -33,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -1019,7 +1020,12 @@ Status check_header(const onnx::ModelProto& m, const std::string& source) {
 std::jthread warm_up_onnx_schemas() {
   // The registry fills itself on first use behind a function-local static, so a lookup here and the import's
   // own lookups are safe together: whichever comes second waits for the first.
-  return std::jthread([] { (void)onnx::OpSchemaRegistry::Schema("Relu", 14, ""); });
+  // A process that may start no thread (a limit on processes) builds them in its import as before.
+  try {
+    return std::jthread([] { (void)onnx::OpSchemaRegistry::Schema("Relu", 14, ""); });
+  } catch (const std::system_error&) {
+    return std::jthread();
+  }
 }
 
 int max_supported_onnx_opset() {
