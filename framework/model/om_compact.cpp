@@ -341,7 +341,7 @@ class Writer {
     return index;
   }
 
-  // An attribute list's encoding (the bytes protobuf gives for its CAttrSet) as parts: encoded fields in
+  // A large attribute list's encoding (the bytes serialize_attrs() gives) as parts: encoded fields in
   // `owned`, and each tensor's data as a view of the tensor's own bytes. A list of weights was copied into
   // the message, then into its serialization (zero-filled first), and that twice, once to find it and once to
   // write it: seven passes over every weight of a model.
@@ -388,9 +388,17 @@ class Writer {
 
   // CAttrSet's fields as protobuf writes them: the names packed (field 1), then one record per value (field
   // 2). A tensor value is CValue{tensor = CTensor{desc, data}}: desc and data left out when 0 and empty, as
-  // proto3 leaves them; the others go through protobuf. Strings and descriptors are interned in the
-  // order protobuf's own encoding met them: each name, then its value (the tables' indices depend on it).
-  void encode_attrs(const sdk::AttrMap& map, Pieces* out) {
+  // proto3 leaves them; the others go through protobuf. Strings and descriptors are interned in
+  // serialize_attrs()' order: each name, then its value (the tables' indices depend on it).
+  // Out of line, with its own varint writer: more calls to append_varint made GCC stop inlining it on the
+  // write's hot path (3 % more instructions for a partitioned model).
+  [[gnu::noinline]] void encode_attrs(const sdk::AttrMap& map, Pieces* out) {
+    const auto append_varint = [](std::string* to, uint64_t v) {
+      char bytes[10];
+      NodeCursor c(bytes);
+      c.varint(v);
+      to->append(bytes, c.size());
+    };
     *out = Pieces();
     std::string names, record, tensor_head;
     std::vector<std::pair<std::string, const sdk::Tensor*>> values;  // encoded value, or a tensor to view
@@ -439,10 +447,28 @@ class Writer {
     }
   }
 
+  void serialize_attrs(const sdk::AttrMap& map, std::string* out) {
+    scratch_.Clear();
+    for (const auto& [k, v] : map.entries()) {
+      scratch_.add_names(intern(k));
+      value(v, scratch_.add_values());
+    }
+    scratch_.SerializeToString(out);
+  }
+
+  // Whether a tensor of the list alone makes it large: such a list goes to large_attrs() without being
+  // serialised first (protobuf's serialisation copies every weight).
+  static bool holds_weights(const sdk::AttrMap& map) {
+    return std::any_of(map.entries().begin(), map.entries().end(), [](const sdk::AttrMap::Entry& e) {
+      return e.second.kind() == AttrValue::Kind::kTensor &&
+             std::get<9>(e.second.storage()).tensor->size_bytes() >= kLargeAttrSet;
+    });
+  }
+
   uint32_t serialized_attrs(const sdk::AttrMap& map) {
-    encode_attrs(map, &pieces_);
-    if (pieces_.size >= kLargeAttrSet) return large_attrs(map);
-    pieces_.flatten(&key_);
+    if (holds_weights(map)) return large_attrs(map);
+    serialize_attrs(map, &key_);
+    if (key_.size() >= kLargeAttrSet) return large_attrs(map);
     if (auto it = attr_sets_.find(std::string_view(key_)); it != attr_sets_.end()) return it->second;
     if (attr_chunks_.empty() || attr_chunks_.back().deferred) attr_chunks_.emplace_back();
     append_entry(&attr_chunks_.back().bytes, om::Compact::kAttrSetsFieldNumber, key_);
@@ -456,6 +482,7 @@ class Writer {
   // lookup key): atc on 200 MB of weights peaked at 785 MB. Found again by a hash of the bytes, confirmed by
   // writing the candidate again.
   uint32_t large_attrs(const sdk::AttrMap& map) {
+    encode_attrs(map, &pieces_);
     const uint64_t hash = pieces_.hash();
     auto [first, last] = large_sets_.equal_range(hash);
     uint32_t index = 0;
@@ -477,6 +504,7 @@ class Writer {
   void release_scratch() {
     std::string().swap(key_);
     pieces_ = Pieces();
+    scratch_ = om::CAttrSet();
     value_scratch_ = om::CValue();
   }
 
@@ -625,6 +653,7 @@ class Writer {
   std::unordered_map<const sdk::Node*, int32_t> parent_positions_;
   std::vector<int32_t> positions_;  // the graph being written: position by node id
   std::string key_;
+  om::CAttrSet scratch_;
   om::CValue value_scratch_;
   Pieces pieces_;
   std::unordered_map<const sdk::AttrMap*, uint32_t, ListHash, ListEqual> known_attrs_;

@@ -470,8 +470,10 @@ std::string Pipeline::timing_table() const {
     plugin_w = std::max(plugin_w, static_cast<int>(r.plugin.size()));
   }
   std::ostringstream out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-3s %-*s %-*s %10s  %-7s %7s %7s\n", "#", entry_w, "entry", plugin_w,
+  // Room for the widest row whatever the names' lengths: a fixed buffer cut a long one, newline and all.
+  std::vector<char> buffer(static_cast<size_t>(entry_w + plugin_w) + 64);
+  char* line = buffer.data();
+  std::snprintf(line, buffer.size(), "%-3s %-*s %-*s %10s  %-7s %7s %7s\n", "#", entry_w, "entry", plugin_w,
                 "plugin", "ms", "changed", "rss MB", "peak MB");
   out << line;
   double total = 0;
@@ -479,7 +481,7 @@ std::string Pipeline::timing_table() const {
     const EntryReport& r = reports_[i];
     // A disabled entry ran nothing, so it has no memory to show.
     const auto mb = [&](int64_t kb) { return r.ran ? std::to_string((kb + 512) / 1024) : std::string(); };
-    std::snprintf(line, sizeof line, "%-3zu %-*s %-*s %10.3f  %-7s %7s %7s\n", i + 1, entry_w,
+    std::snprintf(line, buffer.size(), "%-3zu %-*s %-*s %10.3f  %-7s %7s %7s\n", i + 1, entry_w,
                   r.label.c_str(), plugin_w, r.plugin.c_str(), r.milliseconds,
                   !r.enabled  ? "disabled"
                   : r.changed ? "+"
@@ -488,7 +490,7 @@ std::string Pipeline::timing_table() const {
     out << line;
     total += r.milliseconds;
   }
-  std::snprintf(line, sizeof line, "%-3s %-*s %-*s %10.3f\n", "", entry_w, "total", plugin_w, "", total);
+  std::snprintf(line, buffer.size(), "%-3s %-*s %-*s %10.3f\n", "", entry_w, "total", plugin_w, "", total);
   out << line;
   return out.str();
 }

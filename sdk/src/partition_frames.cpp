@@ -216,9 +216,7 @@ class FrameBuilder {
       d->attrs().set(index_key_, AttrValue::Int(in.call_input));
       d->attrs().set(parent_index_key_, AttrValue::Int(in.call_input));
       for (const AttrKey& key : copied_keys_) {
-        for (const AttrMap::Entry& e : in.member->attrs().entries()) {
-          if (e.first == key) d->attrs().set(key, e.second);
-        }
+        if (const AttrValue* v = in.member->attrs().get(key)) d->attrs().set(key, *v);
       }
       GS_RETURN_IF_ERROR(sub->add_edge({d, 0}, {in.member, in.member_input}));
       order->push_back(d);

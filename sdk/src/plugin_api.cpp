@@ -120,22 +120,14 @@ std::string list_dtypes(const std::vector<DataType>& v) {
 }
 
 // The opset of the node's domain, from the root graph's `_onnx_opset_import` ("domain:version" entries).
-// Placement asks for every node: no string is built.
-// The attribute under `key`, found by the interned key's address instead of by comparing names.
-const AttrValue* attr_at(const AttrMap& attrs, const AttrKey& key) {
-  for (const AttrMap::Entry& e : attrs.entries()) {
-    if (e.first == key) return &e.second;
-  }
-  return nullptr;
-}
-
+// Placement asks for every node: no string is built, and the keys are found by address.
 int64_t node_opset(const Node& node) {
   static const AttrKey kDomainKey(attr::kDomain), kImportsKey(attr::kOnnxOpsetImport);
-  const AttrValue* domain_attr = attr_at(node.attrs(), kDomainKey);
+  const AttrValue* domain_attr = node.attrs().get(kDomainKey);
   const std::string_view domain =
       domain_attr && domain_attr->as_string() ? std::string_view(*domain_attr->as_string()) : "ai.onnx";
   const Graph* root = node.owner() ? node.owner()->root() : nullptr;
-  const AttrValue* imports = root ? attr_at(root->attrs(), kImportsKey) : nullptr;
+  const AttrValue* imports = root ? root->attrs().get(kImportsKey) : nullptr;
   if (!imports || !imports->as_strings()) return -1;
   for (const std::string& entry : *imports->as_strings()) {
     const size_t colon = entry.rfind(':');

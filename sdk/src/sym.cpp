@@ -335,10 +335,10 @@ struct SymbolTable::Impl {
   std::deque<DimExpr::Node> nodes;  // stable addresses
   std::unordered_map<std::string, const DimExpr::Node*> by_key;
   std::map<std::string, int, std::less<>> fresh_counter;  // found by a view: no string per fresh symbol
-  // Products already made, by their factors in the order they were given. A
-  // shape's element count is formed again for every node that reads it (batch * sequence in each
-  // attention reshape), and the polynomial route allocates and hashes each time; the nodes it caches never
-  // move (a deque) and a product depends on nothing but its factors.
+  // Products already made, by their factors in the order they were given. A shape's element count is formed
+  // again for every node that reads it (batch * sequence in each attention reshape), and the polynomial route
+  // allocates and hashes each time; the nodes it caches never move (a deque) and a product depends on nothing
+  // but its factors.
   struct FactorsHash {
     size_t operator()(const std::pair<const DimExpr::Node*, const DimExpr::Node*>& p) const {
       const auto x = reinterpret_cast<uintptr_t>(p.first), y = reinterpret_cast<uintptr_t>(p.second);

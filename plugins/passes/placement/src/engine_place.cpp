@@ -91,13 +91,9 @@ struct SeenKeys {
 
 // The string `key` holds in `attrs`: empty when absent or not a string.
 std::string_view string_at(const sdk::AttrMap& attrs, sdk::AttrKey key) {
-  for (const sdk::AttrMap::Entry& e : attrs.entries()) {
-    if (e.first == key) {
-      const std::string* v = e.second.as_string();
-      return v ? std::string_view(*v) : std::string_view();
-    }
-  }
-  return {};
+  const AttrValue* v = attrs.get(key);
+  const std::string* s = v ? v->as_string() : nullptr;
+  return s ? std::string_view(*s) : std::string_view();
 }
 
 Seen seen(const sdk::Node& n, const SeenKeys& k) {
@@ -205,10 +201,7 @@ class Placer {
     // pass's interned ones: by name, each set looked the key up in the intern table and compared it as a
     // string with every attribute of the node.
     sdk::AttrMap& attrs = n.attrs();
-    const auto& entries = attrs.entries();
-    if (std::none_of(entries.begin(), entries.end(),
-                     [&](const auto& e) { return e.first == seen_keys_.engine; }))
-      attrs.reserve(attrs.size() + 2);
+    if (!attrs.get(seen_keys_.engine)) attrs.reserve(attrs.size() + 2);
     attrs.set(seen_keys_.engine, AttrValue::String(engine));
     attrs.set(seen_keys_.kernel, AttrValue::String(kernel));
     *changed = true;

@@ -163,6 +163,13 @@ class GS_SDK_API AttrMap {
   // As set(), with a key interned before: found by comparing pointers, nothing looked up by text. For a pass
   // that sets the same attributes on many nodes, with the keys made once per run (SDK ABI 2.2).
   void set(AttrKey key, AttrValue value);
+  // As get(), with a key interned before: found by comparing pointers. Inline, so no new symbol.
+  const AttrValue* get(AttrKey key) const {
+    for (const Entry& e : entries_) {
+      if (e.first == key) return &e.second;
+    }
+    return nullptr;
+  }
   bool remove(std::string_view key);
   bool has(std::string_view key) const { return get(key) != nullptr; }
   const std::vector<Entry>& entries() const { return entries_; }
