@@ -46,6 +46,25 @@ class FieldReader {
   bool next(Field* f) {
     if (!ok_ || p_ == end_) return false;
     f->begin = static_cast<size_t>(p_ - base_);
+    if (end_ - p_ >= 2 && p_[0] < 0x80 && p_[1] < 0x80 && (p_[0] >> 3) != 0) {
+      // A one-byte tag and a one-byte number or length, most fields of a graph file, read in line.
+      const uint8_t tag = p_[0], v = p_[1];
+      f->number = tag >> 3;
+      f->wire = static_cast<WireFormatLite::WireType>(tag & 7);
+      if (f->wire == WireFormatLite::WIRETYPE_VARINT) {
+        f->value = v;
+        p_ += 2;
+        f->end = static_cast<size_t>(p_ - base_);
+        return true;
+      }
+      if (f->wire == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+        if (end_ - p_ - 2 < v) return fail();
+        f->bytes = std::string_view(reinterpret_cast<const char*>(p_ + 2), v);
+        p_ += 2 + v;
+        f->end = static_cast<size_t>(p_ - base_);
+        return true;
+      }
+    }
     uint64_t tag = 0;
     if (!read_varint(p_, end_, &tag) || tag > UINT32_MAX) return fail();
     f->number = WireFormatLite::GetTagFieldNumber(static_cast<uint32_t>(tag));

@@ -41,7 +41,7 @@ std::string describe(const Node* n) {
 
 // ---------------------------------------------------------------- Node
 
-Node::Node(Graph* owner, std::string name, std::string_view type)
+Node::Node(Graph* owner, std::string&& name, std::string_view type)
     : owner_(owner), name_(std::move(name)), type_(intern_op_type(type)) {}
 
 Node::~Node() = default;

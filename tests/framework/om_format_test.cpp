@@ -398,6 +398,8 @@ TEST(OmFormatTest, ANodeThatDoesNotDecodeIsRefused) {
   EXPECT_EQ(refusal(std::string("\x18\xff", 2)), expected);          // a varint cut short
   EXPECT_EQ(refusal(std::string("\x0a\x02\xc3\x28", 4)), expected);  // a name that is not UTF-8
   EXPECT_EQ(refusal(std::string("\x1a\x05\x01", 3)), expected);      // packed inputs longer than the node
+  EXPECT_EQ(refusal(std::string("\x1a\x01\x80", 3)), expected);      // a varint cut by its packed list's end
+  EXPECT_EQ(refusal(std::string("\x32\x02\x01\xff", 4)), expected);  // the same at a list's last byte
   EXPECT_EQ(refusal(std::string("\x0c", 1)), expected);              // an end-group tag with no group
 }
 

@@ -24,6 +24,12 @@ inline std::vector<std::string> split(std::string_view s, char sep) {
 // Whether `s` is well-formed UTF-8 (names end up in protobuf string fields, which must be).
 inline bool is_valid_utf8(std::string_view s) {
   size_t i = 0;
+  // ASCII, the usual name, eight bytes at a time.
+  for (uint64_t word = 0; i + 8 <= s.size(); i += 8) {
+    std::memcpy(&word, s.data() + i, 8);
+    if (word & 0x8080808080808080u) break;
+  }
+  while (i < s.size() && static_cast<unsigned char>(s[i]) < 0x80) ++i;
   while (i < s.size()) {
     const auto c = static_cast<unsigned char>(s[i]);
     const size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;

@@ -96,7 +96,7 @@ class GS_SDK_API Node final {
 
  private:
   friend class Graph;
-  GS_SDK_LOCAL Node(Graph* owner, std::string name, std::string_view type);
+  GS_SDK_LOCAL Node(Graph* owner, std::string&& name, std::string_view type);
 
   struct OutputSlot {
     TensorDesc desc;
