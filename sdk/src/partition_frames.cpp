@@ -196,7 +196,8 @@ class FrameBuilder {
     if (!p.outputs.empty() || !p.control_to_output.empty()) {
       const std::string out_name =
           options_.inner_output_name.empty() ? sub->name() + "_Node_Output" : options_.inner_output_name;
-      Node* out = sub->add_node(sub->unique_node_name(out_name), op::kNetOutput, p.outputs.size(), 0);
+      Node* out = add_named(
+          sub, [&] { return out_name; }, op::kNetOutput, p.outputs.size());
       for (const OutputRecord& o : p.outputs)
         GS_RETURN_IF_ERROR(sub->add_edge({o.member, o.member_output}, {out, o.call_output}));
       for (Node* m : p.control_to_output) GS_RETURN_IF_ERROR(sub->add_control_edge(m, out));
@@ -210,7 +211,8 @@ class FrameBuilder {
     const std::string prefix =
         options_.inner_data_prefix.empty() ? sub->name() + "_Data_" : options_.inner_data_prefix;
     for (InputRecord& in : p.inputs) {
-      Node* d = sub->add_node(sub->unique_node_name(prefix + std::to_string(in.call_input)), op::kData, 0, 0);
+      Node* d = add_named(
+          sub, [&] { return prefix + std::to_string(in.call_input); }, op::kData, 0);
       d->add_output(std::move(in.desc));  // the record is not read again
       d->attrs().reserve(2 + copied_keys_.size());
       d->attrs().set(index_key_, AttrValue::Int(in.call_input));
@@ -222,6 +224,14 @@ class FrameBuilder {
       order->push_back(d);
     }
     return Status::ok();
+  }
+
+  // A node named name(), or unique_node_name(name()) when a member already has that name. The name is tried
+  // first: asking unique_node_name() first copied, hashed and looked the name up once more per inner node.
+  template <class MakeName>
+  static Node* add_named(Graph* sub, MakeName name, std::string_view type, size_t inputs) {
+    if (Node* n = sub->add_node(name(), type, inputs, 0)) return n;
+    return sub->add_node(sub->unique_node_name(name()), type, inputs, 0);
   }
 
   // Each call takes its first member's place, then a stable sort repairs whatever that made invalid.

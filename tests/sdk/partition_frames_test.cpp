@@ -58,6 +58,25 @@ TEST(PartitionFramesTest, OneFrameInTheMiddleOfAChain) {
   EXPECT_TRUE(v.is_ok()) << v.message();
 }
 
+// A member already named as an inner Data or NetOutput would be: that node keeps its name and the inner node
+// takes the next free one, as unique_node_name() gives it.
+TEST(PartitionFramesTest, InnerNodesTakeTheNextNameWhenAMemberHasTheirs) {
+  auto g = Graph::create("g");
+  add(*g, "x", "Data");
+  add(*g, "s_Data_0", "Relu", {"x"});
+  add(*g, "s_Node_Output", "Exp", {"s_Data_0"});
+  add(*g, "out", "NetOutput", {"s_Node_Output"});
+  std::vector<Frame> frames;
+  ASSERT_TRUE(build_frames(*g, {spec(*g, {"s_Data_0", "s_Node_Output"}, "s", "call")}, {}, &frames).is_ok());
+  Graph* sub = frames[0].subgraph;
+  EXPECT_EQ(names(sub->node_list()),
+            (std::vector<std::string>{"s_Data_0_1", "s_Data_0", "s_Node_Output", "s_Node_Output_1"}));
+  EXPECT_EQ(sub->find_node("s_Data_0")->input(0).node->name(), "s_Data_0_1");
+  EXPECT_EQ(sub->find_node("s_Node_Output_1")->input(0).node->name(), "s_Node_Output");
+  Status v = verify(*g);
+  EXPECT_TRUE(v.is_ok()) << v.message();
+}
+
 TEST(PartitionFramesTest, ControlEdgesBetweenFramesBecomeCallToCall) {
   auto g = Graph::create("g");
   add(*g, "x", "Data");
