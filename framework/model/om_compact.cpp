@@ -790,8 +790,8 @@ struct NodeFields {
   template <class Out>
   [[gnu::always_inline]] static bool packed(const uint8_t*& p, const uint8_t* end, Out&& out) {
     const uint8_t* q = p + 2;
+    if (end - q < p[1]) return false;
     const uint8_t* const stop = q + p[1];
-    if (stop > end) return false;
     while (q != stop) {
       uint64_t x = *q;
       if (x < 0x80) {
