@@ -165,7 +165,7 @@ Status compile_model(const CompileRequest& r, Compilation* out) {
     began = now;
     return ms;
   };
-  // The import would spend its first 15-25 ms building libonnx's schemas: built meanwhile instead.
+  // The import would begin by building libonnx's schemas (about 32M instructions): built meanwhile instead.
   const std::jthread schemas = warm_up_onnx_schemas();
   step("loading plugins");
   GS_RETURN_IF_ERROR(build_pipeline(r, pipeline_path(r), &out->pipeline, &diags));

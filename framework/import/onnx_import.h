@@ -41,8 +41,9 @@ int max_supported_onnx_opset();
 inline constexpr int kMaxOnnxOpset = 23;
 inline constexpr int kMaxOnnxIrVersion = 11;
 
-// Builds libonnx's operator schemas (every operator of every opset: 15-25 ms, once per process) on a thread
-// of its own, so that a caller with other work before its import (atc loading its plugins) overlaps the two.
+// Builds libonnx's operator schemas (every operator of every opset: about 32M instructions, once per process)
+// on a thread of its own, so that a caller with other work before its import (atc loading its plugins)
+// overlaps the two.
 // The import waits for the build if it is still running; the thread is joined when the returned object goes.
 std::jthread warm_up_onnx_schemas();
 

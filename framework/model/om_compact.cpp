@@ -367,22 +367,32 @@ class Writer {
       return p.external ? std::string_view(p.external, p.length)
                         : std::string_view(owned).substr(p.offset, p.length);
     }
-    void flatten(std::string* out) const {
-      out->clear();
-      out->reserve(size);
-      for (const Part& p : parts) out->append(view(p));
-    }
     uint64_t hash() const {
       uint64_t h = size;
       for (const Part& p : parts) h = (h ^ sdk::name_hash(view(p))) * 0x9E3779B97F4A7C15ull;
       return h;
     }
+    // Compared part against part, wherever either's parts end: joined into strings first, two equal lists of
+    // weights were copied whole to be compared.
     bool same_bytes(const Pieces& other) const {
       if (size != other.size) return false;
-      std::string a, b;
-      flatten(&a);
-      other.flatten(&b);
-      return a == b;
+      size_t i = 0, j = 0, at_i = 0, at_j = 0;  // the part reached on each side, and how far into it
+      while (i < parts.size() && j < other.parts.size()) {
+        const std::string_view a = view(parts[i]).substr(at_i), b = other.view(other.parts[j]).substr(at_j);
+        const size_t n = std::min(a.size(), b.size());
+        if (a.substr(0, n) != b.substr(0, n)) return false;
+        at_i += n;
+        at_j += n;
+        if (at_i == parts[i].length) {
+          ++i;
+          at_i = 0;
+        }
+        if (at_j == other.parts[j].length) {
+          ++j;
+          at_j = 0;
+        }
+      }
+      return true;
     }
   };
 
